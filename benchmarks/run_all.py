@@ -1,0 +1,79 @@
+"""Run every benchmark script and gather their tables into benchmarks/RESULTS.md.
+
+Each script in this folder prints a Markdown table (figure, measured, goal) on stdout; this
+runner adds the machine and the date so a figure is never read without its context. Figures are
+only ever written by the scripts that measured them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ORDER = ("service", "cache", "sync", "push", "tui", "crash_trials")
+ARGS: dict[str, list[str]] = {"crash_trials": ["--trials", "50"]}
+
+
+def scripts() -> list[Path]:
+    found = {p.stem: p for p in HERE.glob("*.py") if p.name != Path(__file__).name}
+    ordered = [found.pop(name) for name in ORDER if name in found]
+    return ordered + sorted(found.values())
+
+
+def machine() -> str:
+    memory = ""
+    meminfo = Path("/proc/meminfo")
+    if meminfo.exists():
+        kib = int(meminfo.read_text().split()[1])
+        memory = f", {kib / 1024 / 1024:.0f} GiB RAM"
+    return (
+        f"{platform.machine()}, {os.cpu_count()} cores{memory}, "
+        f"{platform.system()} {platform.release()}, Python {platform.python_version()}"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--only", nargs="*", help="script names to run (default: all)")
+    parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
+    args = parser.parse_args()
+    selected = [p for p in scripts() if not args.only or p.stem in args.only]
+    sections = [
+        "# Benchmark results",
+        "",
+        f"Measured {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {machine()}.",
+        "Produced by `make bench`; every figure below was printed by the script named above it.",
+    ]
+    failures = 0
+    for script in selected:
+        print(f"== {script.name}", file=sys.stderr, flush=True)
+        started = time.perf_counter()
+        result = subprocess.run(
+            [sys.executable, str(script), *ARGS.get(script.stem, [])],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        took = time.perf_counter() - started
+        sections += ["", f"## {script.stem} (`benchmarks/{script.name}`, {took:.0f} s)", ""]
+        if result.returncode == 0:
+            sections.append(result.stdout.strip())
+        else:
+            failures += 1
+            sections.append(f"Failed with exit status {result.returncode}:")
+            sections += ["", "```", result.stderr.strip()[-2000:], "```"]
+        print(result.stdout if result.returncode == 0 else result.stderr, file=sys.stderr)
+    args.out.write_text("\n".join(sections) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,479 @@
+"""The HTTP API client: SPEC's endpoints over one long-lived `httpx.AsyncClient`.
+
+Every call returns a `Response[T]`: the parsed `value` and the `meta` of its response (status,
+`Date`, `X-RateLimit-*`, `Retry-After`, `ETag`). Per call rather than "the latest meta" on the
+client, because calls run concurrently and an ETag belongs to the record it came with.
+
+Errors are those of `sync.errors`, never httpx's. With a `RateLimiter`, every request first
+waits for a slot and every response (errors and 429s included) is shown to it.
+
+The key lives only in the `httpx.AsyncClient`'s headers, which httpx masks in its `repr`; no
+exception raised here holds a request, a header or the key, and none is chained to an httpx
+exception (whose traceback frames hold the raw headers).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Generic, Self, TypeVar
+from urllib.parse import quote
+
+import httpx
+from pydantic import ValidationError
+
+from sync.errors import ErrorBody, ProtocolError, SyncError, error_for, network_error
+from sync.models import (
+    BulkOperation,
+    BulkResult,
+    Comment,
+    Issue,
+    Me,
+    Page,
+    Project,
+    Record,
+    User,
+    Webhook,
+    describe,
+    parse_bulk,
+    parse_page,
+)
+from sync.ratelimit import Priority, RateLimiter, ResponseMeta, bucket_for, read_meta
+from sync.timeutil import format_timestamp
+
+DEFAULT_USER_AGENT = "tracker-tui/0.1"
+
+T = TypeVar("T")
+R = TypeVar("R", bound=Record)
+
+QueryValue = str | int | bool | datetime | Sequence[str] | None
+
+
+class _ApiKey:
+    """The key in a box whose `repr` hides it: crash screens show the `repr` of locals."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value.strip()
+
+    def __repr__(self) -> str:
+        return "_ApiKey([secure])"
+
+    def validate(self) -> None:
+        """Refuse a key httpx would choke on with the key in its message (or send broken)."""
+        if not self._fits_a_header():
+            raise ValueError("the API key is empty or has characters a header cannot carry")
+
+    def _fits_a_header(self) -> bool:
+        text = self._value
+        return bool(text) and text.isascii() and text.isprintable() and " " not in text
+
+    def header(self) -> str:
+        return f"Bearer {self._value}"
+
+
+@dataclass(frozen=True)
+class Response(Generic[T]):
+    """A parsed answer and what its headers said."""
+
+    value: T
+    meta: ResponseMeta
+
+
+class ApiClient:
+    """A client for any server implementing SPEC; one per process and profile.
+
+    Use as `async with ApiClient(...) as client:` or call `aclose()`. `transport` replaces the
+    network (tests: `httpx.MockTransport`, `httpx.ASGITransport`).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        timeout: float = 10.0,
+        limiter: RateLimiter | None = None,
+        user_agent: str = DEFAULT_USER_AGENT,
+    ) -> None:
+        key = _ApiKey(api_key)
+        del api_key  # from here on no frame of this call shows the key among its locals
+        self._base_url = base_url.rstrip("/")
+        self._limiter = limiter
+        self._priority = Priority.USER
+        key.validate()
+        try:
+            self._http = httpx.AsyncClient(
+                base_url=self._base_url + "/",
+                transport=transport,
+                timeout=timeout,
+                follow_redirects=False,
+                headers={"Accept": "application/json", "User-Agent": user_agent},
+            )
+        except httpx.InvalidURL as error:
+            raise ValueError(f"invalid base URL {base_url!r}: {error}") from error
+        self._http.headers["Authorization"] = key.header()
+
+    def __repr__(self) -> str:
+        return f"ApiClient(base_url={self._base_url!r}, priority={self._priority.name})"
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connection pool (shared with every `with_priority` view)."""
+        await self._http.aclose()
+
+    def with_priority(self, priority: Priority) -> ApiClient:
+        """A view sharing this client's connections and limiter, sending at `priority`.
+
+        Background polling uses `client.with_priority(Priority.BACKGROUND)`; close only the
+        original.
+        """
+        view = copy.copy(self)
+        view._priority = priority
+        return view
+
+    # --- the key ---------------------------------------------------------------------------
+
+    async def me(self) -> Response[Me]:
+        """`GET /me` [ext]. Tells the limiter the plan when the answer names one."""
+        payload, meta = await self._exchange("GET", "/me")
+        answer = self._parsed(meta, lambda: Me.model_validate(payload))
+        if self._limiter is not None:
+            self._limiter.set_plan(answer.effective_plan)
+        return Response(answer, meta)
+
+    # --- issues ----------------------------------------------------------------------------
+
+    async def list_issues(
+        self,
+        *,
+        page: int | None = None,
+        per_page: int | None = None,
+        updated_after: str | datetime | None = None,
+        include_deleted: bool | None = None,
+        **filters: QueryValue,
+    ) -> Response[Page[Issue]]:
+        """`GET /issues`. Pass `updated_after` as the server's own string when you have it.
+
+        `filters` [ext]: status, priority, assignee, project_id, label.
+        """
+        query = _listing(page, per_page, updated_after, include_deleted) | dict(filters)
+        return await self._list("/issues", Issue, query)
+
+    async def get_issue(self, issue_id: str) -> Response[Issue]:
+        return await self._record("GET", _path("issues", issue_id), Issue)
+
+    async def create_issue(
+        self, fields: Mapping[str, Any], *, idempotency_key: str | None = None
+    ) -> Response[Issue]:
+        """`POST /issues`; reuse one `idempotency_key` for every attempt of one write."""
+        return await self._record("POST", "/issues", Issue, body=fields, key=idempotency_key)
+
+    async def update_issue(
+        self, issue_id: str, changes: Mapping[str, Any], *, if_match: str | None = None
+    ) -> Response[Issue]:
+        path = _path("issues", issue_id)
+        return await self._record("PATCH", path, Issue, body=changes, if_match=if_match)
+
+    async def delete_issue(
+        self, issue_id: str, *, if_match: str | None = None
+    ) -> Response[Issue | None]:
+        """`DELETE /issues/:id`; the value is None when the answer holds no readable record."""
+        return await self._delete(_path("issues", issue_id), Issue, if_match)
+
+    # --- projects --------------------------------------------------------------------------
+
+    async def list_projects(
+        self,
+        *,
+        page: int | None = None,
+        per_page: int | None = None,
+        updated_after: str | datetime | None = None,
+        include_deleted: bool | None = None,
+    ) -> Response[Page[Project]]:
+        query = _listing(page, per_page, updated_after, include_deleted)
+        return await self._list("/projects", Project, query)
+
+    async def get_project(self, project_id: str) -> Response[Project]:
+        return await self._record("GET", _path("projects", project_id), Project)
+
+    async def create_project(
+        self, fields: Mapping[str, Any], *, idempotency_key: str | None = None
+    ) -> Response[Project]:
+        return await self._record("POST", "/projects", Project, body=fields, key=idempotency_key)
+
+    async def update_project(
+        self, project_id: str, changes: Mapping[str, Any], *, if_match: str | None = None
+    ) -> Response[Project]:
+        path = _path("projects", project_id)
+        return await self._record("PATCH", path, Project, body=changes, if_match=if_match)
+
+    async def delete_project(
+        self, project_id: str, *, if_match: str | None = None
+    ) -> Response[Project | None]:
+        return await self._delete(_path("projects", project_id), Project, if_match)
+
+    # --- comments, users, search -------------------------------------------------------------
+
+    async def list_comments(
+        self,
+        issue_id: str | None = None,
+        *,
+        page: int | None = None,
+        per_page: int | None = None,
+        updated_after: str | datetime | None = None,
+        include_deleted: bool | None = None,
+    ) -> Response[Page[Comment]]:
+        """`GET /comments` [ext], of one issue or (where the server allows) of all."""
+        query = _listing(page, per_page, updated_after, include_deleted) | {"issue_id": issue_id}
+        return await self._list("/comments", Comment, query)
+
+    async def create_comment(
+        self, issue_id: str, body: str, *, idempotency_key: str | None = None
+    ) -> Response[Comment]:
+        fields = {"issue_id": issue_id, "body": body}
+        return await self._record("POST", "/comments", Comment, body=fields, key=idempotency_key)
+
+    async def update_comment(
+        self, comment_id: str, body: str, *, if_match: str | None = None
+    ) -> Response[Comment]:
+        path = _path("comments", comment_id)
+        return await self._record("PATCH", path, Comment, body={"body": body}, if_match=if_match)
+
+    async def delete_comment(
+        self, comment_id: str, *, if_match: str | None = None
+    ) -> Response[Comment | None]:
+        return await self._delete(_path("comments", comment_id), Comment, if_match)
+
+    async def list_users(
+        self,
+        *,
+        page: int | None = None,
+        per_page: int | None = None,
+        updated_after: str | datetime | None = None,
+    ) -> Response[Page[User]]:
+        """`GET /users` [ext]: the workspace's members, for assignee pickers."""
+        return await self._list("/users", User, _listing(page, per_page, updated_after, None))
+
+    async def search(
+        self, q: str, *, page: int | None = None, per_page: int | None = None
+    ) -> Response[Page[Issue]]:
+        """`GET /search?q=`: issues whose title or description match (30 requests a minute)."""
+        query = _listing(page, per_page, None, None) | {"q": q}
+        return await self._list("/search", Issue, query)
+
+    # --- bulk ------------------------------------------------------------------------------
+
+    async def bulk(
+        self, operations: Sequence[BulkOperation], *, idempotency_key: str | None = None
+    ) -> Response[list[BulkResult]]:
+        """`POST /issues/bulk` [ext path]: up to 100 operations for one request of every limit."""
+        body = {"operations": [operation.to_json() for operation in operations]}
+        payload, meta = await self._exchange("POST", "/issues/bulk", body=body, key=idempotency_key)
+        return Response(self._parsed(meta, lambda: parse_bulk(payload)), meta)
+
+    # --- webhooks --------------------------------------------------------------------------
+
+    async def create_webhook(
+        self, url: str, events: Sequence[str], secret: str | None = None
+    ) -> Response[Webhook]:
+        """`POST /webhooks`; the answer holds the secret (generated when not given) once."""
+        fields: dict[str, Any] = {"url": url, "events": list(events)}
+        if secret is not None:
+            fields["secret"] = secret
+        return await self._record("POST", "/webhooks", Webhook, body=fields)
+
+    async def list_webhooks(
+        self, *, page: int | None = None, per_page: int | None = None
+    ) -> Response[Page[Webhook]]:
+        return await self._list("/webhooks", Webhook, _listing(page, per_page, None, None))
+
+    async def get_webhook(self, webhook_id: str) -> Response[Webhook]:
+        return await self._record("GET", _path("webhooks", webhook_id), Webhook)
+
+    async def update_webhook(
+        self, webhook_id: str, changes: Mapping[str, Any]
+    ) -> Response[Webhook]:
+        return await self._record("PATCH", _path("webhooks", webhook_id), Webhook, body=changes)
+
+    async def delete_webhook(self, webhook_id: str) -> Response[Webhook | None]:
+        return await self._delete(_path("webhooks", webhook_id), Webhook, None)
+
+    # --- plumbing --------------------------------------------------------------------------
+
+    async def _list(
+        self, path: str, model: type[R], query: Mapping[str, QueryValue]
+    ) -> Response[Page[R]]:
+        payload, meta = await self._exchange("GET", path, query=query)
+        return Response(self._parsed(meta, lambda: parse_page(payload, model)), meta)
+
+    async def _record(
+        self,
+        method: str,
+        path: str,
+        model: type[R],
+        *,
+        body: Mapping[str, Any] | None = None,
+        key: str | None = None,
+        if_match: str | None = None,
+    ) -> Response[R]:
+        payload, meta = await self._exchange(method, path, body=body, key=key, if_match=if_match)
+        return Response(self._parsed(meta, lambda: model.model_validate(payload)), meta)
+
+    async def _delete(self, path: str, model: type[R], if_match: str | None) -> Response[R | None]:
+        """SPEC leaves DELETE's answer open: the 2xx is what counts; a record is a bonus."""
+        payload, meta = await self._exchange("DELETE", path, if_match=if_match)
+        try:
+            return Response(model.model_validate(payload), meta)
+        except ValidationError:
+            return Response(None, meta)
+
+    def _parsed(self, meta: ResponseMeta, parse: Callable[[], T]) -> T:
+        """Run a parser over a 2xx body; a body of the wrong shape is a `ProtocolError`."""
+        try:
+            return parse()
+        except ValueError as error:
+            reason = describe(error) if isinstance(error, ValidationError) else str(error)
+            raise ProtocolError(
+                f"unexpected answer ({reason})", method=meta.method, path=meta.path, meta=meta
+            ) from error
+
+    async def _exchange(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, QueryValue] | None = None,
+        body: Mapping[str, Any] | None = None,
+        key: str | None = None,
+        if_match: str | None = None,
+    ) -> tuple[object, ResponseMeta]:
+        """Send one request and return its JSON body (None when empty) and meta.
+
+        Failures are raised outside the `except` blocks, so that they have no `__context__`.
+        """
+        extra = {"Idempotency-Key": key, "If-Match": if_match}
+        headers = {name: value for name, value in extra.items() if value is not None}
+        sent_at = await self._acquire(method, path)
+        request = self._http.build_request(
+            method, path, params=_query(query or {}), json=body, headers=headers
+        )
+        failure: SyncError | None = None
+        try:
+            response = await self._http.send(request, stream=True)
+        except (httpx.TransportError, httpx.DecodingError) as error:
+            failure = network_error(error, method, path)
+        if failure is not None:
+            raise failure
+        content: bytes | None = None
+        undecodable = False
+        try:
+            content = self._redact(await response.aread())
+        except httpx.DecodingError:
+            undecodable = True
+        except httpx.TransportError as error:
+            failure = network_error(error, method, path, reading_body=True)
+        finally:
+            await response.aclose()
+        meta = self._observe(method, path, response, content, sent_at)
+        if failure is not None:
+            raise failure
+        if undecodable:
+            raise ProtocolError("undecodable body", method=method, path=path, meta=meta)
+        return _body(method, path, meta, content), meta
+
+    def _observe(
+        self,
+        method: str,
+        path: str,
+        response: httpx.Response,
+        content: bytes | None,
+        sent_at: float | None,
+    ) -> ResponseMeta:
+        """Read a response's meta and show it to the limiter; raise if its status is an error."""
+        ok = 200 <= response.status_code < 300
+        error_body = ErrorBody() if ok or content is None else ErrorBody.from_content(content)
+        meta = read_meta(
+            method,
+            path,
+            response.status_code,
+            response.headers,
+            body_retry_after=error_body.retry_after,
+            sent_at=sent_at,
+            server_now=self._limiter.server_now() if self._limiter else time.time(),
+        )
+        if self._limiter is not None:
+            self._limiter.on_response(meta)
+        if not ok:
+            raise error_for(meta, error_body)
+        return meta
+
+    def _redact(self, content: bytes) -> bytes:
+        """A body with any echo of the key blanked out, before anything (a local) holds it."""
+        header = self._http.headers.get("authorization", "")
+        key = header.removeprefix("Bearer ").strip().encode()
+        return content.replace(key, b"[redacted]") if key else content
+
+    async def _acquire(self, method: str, path: str) -> float | None:
+        if self._limiter is None:
+            return None
+        return await self._limiter.acquire(bucket_for(method, path), self._priority)
+
+
+def _body(method: str, path: str, meta: ResponseMeta, content: bytes | None) -> object:
+    """The JSON of a 2xx body, None when empty; malformed or truncated JSON is a ProtocolError."""
+    if content is None or not content.strip():
+        return None
+    try:
+        return json.loads(content)
+    except ValueError:
+        pass
+    message = "body is not JSON (malformed or truncated)"
+    raise ProtocolError(message, method=method, path=path, meta=meta)
+
+
+def _path(collection: str, record_id: str) -> str:
+    """A record's path; ids are opaque, so they are quoted whole (a `/` stays in the id)."""
+    return f"/{collection}/{quote(record_id, safe='')}"
+
+
+def _listing(
+    page: int | None,
+    per_page: int | None,
+    updated_after: str | datetime | None,
+    include_deleted: bool | None,
+) -> dict[str, QueryValue]:
+    return {
+        "page": page,
+        "per_page": per_page,
+        "updated_after": updated_after,
+        "include_deleted": include_deleted,
+    }
+
+
+def _query(params: Mapping[str, QueryValue]) -> dict[str, str | list[str]]:
+    """Query parameters as strings: booleans as `true`/`false`, times as CONTRACT writes them."""
+    query: dict[str, str | list[str]] = {}
+    for name, value in params.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            query[name] = "true" if value else "false"
+        elif isinstance(value, datetime):
+            query[name] = format_timestamp(value)
+        elif isinstance(value, str | int):
+            query[name] = str(value)
+        else:
+            query[name] = [str(item) for item in value]
+    return query

@@ -1,0 +1,402 @@
+"""Which server and key the client runs with: finding, storing and forgetting a profile's key.
+
+Lookup (`find_key`), first hit wins:
+
+1. TRACKER_API_KEY. The keyring and key files are then not touched at all (scripts, CI).
+2. The OS keyring, when `sync.keystore` judges its backend real, within a timeout.
+3. The profile's plaintext key file, only when the user chose `--insecure-storage` for it.
+4. Nothing: the caller asks the user and keeps the key in memory for the session.
+
+A keyring that fails or hangs does not stop the lookup: it becomes a warning, and the user is
+asked for the key rather than the app hanging or crashing. A plaintext key file on disk adds
+`insecure_storage_warning` to the warnings of every start.
+
+`resolve_profile` combines config.toml with the environment. TRACKER_SERVER (with
+TRACKER_API_KEY, and TRACKER_HOME to keep files apart) lets scripts run without any stored
+profile. A stored key is only ever sent to the server it was stored for: when TRACKER_SERVER
+names another server, the default profile is left aside (env-only mode) and a profile named
+explicitly is an error.
+
+Keys travel as `Secret`s and are never taken from argv (other users see it in `ps`): the CLI
+reads them from TRACKER_API_KEY or a prompt, through `parse_key`. No function here keeps the
+key, or `os.environ` (which may hold it), in a plain local variable, because crash screens
+render the locals of every frame. Errors belong to the tree drawn in `sync.profiles`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from sync.keystore import KeyFileStore, KeyringStore
+from sync.profiles import (
+    ENV_HOME,
+    AppPaths,
+    Config,
+    ConfigError,
+    InvalidKeyError,
+    InvalidServerURLError,
+    KeyringBackendError,
+    KeyringTimeoutError,
+    KeyringUnavailableError,
+    KeyStorage,
+    NoProfileError,
+    Profile,
+    ProfileConflictError,
+    ProfileStore,
+    environ,
+    normalize_server_url,
+    validate_profile_name,
+)
+from sync.secret import Secret
+
+ENV_API_KEY = "TRACKER_API_KEY"
+ENV_SERVER = "TRACKER_SERVER"
+INSECURE_STORAGE_FLAG = "--insecure-storage"
+HOW_TO_PROCEED = (
+    f"To go on, set {ENV_API_KEY} in the environment, install or unlock an OS keyring, "
+    f"or pass {INSECURE_STORAGE_FLAG} to keep the key in a plaintext file only you can read."
+)
+
+_KEY = re.compile(r"[\x21-\x7e]+")
+_KEYRING_FAILURES = (KeyringUnavailableError, KeyringTimeoutError, KeyringBackendError)
+
+
+class KeySource(StrEnum):
+    ENV = "env"
+    KEYRING = "keyring"
+    INSECURE_FILE = "insecure-file"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class KeyLookup:
+    key: Secret | None
+    source: KeySource
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ResolvedProfile:
+    """What the client runs with. `name` and `workspace` are None in env-only mode."""
+
+    name: str | None
+    server: str
+    workspace: str | None
+    key: Secret | None
+    key_source: KeySource
+    warnings: tuple[str, ...] = ()
+
+
+def parse_key(given: Secret, origin: str) -> Secret:
+    """A key as typed, pasted or read: surrounding whitespace (a trailing newline) is dropped.
+
+    Anything else that cannot travel in an HTTP header is refused here, before it reaches the
+    HTTP client, whose encoding errors would quote it. The value is taken and returned as a
+    `Secret`, so no frame of a traceback from here holds it as a plain string.
+    """
+    problem = _key_problem(given)
+    if problem is not None:
+        raise InvalidKeyError(f"the API key from {origin} {problem}")
+    return Secret(given.reveal().strip())
+
+
+def _key_problem(given: Secret) -> str | None:
+    if not given.reveal().strip():
+        return "is empty"
+    if not _KEY.fullmatch(given.reveal().strip()):
+        return "contains spaces or characters other than printable ASCII"
+    return None
+
+
+def key_from_env(env: Mapping[str, str] | None = None) -> Secret | None:
+    given = Secret(environ(env).get(ENV_API_KEY, ""))
+    return parse_key(given, ENV_API_KEY) if given.reveal().strip() else None
+
+
+def server_from_env(env: Mapping[str, str] | None = None) -> str | None:
+    raw = environ(env).get(ENV_SERVER, "")
+    if not raw.strip():
+        return None
+    try:
+        return normalize_server_url(raw)
+    except InvalidServerURLError as exc:
+        raise InvalidServerURLError(f"{ENV_SERVER}: {exc}") from None
+
+
+def insecure_storage_warning(profile: str, path: os.PathLike[str] | str) -> str:
+    """Shown on every start while the key file exists, so the choice is never forgotten."""
+    return (
+        f"The API key of profile {profile!r} is stored in plaintext in {os.fspath(path)}. "
+        "Anyone who can read your files can use it. Store it again without "
+        f"{INSECURE_STORAGE_FLAG} once an OS keyring is available, or log out to delete it."
+    )
+
+
+def find_key(
+    profile: Profile | None,
+    *,
+    env: Mapping[str, str] | None = None,
+    keyring: KeyringStore | None = None,
+) -> KeyLookup:
+    """The key for `profile` (None: env-only mode, where only TRACKER_API_KEY counts)."""
+    files = KeyFileStore(AppPaths.from_env(env))
+    warnings: list[str] = []
+    if profile is not None and files.exists(profile.name):
+        warnings.append(insecure_storage_warning(profile.name, files.path(profile.name)))
+    env_key = key_from_env(env)
+    if env_key is not None:
+        return KeyLookup(env_key, KeySource.ENV, tuple(warnings))
+    if profile is None:
+        return KeyLookup(None, KeySource.NONE, tuple(warnings))
+    try:
+        stored = (keyring or KeyringStore()).get(profile.name)
+        key = None if stored is None else parse_key(stored, "the keyring")
+    except KeyringUnavailableError:
+        key = None  # the normal state of a box without a keyring; `doctor_report` explains it
+    except (KeyringTimeoutError, KeyringBackendError) as exc:
+        key = None
+        warnings.append(f"The key of profile {profile.name!r} could not be read: {exc}")
+    if key is not None:
+        return KeyLookup(key, KeySource.KEYRING, tuple(warnings))
+    if profile.key_storage is KeyStorage.INSECURE_FILE:
+        stored = files.read(profile.name)
+        if stored is not None:
+            key = parse_key(stored, str(files.path(profile.name)))
+            return KeyLookup(key, KeySource.INSECURE_FILE, tuple(warnings))
+    return KeyLookup(None, KeySource.NONE, tuple(warnings))
+
+
+def store_key(
+    profile: str,
+    key: Secret,
+    *,
+    insecure: bool,
+    env: Mapping[str, str] | None = None,
+    keyring: KeyringStore | None = None,
+) -> KeySource:
+    """Keep the key of a stored profile: in the keyring when it is real, which is preferred
+    even when `insecure` allows a plaintext file; else in that file, only if `insecure`.
+
+    Without `insecure` a missing or failing keyring is an error whose message says how to go on.
+    """
+    paths = AppPaths.from_env(env)
+    profiles = ProfileStore(paths)
+    stored = profiles.get(validate_profile_name(profile))
+    checked = parse_key(key, "the key given")
+    files = KeyFileStore(paths)
+    try:
+        (keyring or KeyringStore()).set(profile, checked)
+    except _KEYRING_FAILURES as exc:
+        if not insecure:
+            raise type(exc)(
+                f"Cannot store the key of profile {profile!r}: {exc}. {HOW_TO_PROCEED}"
+            ) from None
+        files.write(profile, checked)
+        profiles.update(replace(stored, key_storage=KeyStorage.INSECURE_FILE))
+        return KeySource.INSECURE_FILE
+    files.delete(profile)
+    if stored.key_storage is not KeyStorage.KEYRING:
+        profiles.update(replace(stored, key_storage=KeyStorage.KEYRING))
+    return KeySource.KEYRING
+
+
+def delete_key(
+    profile: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    keyring: KeyringStore | None = None,
+) -> tuple[KeySource, ...]:
+    """Log out: remove the key from the keyring and the key file, wherever it is.
+
+    Works for a profile already removed from config.toml, so no key is left orphaned.
+    TRACKER_API_KEY is the environment's to unset. Returns where a key was removed from.
+    """
+    validate_profile_name(profile)
+    removed: list[KeySource] = []
+    failure: KeyringTimeoutError | KeyringBackendError | None = None
+    try:
+        if (keyring or KeyringStore()).delete(profile):
+            removed.append(KeySource.KEYRING)
+    except KeyringUnavailableError:
+        pass  # nothing can have been stored in a keyring that is not there
+    except (KeyringTimeoutError, KeyringBackendError) as exc:
+        failure = exc
+    if KeyFileStore(AppPaths.from_env(env)).delete(profile):
+        removed.append(KeySource.INSECURE_FILE)
+    if failure is not None:
+        raise failure
+    return tuple(removed)
+
+
+def resolve_profile(
+    name: str | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    keyring: KeyringStore | None = None,
+) -> ResolvedProfile:
+    """The server, workspace and key to run with: the named profile, else the default one,
+    else TRACKER_SERVER alone. A missing key is not an error: the caller asks for it.
+    """
+    paths = AppPaths.from_env(env)
+    profile, server = _choose_profile(name, ProfileStore(paths).load(), server_from_env(env), paths)
+    lookup = find_key(profile, env=env, keyring=keyring)
+    return ResolvedProfile(
+        name=profile.name if profile is not None else None,
+        server=server,
+        workspace=profile.workspace if profile is not None else None,
+        key=lookup.key,
+        key_source=lookup.source,
+        warnings=(*lookup.warnings, *cleartext_warnings(server)),
+    )
+
+
+def _choose_profile(
+    name: str | None, config: Config, env_server: str | None, paths: AppPaths
+) -> tuple[Profile | None, str]:
+    if name is not None:
+        profile = config.get(validate_profile_name(name))
+        if env_server is not None and env_server != profile.server:
+            raise ProfileConflictError(
+                f"profile {name!r} is for {profile.server}, but {ENV_SERVER} is {env_server}; "
+                f"unset {ENV_SERVER} or choose the profile of that server"
+            )
+        return profile, profile.server
+    if config.default is not None:
+        default = config.get(config.default)
+        if env_server in (None, default.server):
+            return default, default.server
+    if env_server is not None:
+        return None, env_server
+    raise NoProfileError(
+        f"no profile was chosen and {paths.config_file} names no default profile; add a "
+        f"profile, or set {ENV_SERVER} and {ENV_API_KEY} to run without one"
+    )
+
+
+def cleartext_warnings(server: str) -> tuple[str, ...]:
+    """http:// is fine for a server on this machine, not across a network."""
+    parts = urlsplit(server)
+    host = parts.hostname or ""
+    if parts.scheme != "http" or host == "localhost":
+        return ()
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return ()
+    except ValueError:
+        pass
+    return (f"{server} uses plain http://: the API key crosses the network unencrypted.",)
+
+
+class Level(StrEnum):
+    OK = "ok"
+    INFO = "info"
+    WARN = "warn"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class DoctorLine:
+    """One finding of `doctor_report`, for the CLI to print and the TUI to list."""
+
+    topic: str
+    level: Level
+    text: str
+
+
+def doctor_report(
+    *, env: Mapping[str, str] | None = None, keyring: KeyringStore | None = None
+) -> list[DoctorLine]:
+    """Where keys, config and data are, and why: what a user needs when a key is not found.
+
+    Never shows a key, only whether TRACKER_API_KEY is set and its length.
+    """
+    paths = AppPaths.from_env(env)
+    status = (keyring or KeyringStore()).status()
+    lines = [
+        DoctorLine("keyring", Level.OK, f"{status.backend} is used: {status.reason}")
+        if status.usable
+        else DoctorLine("keyring", Level.WARN, f"{status.backend} is not used: {status.reason}")
+    ]
+    chosen = environ(env).get("PYTHON_KEYRING_BACKEND")
+    if chosen:
+        lines.append(DoctorLine("keyring", Level.INFO, f"PYTHON_KEYRING_BACKEND picks {chosen}"))
+    return [*lines, *_env_lines(env), *_file_lines(paths), *_profile_lines(paths)]
+
+
+def _env_lines(env: Mapping[str, str] | None) -> list[DoctorLine]:
+    home = environ(env).get(ENV_HOME, "").strip()
+    lines = [
+        DoctorLine("env", Level.INFO, f"{ENV_HOME} is set to {home}: every file lives under it")
+        if home
+        else DoctorLine("env", Level.INFO, f"{ENV_HOME} is not set: platform directories are used")
+    ]
+    try:
+        server = server_from_env(env)
+        text = f"{ENV_SERVER} is set to {server}" if server else f"{ENV_SERVER} is not set"
+        lines.append(DoctorLine("env", Level.INFO, text))
+    except InvalidServerURLError as exc:
+        lines.append(DoctorLine("env", Level.ERROR, str(exc)))
+    length = len(environ(env).get(ENV_API_KEY, "").strip())
+    try:
+        if key_from_env(env) is None:
+            lines.append(DoctorLine("env", Level.INFO, f"{ENV_API_KEY} is not set"))
+        else:
+            text = f"{ENV_API_KEY} is set ({length} chars) and wins over stored keys"
+            lines.append(DoctorLine("env", Level.OK, text))
+    except InvalidKeyError as exc:
+        lines.append(DoctorLine("env", Level.ERROR, f"set ({length} chars) but unusable: {exc}"))
+    return lines
+
+
+def _file_lines(paths: AppPaths) -> list[DoctorLine]:
+    lines = []
+    for topic, path, private in (
+        ("config", paths.config_dir, 0o700),
+        ("config", paths.config_file, 0o600),
+        ("data", paths.data_dir, None),
+    ):
+        mode = _mode(path)
+        if mode is None:
+            lines.append(DoctorLine(topic, Level.INFO, f"{path} does not exist yet"))
+        elif private is not None and os.name == "posix" and mode & 0o077:
+            text = f"{path} has mode {mode:04o}, readable by others; expected {private:04o}"
+            lines.append(DoctorLine(topic, Level.WARN, text))
+        else:
+            lines.append(DoctorLine(topic, Level.INFO, f"{path} (mode {mode:04o})"))
+    return lines
+
+
+def _profile_lines(paths: AppPaths) -> list[DoctorLine]:
+    try:
+        config = ProfileStore(paths).load()
+    except ConfigError as exc:
+        return [DoctorLine("profiles", Level.ERROR, str(exc))]
+    lines = [
+        DoctorLine(
+            "profiles",
+            Level.INFO,
+            f"{profile.name}{' (default)' if profile.name == config.default else ''}: "
+            f"{profile.server}, workspace {profile.workspace}, key kept in {profile.key_storage}",
+        )
+        for profile in config.profiles.values()
+    ]
+    if not lines:
+        lines.append(DoctorLine("profiles", Level.INFO, "no profiles"))
+    for path in sorted(paths.keys_dir.glob("*.key")):
+        text = insecure_storage_warning(path.stem, path)
+        lines.append(DoctorLine("profiles", Level.WARN, f"{text} (mode {_mode(path) or 0:04o})"))
+    return lines
+
+
+def _mode(path: Path) -> int | None:
+    try:
+        return path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        return None

@@ -1,0 +1,178 @@
+"""The client-side rate limiter: wait until a request fits every limit, then log it.
+
+Goal (SYNC.md 8): zero 429s when this client is the key's only user. Two mechanisms:
+
+- A sliding log, shared by every process of the profile: never more than a limit in *any*
+  window of its length. That is cautious against the server's fixed windows (any fixed window
+  is one of the sliding ones), and needs no knowledge of where the server's windows start.
+- The server's own word, from every response: `X-RateLimit-Remaining` N with a reset R allows
+  N more until R; `Retry-After` (or a 429 without it) blocks until then, plus jitter.
+
+Priorities: a user request goes before background work waiting in the same process; background
+work leaves some of each minute to the user and spends at most half of the day's limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random as random_module
+import time
+from collections.abc import Awaitable, Callable
+
+from sync.ratelimit.clock import ClockOffset
+from sync.ratelimit.headers import ResponseMeta
+from sync.ratelimit.limits import (
+    BACKGROUND_LOG_BUCKET,
+    Constraint,
+    Limits,
+    PlanSource,
+    Priority,
+)
+from sync.ratelimit.log import RequestLog
+from sync.ratelimit.plans import Bucket, Plan, plan_named
+
+SLIDE_EPSILON = 0.001
+"""How far past an entry's window end to wake, so that the entry has surely left the window."""
+
+
+class RateLimiter:
+    """Lets requests through at a pace no limit objects to; one per process and key.
+
+    `clock` is the local wall clock (it must match that of the other processes sharing `log`),
+    `sleep` waits that many seconds, `random` gives [0, 1): all injectable so tests simulate
+    hours in milliseconds. `window_seconds` is the length of SPEC's "minute" (the reference
+    service can run faster for tests); a day is 1,440 of them. `margin` (default a 60th of a
+    window: 1 s) pads every window and reset against latency and clock error; `jitter` (the
+    same default) is the most a wait after a 429 or a spent window adds, so that processes
+    blocked together do not all retry at the same instant.
+    """
+
+    def __init__(
+        self,
+        log: RequestLog,
+        *,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        random: Callable[[], float] = random_module.random,
+        window_seconds: float = 60.0,
+        margin: float | None = None,
+        jitter: float | None = None,
+        plan: str | None = None,
+    ) -> None:
+        self._log = log
+        self._clock = clock
+        self._sleep = sleep
+        self._random = random
+        self._limits = Limits(
+            window=window_seconds,
+            margin=window_seconds / 60 if margin is None else margin,
+            jitter=window_seconds / 60 if jitter is None else jitter,
+            random=random,
+        )
+        self._users_waiting = 0
+        self._users_idle = asyncio.Event()
+        self._users_idle.set()
+        self._last_prune = float("-inf")
+        self.set_plan(plan)
+
+    def __repr__(self) -> str:
+        return f"RateLimiter(plan={self.plan.name!r}, source={self._limits.plan_source.value!r})"
+
+    @property
+    def plan(self) -> Plan:
+        """The plan whose limits are in force (Free until `/me` or a header says otherwise)."""
+        return self._limits.plan
+
+    @property
+    def offset(self) -> ClockOffset:
+        """The measured offset of the server's clock."""
+        return self._limits.offset
+
+    def server_now(self) -> float:
+        """The server's clock, estimated from the `Date` headers seen so far."""
+        return self._limits.offset.to_server(self._clock())
+
+    def set_plan(self, name: str | None) -> bool:
+        """Adopt the plan `/me` names; False (and no change) for a name SPEC does not list."""
+        plan = plan_named(name)
+        if plan is not None:
+            self._limits.set_plan(plan, PlanSource.ME)
+        return plan is not None
+
+    def on_response(self, meta: ResponseMeta) -> None:
+        """Learn from a response, whatever its status; call it as soon as the response arrives."""
+        self._limits.observe(meta, self._clock())
+
+    def poll_interval(self, requests_per_poll: int = 1) -> float:
+        """Seconds between background polls so that they fit the background budget all day.
+
+        interval = day / (background budget / requests per poll), the day being 1,440 windows.
+        On Free: 86,400 s / (500 / 1) = 172.8 s; a poll that also checks for deletions costs 2
+        requests, hence 345.6 s.
+        """
+        budget = self._limits.background_budget
+        if budget <= 0:
+            return self._limits.day
+        return self._limits.day * max(1, requests_per_poll) / budget
+
+    async def acquire(self, bucket: str, priority: Priority = Priority.USER) -> float:
+        """Wait until a request of `bucket` fits every limit, log it, return its local time.
+
+        Background work is polling (`other` requests): anything else from the background
+        would escape the background budget, so it is refused with `ValueError`.
+        """
+        kind = Bucket(bucket)
+        if priority is Priority.BACKGROUND and kind is not Bucket.OTHER:
+            raise ValueError(f"background requests must be in bucket 'other', not {kind.value!r}")
+        log_bucket = BACKGROUND_LOG_BUCKET if priority is Priority.BACKGROUND else kind.value
+        if priority is Priority.USER:
+            self._users_waiting += 1
+            self._users_idle.clear()
+        try:
+            while True:
+                if priority is Priority.BACKGROUND and self._users_waiting:
+                    await self._users_idle.wait()
+                    continue
+                now = self._clock()
+                constraints = self._limits.constraints(kind, priority, now)
+                wait = self._limits.blocked_until(kind) - now
+                if wait <= 0:
+                    checks = [constraint.check for constraint in constraints]
+                    if self._log.reserve_request(now, log_bucket, checks):
+                        self._prune(now)
+                        return now
+                    wait = self._wait(constraints, now)
+                    if wait <= 0:
+                        wait = self._limits.window / 1000 * (1 + self._random())
+                await self._sleep(min(wait, self._limits.window))
+        finally:
+            if priority is Priority.USER:
+                self._users_waiting -= 1
+                if not self._users_waiting:
+                    self._users_idle.set()
+
+    def _wait(self, constraints: list[Constraint], now: float) -> float:
+        """Seconds until every constraint could pass, judging by the log as it is now.
+
+        Asked only after the log refused a request, so the usual request costs one call to the
+        log; a zero here means another process took the slot first.
+        """
+        return max((self._wait_one(constraint, now) for constraint in constraints), default=0.0)
+
+    def _wait_one(self, constraint: Constraint, now: float) -> float:
+        check = constraint.check
+        times = self._log.request_times(check.since, check.bucket)
+        excess = len(times) - check.limit + 1
+        if excess <= 0:
+            return 0.0
+        if constraint.until is not None:
+            return constraint.until - now
+        if check.limit <= 0:
+            return self._limits.window
+        return times[excess - 1] - check.since + SLIDE_EPSILON
+
+    def _prune(self, now: float) -> None:
+        """Drop entries no window can still count, at most once a window."""
+        if now - self._last_prune >= self._limits.window:
+            self._last_prune = now
+            self._log.prune_requests(now - self._limits.day - self._limits.window)

@@ -1,0 +1,207 @@
+"""What this process knows about the limits in force, and the checks that follow from it.
+
+Starts from SPEC's tables (Free until told otherwise: the most cautious guess), learns the plan
+from `/me` or from `X-RateLimit-Limit`, and corrects itself from every response: a window the
+server says is spent is blocked until its reset, a window with N left allows N more, and
+`Retry-After` blocks for exactly its wait plus jitter. No I/O and no waiting here: `limiter`
+does that. Local times throughout, server times converted with the measured clock offset.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import IntEnum, StrEnum
+
+from sync.ratelimit.clock import ClockOffset
+from sync.ratelimit.headers import ResponseMeta
+from sync.ratelimit.log import LogCheck
+from sync.ratelimit.plans import (
+    ENDPOINT_LIMITS,
+    FREE,
+    MINUTES_PER_DAY,
+    PLANS,
+    Bucket,
+    Plan,
+    plan_with_limit,
+)
+
+BACKGROUND_LOG_BUCKET = "background"
+"""Log bucket of background requests, so every process can count the background share."""
+
+BACKGROUND_SHARE = 0.5
+"""Background work may spend at most this share of the daily limit; the rest is the user's."""
+
+USER_HEADROOM = 0.1
+"""Share of each minute's limit (at least one request) background work leaves to the user."""
+
+MAX_OBSERVATIONS = 16
+
+
+class Priority(IntEnum):
+    """Who is waiting: the user (an action on screen) goes before background polling."""
+
+    USER = 0
+    BACKGROUND = 1
+
+
+class PlanSource(StrEnum):
+    """Where the current plan came from; `/me` outranks an inference from headers."""
+
+    DEFAULT = "default"
+    HEADERS = "headers"
+    ME = "me"
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A check for the log, and when it stops mattering.
+
+    `until` None: a sliding window (`since` moves with the clock). Otherwise a server-stated
+    fixed window, lifted at `until` (local time) however full it is.
+    """
+
+    check: LogCheck
+    until: float | None = None
+
+
+class Limits:
+    """The limits in force for one key, as far as this process knows them."""
+
+    def __init__(
+        self,
+        *,
+        window: float = 60.0,
+        margin: float = 1.0,
+        jitter: float = 1.0,
+        random: Callable[[], float],
+        offset: ClockOffset | None = None,
+    ) -> None:
+        self.window = window
+        self.day = window * MINUTES_PER_DAY
+        self.offset = offset or ClockOffset()
+        self.plan: Plan = FREE
+        self.plan_source = PlanSource.DEFAULT
+        self.per_minute = FREE.per_minute
+        self.per_day = FREE.per_day
+        self.margin = margin
+        self._jitter = jitter
+        self._random = random
+        self._observations: list[Constraint] = []
+        self._blocks: dict[str | None, float] = {}
+
+    @property
+    def background_budget(self) -> int:
+        """Requests background work may send per day: half of the daily limit, rounded down."""
+        return math.floor(self.per_day * BACKGROUND_SHARE)
+
+    def set_plan(self, plan: Plan, source: PlanSource) -> None:
+        """Adopt a plan's limits, replacing any learned from headers."""
+        self.plan, self.plan_source = plan, source
+        self.per_minute, self.per_day = plan.per_minute, plan.per_day
+
+    def blocked_until(self, bucket: str) -> float:
+        """Local time before which nothing of `bucket` may be sent (a 429, a spent window)."""
+        return max(self._blocks.get(None, 0.0), self._blocks.get(bucket, 0.0))
+
+    def constraints(self, bucket: Bucket, priority: Priority, now: float) -> list[Constraint]:
+        """Every check a request of `bucket` must pass at `now`.
+
+        Sliding windows are `margin` longer than the server's: requests are logged when let
+        through but counted when they arrive, and arrival delays vary.
+        """
+        background = priority is Priority.BACKGROUND
+        minute = self.per_minute
+        if background:
+            minute -= max(1, math.floor(minute * USER_HEADROOM))
+        minute_ago, day_ago = now - self.window - self.margin, now - self.day - self.margin
+        found = [
+            Constraint(LogCheck(minute_ago, minute, None)),
+            Constraint(LogCheck(day_ago, self.per_day, None)),
+        ]
+        if bucket in ENDPOINT_LIMITS:
+            found.append(Constraint(LogCheck(minute_ago, ENDPOINT_LIMITS[bucket], bucket)))
+        if background:
+            check = LogCheck(day_ago, self.background_budget, BACKGROUND_LOG_BUCKET)
+            found.append(Constraint(check))
+        self._observations = [
+            c for c in self._observations if c.until is not None and c.until > now
+        ]
+        found.extend(c for c in self._observations if c.check.bucket in (None, bucket))
+        return found
+
+    def observe(self, meta: ResponseMeta, now: float) -> None:
+        """Learn from one response (any status) received at local time `now`."""
+        if meta.date is not None:
+            self.offset.add(meta.date, received_at=now, sent_at=meta.sent_at)
+        rate = meta.rate
+        scope = self._scope(meta)
+        reset: float | None = None
+        if rate is not None and rate.reset is not None:
+            local = self.offset.to_local(rate.reset)
+            if now < local <= now + self.day + self.window:
+                reset = local
+        if rate is not None and rate.limit is not None and scope is None and reset is not None:
+            self._learn(rate.limit, per_day=reset - now > self.window + self.margin)
+        remaining = None if rate is None else rate.remaining
+        if meta.retry_after is not None:
+            self._block(scope, now + meta.retry_after + self._random_jitter())
+        elif remaining == 0 and reset is not None:
+            self._block(scope, reset + self.margin + self._random_jitter())
+        elif meta.status == 429:
+            wait = (reset + self.margin) if reset is not None else now + self.window
+            self._block(scope, wait + self._random_jitter())
+        elif remaining is not None and reset is not None:
+            self._remember(scope, meta.sent_at, remaining, reset + self.margin, now)
+
+    def _scope(self, meta: ResponseMeta) -> str | None:
+        """The bucket a response's headers describe: its endpoint's, or (None) the whole key's.
+
+        Headers describe the most constrained limit, so they speak for the endpoint only when
+        their limit is the endpoint's and cannot also be the plan's minute limit.
+        """
+        endpoint = ENDPOINT_LIMITS.get(meta.bucket)
+        limit = None if meta.rate is None else meta.rate.limit
+        if endpoint is not None and limit == endpoint and limit != self.per_minute:
+            return meta.bucket
+        return None
+
+    def _learn(self, limit: int, *, per_day: bool) -> None:
+        """Take the key's limit from a header describing a minute (or day) window.
+
+        A plan is adopted when the figure names one plan unambiguously, and over `/me` only when
+        it is the smaller (a downgrade shows first in the headers). A window near midnight can
+        look like a minute, so a minute figure that is also some plan's day figure (Free's
+        1,000 is Enterprise's minute) teaches nothing. Other figures only ever lower a limit.
+        """
+        if limit <= 0:
+            return
+        ambiguous = not per_day and any(plan.per_day == limit for plan in PLANS.values())
+        plan = None if ambiguous else plan_with_limit(limit, per_day=per_day)
+        if plan is not None:
+            if self.plan_source is not PlanSource.ME or plan.per_minute < self.plan.per_minute:
+                self.set_plan(plan, PlanSource.HEADERS)
+        elif per_day:
+            self.per_day = min(self.per_day, limit)
+        elif not ambiguous:
+            self.per_minute = min(self.per_minute, limit)
+
+    def _remember(
+        self, scope: str | None, sent_at: float | None, remaining: int, until: float, now: float
+    ) -> None:
+        """Keep "N left until R" as a check: at most N more requests logged since this one.
+
+        The request that got the answer is itself in the log and already counted by the
+        server, hence N + 1 from its send time. Counting everything logged since then is
+        cautious: requests overtaken in flight may be counted twice, never missed.
+        """
+        since, limit = (now, remaining) if sent_at is None else (sent_at, remaining + 1)
+        self._observations.append(Constraint(LogCheck(since, limit, scope), until))
+        del self._observations[:-MAX_OBSERVATIONS]
+
+    def _block(self, scope: str | None, until: float) -> None:
+        self._blocks[scope] = max(self._blocks.get(scope, 0.0), until)
+
+    def _random_jitter(self) -> float:
+        return self._jitter * self._random()

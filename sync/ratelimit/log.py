@@ -1,0 +1,46 @@
+"""The shared log of sent requests: the limiter's only state that outlives a process.
+
+Every process using the same key (the TUI, a `sync` in another terminal) must count each other's
+requests, so the log lives in the profile's cache, not here. This module only says what the
+limiter needs from it. Times in the log are the local clock (`time.time()`): the processes
+sharing a cache share a machine, hence a clock, whatever its offset from the server's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class LogCheck:
+    """One limit to respect: fewer than `limit` entries of `bucket` (None: any) at or after `since`.
+
+    A log implementation must read only these three attributes, so that the cache's own
+    identically shaped class and this one are interchangeable.
+    """
+
+    since: float
+    limit: int
+    bucket: str | None
+
+
+class RequestLog(Protocol):
+    """A sliding log of sent requests, shared by every process of a profile.
+
+    `reserve_request` must be atomic across processes (one SQLite transaction), or two processes
+    could both take the last slot of a window.
+    """
+
+    def reserve_request(self, at: float, bucket: str, checks: Sequence[LogCheck]) -> bool:
+        """Insert an entry (`at`, `bucket`) if every check passes, in one atomic step."""
+        ...
+
+    def request_times(self, since: float, bucket: str | None = None) -> list[float]:
+        """The times of entries at or after `since`, of `bucket` (None: any), ascending."""
+        ...
+
+    def prune_requests(self, before: float) -> int:
+        """Delete entries older than `before`; return how many went."""
+        ...

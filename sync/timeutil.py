@@ -1,0 +1,52 @@
+"""Timestamps as servers write them, read into one form.
+
+SPEC promises "ISO 8601 UTC" and CONTRACT adds microseconds and `Z`, but a server that only
+follows SPEC may send whole seconds, an offset instead of `Z`, nanoseconds or no zone at all.
+Everything is read into an aware UTC `datetime`; callers that need to send a time back to the
+server (a sync cursor) should send the server's own string, which the models keep.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+
+
+def parse_timestamp(text: str) -> datetime:
+    """Read an ISO 8601 timestamp; a missing zone means UTC, as SPEC says every time is UTC.
+
+    Raises `ValueError` for anything that is not a timestamp, so a model can report the record.
+    """
+    value = text.strip()
+    if value[-1:] == "z":
+        value = value[:-1] + "Z"
+    parsed = datetime.fromisoformat(value)
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def format_timestamp(moment: datetime) -> str:
+    """Write a time the way CONTRACT does (microseconds and `Z`), for query parameters.
+
+    A naive `datetime` is taken to be UTC already rather than local time: every time in this
+    package is UTC, and guessing the local zone would shift cursors by hours.
+    """
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    utc = moment.astimezone(UTC).replace(tzinfo=None)
+    return utc.isoformat(timespec="microseconds") + "Z"
+
+
+def parse_http_date(text: str) -> float | None:
+    """Read an HTTP date (`Date`, `Retry-After`) into Unix seconds, or None when it is garbage.
+
+    Headers are not ours to trust: a malformed one must cost a fallback, never an exception.
+    """
+    try:
+        parsed = parsedate_to_datetime(text.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()

@@ -1,0 +1,184 @@
+"""The app shell: themes, the status bar, help generated from bindings, the command palette."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.binding import Binding
+from textual.command import CommandPalette, Hit
+from tui_support import AppFactory, Notices, settle
+
+from tracker_tui.app import THEMES, TrackerApp
+from tracker_tui.data.source import IssueQuery
+from tracker_tui.data.views import SavedView
+from tracker_tui.messages import SyncStatusChanged
+from tracker_tui.screens.help import HelpScreen
+from tracker_tui.screens.issue_list import IssueListScreen
+from tracker_tui.screens.issue_list_commands import IssueListCommands
+from tracker_tui.widgets.issue_list import IssueList
+from tracker_tui.widgets.status_bar import StatusBar
+
+SIZE = (120, 36)
+
+
+def status_text(app: TrackerApp) -> str:
+    return app.screen.query_one(StatusBar).render().plain
+
+
+def described(bindings: list[Any]) -> set[str]:
+    return {
+        binding.description for binding in Binding.make_bindings(bindings) if binding.description
+    }
+
+
+async def test_theme_key_cycles_builtin_themes_and_reports_them(
+    app_factory: AppFactory,
+) -> None:
+    chosen: list[str] = []
+    app = app_factory(theme="nord", on_theme_changed=chosen.append)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.theme == "nord"
+        await pilot.press("ctrl+t")
+        assert app.theme == THEMES[THEMES.index("nord") + 1]
+        for _ in THEMES:
+            await pilot.press("ctrl+t")
+        await pilot.pause()
+    assert chosen[0] == "gruvbox"
+    assert len(chosen) == len(THEMES) + 1
+    assert set(chosen) == set(THEMES)
+
+
+async def test_an_unknown_saved_theme_is_ignored(app_factory: AppFactory) -> None:
+    chosen: list[str] = []
+    app = app_factory(theme="no-such-theme", on_theme_changed=chosen.append)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.theme == "textual-dark"
+    assert chosen == []
+
+
+async def test_status_bar_says_offline_until_the_sync_engine_reports(
+    app_factory: AppFactory,
+) -> None:
+    app = app_factory(profile="work")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        text = status_text(app)
+        assert text.startswith("work")
+        assert "offline" in text
+        assert "↑ — pending" in text
+        assert "budget —" in text
+        app.post_message(
+            SyncStatusChanged(
+                profile="work",
+                online=True,
+                pending_writes=3,
+                budget_minute=58,
+                budget_day=9_800,
+                sync_done=40,
+                sync_total=120,
+            )
+        )
+        await pilot.pause()
+        text = status_text(app)
+        assert "● online" in text
+        assert "↑ 3 pending" in text
+        assert "budget 58/min 9,800/day" in text
+        assert "syncing 40/120" in text
+        app.post_message(SyncStatusChanged(profile="work", online=False, pending_writes=1))
+        await pilot.pause()
+        text = status_text(app)
+        assert "offline" in text
+        assert "budget —/min —/day" in text
+        assert "syncing" not in text
+
+
+async def test_status_bar_marks_read_only_mode(app_factory: AppFactory) -> None:
+    app = app_factory(read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert status_text(app).endswith("read-only")
+
+
+def test_sync_reports_replace_older_ones_in_the_queue() -> None:
+    older = SyncStatusChanged(profile="p", online=True, sync_done=1, sync_total=9)
+    newer = SyncStatusChanged(profile="p", online=True, sync_done=2, sync_total=9)
+    assert newer.can_replace(older)
+
+
+async def test_help_lists_every_described_binding_in_reach(app_factory: AppFactory) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen)
+        groups = {group.title: group for group in help_screen.groups}
+        assert {"Issue list", "Issues screen", "Everywhere"} <= set(groups)
+        shown = {entry.description for entry in groups["Issue list"].entries}
+        assert shown == described(IssueList.BINDINGS)
+        screen_shown = {entry.description for entry in groups["Issues screen"].entries}
+        assert described(IssueListScreen.BINDINGS) <= screen_shown
+        assert described(TrackerApp.BINDINGS) <= {
+            entry.description for entry in groups["Everywhere"].entries
+        }
+        keys = {entry.description: entry.keys for entry in groups["Issue list"].entries}
+        assert keys["Next issue"] == ("j", "↓")
+        assert keys["Mark all"] == ("*",)
+        views = next(e for e in groups["Issues screen"].entries if e.description == "Saved view")
+        assert views.keys == tuple(str(slot) for slot in range(1, 10))
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, IssueListScreen)
+
+
+async def test_palette_offers_bindings_sorts_views_and_filters(app_factory: AppFactory) -> None:
+    app = app_factory(views=[SavedView("Triage", IssueQuery(priorities=frozenset({"urgent"})))])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        provider = IssueListCommands(app.screen)
+        discovered = [hit.text async for hit in provider.discover()]
+        assert {"Search", "Filter", "Mark all", "Sort by title", "View: Triage"} <= set(discovered)
+        assert not any(str(text).startswith("Filter status") for text in discovered)
+        hits = [hit async for hit in provider.search("filter status todo")]
+        assert hits and all(isinstance(hit, Hit) for hit in hits)
+        best = max(hits, key=lambda hit: hit.score)
+        assert best.text == "Filter status: Todo"
+        await best.command()
+        await settle(pilot)
+        assert isinstance(app.screen, IssueListScreen)
+        assert app.screen.issue_query.statuses == {"todo"}
+        assignees = [hit.text async for hit in provider.search("filter assignee grace")]
+        assert "Filter assignee: Grace Hopper" in assignees
+        system = {command.title for command in app.get_system_commands(app.screen)}
+        assert {"Help", "Next theme", "Quit"} <= system
+
+
+async def test_palette_runs_a_command_from_the_keyboard(app_factory: AppFactory) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"sort by title")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, IssueListScreen)
+        assert app.screen.issue_query.sort == "title"
+
+
+async def test_a_failing_callback_becomes_a_notice(
+    app_factory: AppFactory, notices: Notices
+) -> None:
+    def cannot_write(_value: object) -> None:
+        raise PermissionError("config.toml is read-only")
+
+    app = app_factory(on_views_changed=cannot_write, on_theme_changed=cannot_write)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+t", "ctrl+s", *"Mine", "enter")
+        await pilot.pause()
+        assert app.is_running
+    assert "Could not save the theme: config.toml is read-only" in notices.texts()
+    assert "Could not save the views: config.toml is read-only" in notices.texts()

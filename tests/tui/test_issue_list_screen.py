@@ -1,0 +1,264 @@
+"""The issue list screen: search, sort, filters, saved views, write actions, reloads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.message import Message
+from textual.widgets import Input, SelectionList
+from tui_support import AppFactory, FakeIssueSource, Notices, settle, unique
+
+from tracker_tui.data.source import IssueQuery
+from tracker_tui.data.views import SavedView
+from tracker_tui.messages import (
+    BulkEditRequested,
+    CacheChanged,
+    CreateIssueRequested,
+    EditIssueRequested,
+)
+from tracker_tui.screens.filter_dialog import FilterDialog
+from tracker_tui.screens.issue_list import IssueListScreen
+from tracker_tui.screens.save_view_dialog import SaveViewDialog
+from tracker_tui.screens.sort_dialog import SortDialog
+from tracker_tui.widgets.filter_chips import FilterChips
+from tracker_tui.widgets.issue_list import IssueList
+
+SIZE = (120, 36)
+
+
+def screen(app: Any) -> IssueListScreen:
+    assert isinstance(app.screen, IssueListScreen)
+    return app.screen
+
+
+def chips_text(app: Any) -> str:
+    return screen(app).query_one(FilterChips).render().plain
+
+
+async def test_search_filters_as_you_type_and_escape_clears(
+    app_factory: AppFactory, source: FakeIssueSource
+) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        search = screen(app).query_one("#search", Input)
+        assert not search.display
+        await pilot.press("slash", *"login")
+        await settle(pilot)
+        issues = screen(app).query_one(IssueList)
+        assert search.has_focus
+        assert issues.issue_query.text == "login"
+        assert issues.count == source.count(IssueQuery(text="login"))
+        assert 0 < (issues.count or 0) < 500
+        assert "“login”" in chips_text(app)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert issues.issue_query.text == ""
+        assert issues.count == 500
+        assert not search.display
+        assert issues.has_focus
+
+
+async def test_enter_keeps_the_search_and_returns_to_the_list(app_factory: AppFactory) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"sync", "enter")
+        await settle(pilot)
+        issues = screen(app).query_one(IssueList)
+        assert issues.has_focus
+        assert issues.issue_query.text == "sync"
+        await pilot.press("j")
+        assert issues.cursor == 1
+
+
+async def test_sort_keys_cycle_flip_and_pick(app_factory: AppFactory) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("s")
+        assert screen(app).issue_query.sort == "created"
+        await pilot.press("S")
+        assert screen(app).issue_query.descending is False
+        assert "sort: created ▲" in chips_text(app)
+        await pilot.press("o")
+        assert isinstance(app.screen, SortDialog)
+        await pilot.press("down", "down", "down", "enter")
+        await settle(pilot)
+        query = screen(app).issue_query
+        assert (query.sort, query.descending) == ("title", False)
+        issues = screen(app).query_one(IssueList)
+        assert "Title ▲" in issues.render_line(0).text
+        first, second = issues.row(0), issues.row(1)
+        assert first is not None and second is not None
+        assert first.title.lower() <= second.title.lower()
+        await pilot.press("o", "enter")
+        assert screen(app).issue_query.descending is True
+        await pilot.press("o", "escape")
+        assert screen(app).issue_query.sort == "title"
+
+
+async def test_filter_dialog_selects_values_and_the_chips_show_labels(
+    app_factory: AppFactory,
+) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f")
+        dialog = app.screen
+        assert isinstance(dialog, FilterDialog)
+        await pilot.press("down", "down", "tab", "space", "down", "space")
+        assert dialog.query_one(SelectionList).selected == ["usr_ada", "usr_grace"]
+        await pilot.press("shift+tab", "up", "up", "tab", "space")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        query = screen(app).issue_query
+        assert query.assignees == {"usr_ada", "usr_grace"}
+        assert query.statuses == {"backlog"}
+        text = chips_text(app)
+        assert "assignee: Ada Lovelace, Grace Hopper" in text
+        assert "status: Backlog" in text
+        issues = screen(app).query_one(IssueList)
+        row = issues.highlighted_row
+        assert row is not None
+        assert row.status == "backlog"
+        assert row.assignee in ("Ada Lovelace", "Grace Hopper")
+
+
+async def test_filter_dialog_clear_and_cancel(app_factory: AppFactory) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen(app).issue_query = IssueQuery(labels=frozenset({"bug", "gone"}), mine=True)
+        await pilot.press("f")
+        await pilot.click("#filter-clear")
+        await pilot.click("#filter-apply")
+        assert screen(app).issue_query == IssueQuery()
+        await pilot.press("f", "escape")
+        assert screen(app).issue_query == IssueQuery()
+
+
+async def test_only_mine_and_clear_filters(app_factory: AppFactory) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        assert screen(app).issue_query.mine
+        assert " mine " in chips_text(app)
+        row = screen(app).query_one(IssueList).highlighted_row
+        assert row is not None and row.assignee == "Ada Lovelace"
+        await pilot.press("F")
+        assert not screen(app).issue_query.is_filtered
+        assert "all issues" in chips_text(app)
+
+
+async def test_saved_views_apply_on_number_keys_and_save_via_the_callback(
+    app_factory: AppFactory, notices: Notices
+) -> None:
+    urgent = SavedView("Urgent", IssueQuery(priorities=frozenset({"urgent"})))
+    saved: list[list[SavedView]] = []
+    app = app_factory(views=[urgent], on_views_changed=saved.append)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("1")
+        await settle(pilot)
+        assert screen(app).issue_query == urgent.query
+        assert screen(app).view_name == "Urgent"
+        assert "Urgent" in chips_text(app)
+        await pilot.press("2")
+        assert "No view saved on 2 (ctrl+s saves one)." in notices.texts()
+        await pilot.press("s")
+        assert screen(app).view_name is None
+        await pilot.press("ctrl+s")
+        assert isinstance(app.screen, SaveViewDialog)
+        await pilot.press(*"Urgent by date", "enter")
+        await pilot.press("F", "ctrl+s", "enter")
+        assert isinstance(app.screen, SaveViewDialog)
+        await pilot.press(*"All", "enter")
+        await pilot.press("2")
+        assert screen(app).issue_query == urgent.query.next_sort()
+    assert [view.name for view in saved[-1]] == ["Urgent", "Urgent by date", "All"]
+    assert saved[-1][2].query == IssueQuery().next_sort()
+    assert "Saved view “All” on 3." in notices.texts()
+    assert "A view needs a name." in notices.texts()
+
+
+async def test_write_actions_post_requests(app_factory: AppFactory, notices: Notices) -> None:
+    seen: list[Message] = []
+    app = app_factory()
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await settle(pilot)
+        await pilot.press("j", "e", "c", "b")
+        await pilot.press("space", "j", "space", "b")
+        await pilot.pause()
+    posted = unique(seen)
+    edits = [m.issue_id for m in posted if isinstance(m, EditIssueRequested)]
+    assert edits == ["iss_000001"]
+    assert sum(isinstance(m, CreateIssueRequested) for m in posted) == 1
+    bulk = [m.selection for m in posted if isinstance(m, BulkEditRequested)]
+    assert len(bulk) == 1
+    assert bulk[0].count == 2
+    assert bulk[0].marks.ids == {"iss_000001", "iss_000002"}
+    assert "Nothing is marked (space marks, * marks all)." in notices.texts()
+
+
+async def test_read_only_refuses_every_write(app_factory: AppFactory, notices: Notices) -> None:
+    seen: list[Message] = []
+    app = app_factory(read_only=True)
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await settle(pilot)
+        await pilot.press("e", "c", "b")
+        await pilot.pause()
+    requests = (EditIssueRequested, CreateIssueRequested, BulkEditRequested)
+    assert not [m for m in seen if isinstance(m, requests)]
+    assert notices.texts().count("Read-only mode: changes are off.") == 3
+
+
+async def test_cache_changes_reload_and_keep_the_cursor(
+    app_factory: AppFactory, source: FakeIssueSource
+) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("j", "j", "j")
+        issues = screen(app).query_one(IssueList)
+        source.size = 510
+        app.post_message(CacheChanged())
+        await settle(pilot)
+        assert issues.count == 510
+        assert issues.cursor == 3
+        assert "510 issues" in chips_text(app)
+
+
+async def test_failing_filter_values_become_a_notice(
+    app_factory: AppFactory, notices: Notices
+) -> None:
+    class NoValues(FakeIssueSource):
+        def distinct_values(self, field: Any) -> list[tuple[str, str]]:
+            raise OSError("disk I/O error")
+
+    app = app_factory(NoValues(20))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f")
+        assert isinstance(app.screen, FilterDialog)
+    assert "Could not read the filter values: disk I/O error" in notices.texts()
+
+
+async def test_flipping_the_sort_reverses_the_rows(app_factory: AppFactory) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("S")
+        await settle(pilot)
+        issues = screen(app).query_one(IssueList)
+        first, second = issues.row(0), issues.row(1)
+        assert first is not None and second is not None
+        assert first.number == 1
+        assert first.updated_at < second.updated_at
+        await pilot.press("m", "S")
+        await settle(pilot)
+        first, second = issues.row(0), issues.row(1)
+        assert first is not None and second is not None
+        assert first.updated_at > second.updated_at

@@ -1,0 +1,64 @@
+"""Screenshots of the key screens, compared with the accepted ones in `__snapshots__`.
+
+They show what changed, not what is right: the behaviour is asserted in the other modules.
+Regenerate with `pytest tests/tui/test_snapshots.py --snapshot-update` and look at the diff.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textual.pilot import Pilot
+from tui_support import AppFactory, settle
+
+from tracker_tui.data.source import IssueQuery
+from tracker_tui.data.views import SavedView
+from tracker_tui.messages import SyncStatusChanged
+
+SIZE = (120, 36)
+
+SnapCompare = Callable[..., bool]
+
+
+async def report_sync(pilot: Pilot[Any]) -> None:
+    """Let the first screenful load, and give the status bar something to show."""
+    await settle(pilot)
+    pilot.app.post_message(
+        SyncStatusChanged(
+            profile="work",
+            online=True,
+            pending_writes=3,
+            budget_minute=58,
+            budget_day=9_800,
+        )
+    )
+    await settle(pilot)
+
+
+def test_issue_list_screen(snap_compare: SnapCompare, app_factory: AppFactory) -> None:
+    """A filtered, re-sorted list with two marked rows and the cursor on the third row."""
+    views = [SavedView("Open work", IssueQuery(statuses=frozenset({"todo", "in_progress"})))]
+    app = app_factory(views=views, profile="work")
+    assert snap_compare(
+        app, terminal_size=SIZE, run_before=report_sync, press=["j", "space", "j", "space", "j"]
+    )
+
+
+def test_issue_list_screen_with_a_view(snap_compare: SnapCompare, app_factory: AppFactory) -> None:
+    """Saved view 1 applied: its chip, its filter chips, the count."""
+    views = [SavedView("Open work", IssueQuery(statuses=frozenset({"todo", "in_progress"})))]
+    app = app_factory(views=views, profile="work")
+
+    async def apply_view(pilot: Pilot[Any]) -> None:
+        await report_sync(pilot)
+        await pilot.press("1")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=apply_view)
+
+
+def test_help_screen(snap_compare: SnapCompare, app_factory: AppFactory) -> None:
+    """Every binding of the list, the screen and the app, generated from the bindings."""
+    app = app_factory(profile="work")
+    assert snap_compare(app, terminal_size=SIZE, run_before=settle, press=["question_mark"])

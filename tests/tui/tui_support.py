@@ -1,0 +1,205 @@
+"""Test support for the app: a stand-in `IssueSource` until the SQLite cache lands, and helpers.
+
+`FakeIssueSource` computes issue `i` from `i` alone (no table is built), so 100,000 issues cost
+nothing until a filter or a sort other than the default forces it to walk them. The default order
+(updated, newest first) is the index order, which makes the common case O(rows asked for).
+It counts what it is asked, so tests can check the list reads only what it shows.
+
+A plain module (not conftest) so test modules can import it by its unique name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from typing import Any
+
+from textual.message import Message
+from textual.worker import WorkerCancelled
+
+from tracker_tui.app import TrackerApp
+from tracker_tui.data.source import (
+    PRIORITIES,
+    STATUSES,
+    FilterField,
+    IssueQuery,
+    IssueRow,
+    SyncState,
+)
+
+NOW = datetime(2026, 11, 21, 15, 30, tzinfo=UTC)
+"""The fixed "now" of every test, so relative times and snapshots never drift."""
+
+ME = "usr_ada"
+USERS: list[tuple[str, str]] = [
+    ("usr_ada", "Ada Lovelace"),
+    ("usr_grace", "Grace Hopper"),
+    ("usr_alan", "Alan Turing"),
+    ("usr_edsger", "Edsger Dijkstra"),
+    ("usr_barbara", "Barbara Liskov"),
+]
+PROJECTS: list[tuple[str, str]] = [("prj_web", "WEB"), ("prj_api", "API"), ("prj_ops", "OPS")]
+LABELS = ["bug", "feature", "ux", "perf", "docs", "security"]
+VERBS = ["Fix", "Add", "Remove", "Speed up", "Document", "Refactor", "Test", "Migrate"]
+NOUNS = ["login form", "rate limiter", "search index", "webhook retries", "export", "sync"]
+TAILS = ["on Safari", "for admins", "after upgrade", "in dark mode", "under load", ""]
+
+
+AppFactory = Callable[..., TrackerApp]
+"""Builds the app over the test's source with the fixed clock; kwargs go to `make_app`."""
+
+
+def fixed_clock() -> datetime:
+    """The clock every test app runs on."""
+    return NOW
+
+
+class FakeIssueSource:
+    """A deterministic in-memory `IssueSource` of `size` issues (a stand-in for the cache)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.rows_read = 0
+        self.counts = 0
+        self.fail: Exception | None = None
+        self.gate: threading.Event | None = None
+        self._lock = threading.Lock()
+        self._ordered = lru_cache(maxsize=8)(self._order)
+
+    def count(self, query: IssueQuery) -> int:
+        self._enter()
+        with self._lock:
+            self.counts += 1
+        if query.filter_key == IssueQuery():
+            return self.size
+        return len(self._ordered(query.filter_key))
+
+    def window(self, query: IssueQuery, offset: int, limit: int) -> list[IssueRow]:
+        self._enter()
+        if query.filter_key == IssueQuery() and query.sort == "updated":
+            stop = min(offset + limit, self.size)
+            indices: list[int] | range = range(offset, stop)
+            if not query.descending:
+                indices = [self.size - 1 - index for index in indices]
+        else:
+            indices = self._ordered(query)[offset : offset + limit]
+        rows = [self.row(index) for index in indices]
+        with self._lock:
+            self.rows_read += len(rows)
+        return rows
+
+    def distinct_values(self, field: FilterField) -> list[tuple[str, str]]:
+        self._enter()
+        return {
+            "status": [(status, status.replace("_", " ").capitalize()) for status in STATUSES],
+            "priority": [(priority, priority.capitalize()) for priority in PRIORITIES],
+            "assignee": USERS,
+            "project": [(project, key) for project, key in PROJECTS],
+            "label": [(label, label) for label in LABELS],
+        }[field]
+
+    def row(self, index: int) -> IssueRow:
+        """Issue `index` in the default order: newest first."""
+        assignee = self._assignee(index)
+        project = self._project(index)
+        labels = tuple(LABELS[(index + step) % len(LABELS)] for step in range(index % 3))
+        sync: SyncState = "synced"
+        if index % 50 == 3:
+            sync = "pending"
+        if index % 333 == 7:
+            sync = "conflict"
+        if index % 997 == 11:
+            sync = "failed"
+        title = " ".join(
+            part
+            for part in (VERBS[index % 8], NOUNS[(index // 8) % 6], TAILS[(index // 48) % 6])
+            if part
+        )
+        return IssueRow(
+            id=f"iss_{index:06d}",
+            number=self.size - index,
+            title=title,
+            status=STATUSES[(index * 7) % len(STATUSES)],
+            priority=PRIORITIES[(index * 3) % len(PRIORITIES)],
+            assignee=dict(USERS)[assignee] if assignee else None,
+            project=dict(PROJECTS)[project] if project else None,
+            labels=labels,
+            updated_at=NOW - timedelta(minutes=7 * index + 1),
+            sync_state=sync,
+        )
+
+    def _assignee(self, index: int) -> str | None:
+        return None if index % 6 == 5 else USERS[index % len(USERS)][0]
+
+    def _project(self, index: int) -> str | None:
+        return None if index % 4 == 3 else PROJECTS[index % len(PROJECTS)][0]
+
+    def _matches(self, query: IssueQuery, index: int) -> bool:
+        row = self.row(index)
+        return (
+            (not query.statuses or row.status in query.statuses)
+            and (not query.priorities or row.priority in query.priorities)
+            and (not query.assignees or self._assignee(index) in query.assignees)
+            and (not query.projects or self._project(index) in query.projects)
+            and (not query.labels or bool(query.labels & set(row.labels)))
+            and (not query.mine or self._assignee(index) == ME)
+            and query.text.lower() in row.title.lower()
+        )
+
+    def _order(self, query: IssueQuery) -> list[int]:
+        """Matching indices in the query's order (crude: walks every issue once per query)."""
+        indices = [index for index in range(self.size) if self._matches(query, index)]
+        keys: dict[str, Callable[[int], Any]] = {
+            "updated": lambda index: -index,  # index 0 is the most recently updated
+            "created": lambda index: -index + (index % 40) * 200,
+            "priority": lambda index: -PRIORITIES.index(self.row(index).priority),
+            "status": lambda index: STATUSES.index(self.row(index).status),
+            "title": lambda index: self.row(index).title.lower(),
+            "number": lambda index: self.size - index,
+        }
+        ordered = sorted(indices, key=lambda index: (keys[query.sort](index), index))
+        return ordered[::-1] if query.descending else ordered
+
+    def _enter(self) -> None:
+        """Wait at the gate if one is set (to hold a read in flight), then fail if told to."""
+        if self.gate is not None:
+            self.gate.wait(timeout=5)
+        if self.fail is not None:
+            raise self.fail
+
+
+class Notices:
+    """Records every notification an app shows (wraps the public `App.notify`)."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[str, str]] = []
+
+    def texts(self) -> list[str]:
+        return [message for message, _severity in self.messages]
+
+
+async def settle(pilot: Any) -> None:
+    """Wait until no worker runs and every message they posted has been handled.
+
+    A handled answer can start another read (rows near the viewport), hence the loop; a worker
+    superseded by a newer one (exclusive groups) ends cancelled, which is not an error here.
+    """
+    for _ in range(10):
+        running = [worker for worker in pilot.app.workers if not worker.is_finished]
+        if not running:
+            break
+        with contextlib.suppress(WorkerCancelled):
+            await pilot.app.workers.wait_for_complete(running)
+        await pilot.pause()
+    await pilot.pause()
+
+
+def unique(messages: list[Message]) -> list[Message]:
+    """Messages as posted once each: a bubbling message reaches the message hook per hop."""
+    once: dict[int, Message] = {}
+    for message in messages:
+        once.setdefault(id(message), message)
+    return list(once.values())

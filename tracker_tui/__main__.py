@@ -1,0 +1,7 @@
+"""`python -m tracker_tui` runs the command line."""
+
+import sys
+
+from tracker_tui.cli import main
+
+sys.exit(main())

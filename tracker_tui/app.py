@@ -1,0 +1,194 @@
+"""The Textual app: a shell around the issue list, built by `make_app` from its collaborators.
+
+The app draws only from an `IssueSource` (the local cache) and never waits on the network. It
+keeps the app-wide state that several screens show (the latest sync report, a revision number
+bumped whenever the cache changes) in reactives that widgets watch, and hands what should
+outlive it (saved views, the theme) back to its caller through callbacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any, ClassVar, TypeVar
+
+from textual import on
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.theme import Theme
+
+from tracker_tui.data.source import IssueSource
+from tracker_tui.data.views import SavedView
+from tracker_tui.messages import CacheChanged, SourceFailed, SyncStatusChanged, ViewsChanged
+from tracker_tui.screens.help import HelpScreen, help_groups
+from tracker_tui.screens.issue_list import IssueListScreen
+
+_T = TypeVar("_T")
+
+THEMES: tuple[str, ...] = ("textual-dark", "textual-light", "nord", "gruvbox", "tokyo-night")
+"""The built-in themes ctrl+t cycles through."""
+
+
+def utc_now() -> datetime:
+    """The wall clock, for "3h ago"; tests pass a fixed one instead."""
+    return datetime.now(UTC)
+
+
+class TrackerApp(App[None]):
+    """A keyboard-driven issue tracker client over a local cache."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "tracker"
+    HELP_GROUP: ClassVar[str] = "Everywhere"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark", "help", "Help"),
+        Binding("ctrl+t", "next_theme", "Next theme", show=False),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    sync_status: reactive[SyncStatusChanged | None] = reactive(None, init=False)
+    """The sync engine's latest report; None until it sends one (the status bar says offline)."""
+
+    cache_revision: reactive[int] = reactive(0, init=False)
+    """Bumped on every `CacheChanged`; screens watch it to re-read what they show."""
+
+    def __init__(
+        self,
+        source: IssueSource,
+        *,
+        profile: str,
+        views: Sequence[SavedView],
+        read_only: bool,
+        theme: str | None,
+        clock: Callable[[], datetime],
+        on_views_changed: Callable[[list[SavedView]], None] | None,
+        on_theme_changed: Callable[[str], None] | None,
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self.profile = profile
+        self.read_only = read_only
+        self._views = list(views)
+        self._initial_theme = theme
+        self._reported_theme = theme
+        self._clock = clock
+        self._on_views_changed = on_views_changed
+        self._on_theme_changed = on_theme_changed
+
+    def on_mount(self) -> None:
+        """Apply the saved theme, report every later change of it, and open the issue list.
+
+        The list is pushed rather than returned from `get_default_screen` because Textual
+        loads a screen's `CSS_PATH` only for pushed screens.
+        """
+        if self._initial_theme in self.available_themes:
+            self.theme = self._initial_theme
+        self.theme_changed_signal.subscribe(self, self._report_theme)
+        self.push_screen(
+            IssueListScreen(
+                self.source,
+                views=self._views,
+                profile=self.profile,
+                read_only=self.read_only,
+                clock=self._clock,
+            )
+        )
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's own commands (theme picker, quit, …) plus help and the theme cycle."""
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Help", "Every key binding of this screen", self.action_help)
+        yield SystemCommand(
+            "Next theme", "Cycle through the favourite themes", self.action_next_theme
+        )
+
+    def action_help(self) -> None:
+        """Show the bindings of the screen in front, generated from the bindings themselves."""
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(help_groups(self.screen.active_bindings, self.get_key_display)))
+
+    def action_next_theme(self) -> None:
+        """Switch to the next theme of `THEMES`."""
+        index = THEMES.index(self.theme) + 1 if self.theme in THEMES else 0
+        self.theme = THEMES[index % len(THEMES)]
+        self.notify(f"Theme: {self.theme}", timeout=2)
+
+    @on(SyncStatusChanged)
+    def keep_sync_status(self, message: SyncStatusChanged) -> None:
+        """Remember the latest report; status bars follow `sync_status`."""
+        self.sync_status = message
+
+    @on(CacheChanged)
+    def bump_cache_revision(self) -> None:
+        """Tell every screen watching `cache_revision` to re-read."""
+        self.cache_revision += 1
+
+    @on(SourceFailed)
+    def report_source_failure(self, message: SourceFailed) -> None:
+        """A failed read becomes a notification, never a traceback."""
+        self.notify(
+            f"Could not {message.operation}: {message.error}",
+            title="Local cache",
+            severity="error",
+        )
+
+    @on(ViewsChanged)
+    def report_views(self, message: ViewsChanged) -> None:
+        """Hand the saved views to the caller, who persists them."""
+        if self._on_views_changed is not None:
+            self._hand_over("save the views", self._on_views_changed, message.views)
+
+    def _report_theme(self, theme: Theme) -> None:
+        """Hand a newly chosen theme to the caller, who persists it.
+
+        Applying the caller's own theme at start-up also publishes a change; it is not news.
+        """
+        if theme.name != self._reported_theme and self._on_theme_changed is not None:
+            self._hand_over("save the theme", self._on_theme_changed, theme.name)
+        self._reported_theme = theme.name
+
+    def _hand_over(self, what: str, callback: Callable[[_T], None], value: _T) -> None:
+        """Call a caller's callback; if it fails (a config file cannot be written), say so."""
+        try:
+            callback(value)
+        except Exception as error:
+            self.notify(f"Could not {what}: {error}", title="Settings", severity="error")
+
+
+def make_app(
+    source: IssueSource,
+    *,
+    profile: str = "default",
+    views: Sequence[SavedView] = (),
+    read_only: bool = False,
+    theme: str | None = None,
+    clock: Callable[[], datetime] = utc_now,
+    on_views_changed: Callable[[list[SavedView]], None] | None = None,
+    on_theme_changed: Callable[[str], None] | None = None,
+) -> TrackerApp:
+    """Build the app around its collaborators.
+
+    Args:
+        source: Where issues are read from (the cache adapter; a stand-in in tests).
+        profile: The profile's name, shown in the status bar until the sync engine reports.
+        views: Saved views, on the keys 1 to 9 in this order.
+        read_only: Refuse every write (edit, create, marks for bulk edits) with a notice.
+        theme: A Textual theme name to start with; unknown names are ignored.
+        clock: The current time, for relative times ("3h ago").
+        on_views_changed: Called with all views whenever one is saved.
+        on_theme_changed: Called with the theme's name whenever the user changes it.
+    """
+    return TrackerApp(
+        source,
+        profile=profile,
+        views=views,
+        read_only=read_only,
+        theme=theme,
+        clock=clock,
+        on_views_changed=on_views_changed,
+        on_theme_changed=on_theme_changed,
+    )

@@ -1,0 +1,5 @@
+"""Subcommands of `tracker-tui`, one module per group.
+
+Each module offers `register(subparsers)`, adding its commands with `set_defaults(run=...)`; a
+`run` takes the parsed namespace and returns the process exit status.
+"""

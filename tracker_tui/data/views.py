@@ -1,0 +1,85 @@
+"""Saved views: a named filter and sort, recalled with a number key.
+
+The app receives its views from the caller and hands every change back through a callback; the
+caller persists them (in the profile config), so these plain-data conversions are the format.
+Reading is forgiving: a hand-edited config with unknown keys or bad values yields the defaults
+for those parts rather than an error at start-up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tracker_tui.data.source import SORT_KEYS, IssueQuery
+
+MAX_VIEWS = 9
+"""Views live on the keys 1 to 9."""
+
+_SET_FIELDS = ("statuses", "priorities", "assignees", "projects", "labels")
+
+
+@dataclass(frozen=True)
+class SavedView:
+    """A filter and sort the user named; its position in the list is its number key."""
+
+    name: str
+    query: IssueQuery
+
+
+def _plain(query: IssueQuery) -> dict[str, Any]:
+    """Every part of `query` as plain data, sets as sorted lists."""
+    data: dict[str, Any] = {name: sorted(getattr(query, name)) for name in _SET_FIELDS}
+    data.update(text=query.text, mine=query.mine, sort=query.sort, descending=query.descending)
+    return data
+
+
+def query_to_dict(query: IssueQuery) -> dict[str, Any]:
+    """A JSON/TOML-ready form of `query`, leaving out what equals the default."""
+    default = _plain(IssueQuery())
+    return {key: value for key, value in _plain(query).items() if value != default[key]}
+
+
+def query_from_dict(data: dict[str, Any]) -> IssueQuery:
+    """The query `data` describes; anything missing or malformed keeps its default."""
+    fields: dict[str, Any] = {}
+    for name in _SET_FIELDS:
+        values = data.get(name)
+        if isinstance(values, list) and all(isinstance(value, str) for value in values):
+            fields[name] = frozenset(values)
+    if isinstance(text := data.get("text"), str):
+        fields["text"] = text
+    if isinstance(mine := data.get("mine"), bool):
+        fields["mine"] = mine
+    if (sort := data.get("sort")) in SORT_KEYS:
+        fields["sort"] = sort
+    if isinstance(descending := data.get("descending"), bool):
+        fields["descending"] = descending
+    return IssueQuery(**fields)
+
+
+def view_to_dict(view: SavedView) -> dict[str, Any]:
+    """A JSON/TOML-ready form of `view`."""
+    return {"name": view.name, "query": query_to_dict(view.query)}
+
+
+def view_from_dict(data: dict[str, Any]) -> SavedView | None:
+    """The view `data` describes, or None when it has no usable name."""
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        return None
+    query = data.get("query")
+    return SavedView(name.strip(), query_from_dict(query if isinstance(query, dict) else {}))
+
+
+def with_view(views: list[SavedView], view: SavedView) -> list[SavedView] | None:
+    """`views` with `view` saved: replacing one of the same name in place, else appended.
+
+    None when all nine slots are taken by other names (the caller says so to the user).
+    """
+    for index, existing in enumerate(views):
+        if existing.name == view.name:
+            return [*views[:index], view, *views[index + 1 :]]
+    if len(views) >= MAX_VIEWS:
+        return None
+    return [*views, view]

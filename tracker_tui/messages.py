@@ -1,0 +1,86 @@
+"""App-wide messages: events that are not any one widget's business.
+
+A widget's own messages are nested in its class (`IssueList.Opened`); these are the ones that
+cross the whole app, posted to the app (or bubbling up to it) from screens, workers and, later,
+the sync engine integration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from tracker_tui.data.marks import MarkedSelection
+from tracker_tui.data.views import SavedView
+
+
+@dataclass
+class SyncStatusChanged(Message):
+    """The sync engine's latest report, for the status bar.
+
+    Each report is complete, so a newer one replaces an older one still in the queue.
+    """
+
+    profile: str
+    online: bool
+    pending_writes: int = 0
+    budget_minute: int | None = None
+    """Requests left in the current minute window, None when unknown."""
+    budget_day: int | None = None
+    """Requests left today, None when unknown."""
+    sync_done: int = 0
+    """Records pulled so far in the running sync pass."""
+    sync_total: int | None = None
+    """Records the running pass expects, None when no pass runs (or its size is unknown)."""
+
+    def can_replace(self, message: Message) -> bool:
+        """A newer report makes any queued older one pointless."""
+        return isinstance(message, SyncStatusChanged)
+
+
+@dataclass
+class CacheChanged(Message):
+    """The local cache changed underneath the app (a pull landed, an edit was queued).
+
+    Screens reload what they show; the list keeps its cursor position.
+    """
+
+    def can_replace(self, message: Message) -> bool:
+        """Two queued reloads are one reload."""
+        return isinstance(message, CacheChanged)
+
+
+@dataclass
+class SourceFailed(Message):
+    """Reading the local cache failed: shown as a notification, never as a traceback."""
+
+    operation: str
+    """What was being read, in words ("count issues")."""
+    error: str
+
+
+@dataclass
+class ViewsChanged(Message):
+    """The saved views changed; the app hands them to its `on_views_changed` callback."""
+
+    views: list[SavedView]
+
+
+@dataclass
+class EditIssueRequested(Message):
+    """The user asked to edit an issue (only posted when the app is writable)."""
+
+    issue_id: str
+
+
+@dataclass
+class CreateIssueRequested(Message):
+    """The user asked to create an issue (only posted when the app is writable)."""
+
+
+@dataclass
+class BulkEditRequested(Message):
+    """The user asked to change every marked issue (only posted when the app is writable)."""
+
+    selection: MarkedSelection

@@ -1,0 +1,146 @@
+"""The filter picker: several values per field, across status, priority, assignee, project and
+label, plus "only mine".
+
+The values come from the source (`distinct_values`), loaded by the screen and handed in, so the
+dialog opens at once and never touches SQLite itself. A value selected in the query but absent
+from the source (a saved view naming a label nobody uses any more) is still listed, so it can be
+unselected.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Label, OptionList, SelectionList
+from textual.widgets.option_list import Option
+
+from tracker_tui.data.source import FILTER_FIELDS, FilterField, IssueQuery
+
+FIELD_LABELS: dict[FilterField, str] = {
+    "status": "Status",
+    "priority": "Priority",
+    "assignee": "Assignee",
+    "project": "Project",
+    "label": "Label",
+}
+
+Choices = dict[FilterField, list[tuple[str, str]]]
+"""The `(value, label)` pairs the source offers, per field."""
+
+
+class FilterDialog(ModalScreen[IssueQuery | None]):
+    """Fields on the left, their values on the right; dismisses with the filtered query."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Cancel"),
+        Binding("ctrl+s", "apply", "Apply"),
+    ]
+
+    DEFAULT_CSS: ClassVar[str] = """
+    FilterDialog {
+        align: center middle;
+        & > Vertical {
+            width: 72;
+            height: auto;
+            max-height: 90%;
+            border: round $primary;
+            background: $surface;
+            padding: 0 1;
+        }
+        & #filter-panes { height: 14; }
+        & #filter-fields { width: 20; height: 1fr; }
+        & #filter-values { width: 1fr; height: 1fr; }
+        & #filter-buttons { height: auto; align-horizontal: right; }
+        & #filter-buttons Button { margin-left: 1; }
+        & .dialog-title { text-style: bold; }
+        & .dialog-hint { color: $text-muted; }
+    }
+    """
+
+    def __init__(self, query: IssueQuery, choices: Choices) -> None:
+        super().__init__()
+        self._query = query
+        self._choices = choices
+        self._selected: dict[FilterField, set[str]] = {
+            field: set(query.values(field)) for field in FILTER_FIELDS
+        }
+        self._field: FilterField = FILTER_FIELDS[0]
+
+    def compose(self) -> ComposeResult:
+        """The field list, the value list, "only mine", and the buttons."""
+        with Vertical():
+            yield Label("Filter issues", classes="dialog-title")
+            with Horizontal(id="filter-panes"):
+                yield OptionList(
+                    *(Option(FIELD_LABELS[field], id=field) for field in FILTER_FIELDS),
+                    id="filter-fields",
+                )
+                yield SelectionList[str](id="filter-values")
+            yield Checkbox("Only issues assigned to me", self._query.mine, id="filter-mine")
+            with Horizontal(id="filter-buttons"):
+                yield Button("Clear all", id="filter-clear")
+                yield Button("Cancel", id="filter-cancel")
+                yield Button("Apply", variant="primary", id="filter-apply")
+            yield Label(
+                "space toggles · tab moves · ctrl+s applies · esc cancels", classes="dialog-hint"
+            )
+
+    def on_mount(self) -> None:
+        """Start on the first field, its values shown."""
+        self.query_one("#filter-fields", OptionList).highlighted = 0
+        self._show_field(self._field)
+
+    @property
+    def result(self) -> IssueQuery:
+        """The query as the dialog's selections stand."""
+        query = self._query
+        for field in FILTER_FIELDS:
+            query = query.with_values(field, frozenset(self._selected[field]))
+        return dataclasses.replace(query, mine=self.query_one("#filter-mine", Checkbox).value)
+
+    @on(OptionList.OptionHighlighted, "#filter-fields")
+    def switch_field(self, event: OptionList.OptionHighlighted) -> None:
+        """Show the values of the highlighted field."""
+        self._show_field(FILTER_FIELDS[event.option_index])
+
+    @on(SelectionList.SelectedChanged, "#filter-values")
+    def keep_selection(self, event: SelectionList.SelectedChanged[str]) -> None:
+        """Remember the shown field's selection (the list is refilled per field)."""
+        self._selected[self._field] = set(event.selection_list.selected)
+
+    @on(Button.Pressed, "#filter-apply")
+    def action_apply(self) -> None:
+        """Dismiss with the filtered query (the Apply button and ctrl+s)."""
+        self.dismiss(self.result)
+
+    @on(Button.Pressed, "#filter-cancel")
+    def cancel(self) -> None:
+        """Dismiss without changing anything."""
+        self.dismiss(None)
+
+    @on(Button.Pressed, "#filter-clear")
+    def clear_all(self) -> None:
+        """Unselect every value of every field, and "only mine"."""
+        for values in self._selected.values():
+            values.clear()
+        self.query_one("#filter-mine", Checkbox).value = False
+        self._show_field(self._field)
+
+    def _show_field(self, field: FilterField) -> None:
+        """Fill the value list with `field`'s values, the selected ones ticked."""
+        self._field = field
+        values = self.query_one("#filter-values", SelectionList)
+        offered = list(self._choices.get(field, []))
+        known = {value for value, _label in offered}
+        offered += [(value, value) for value in sorted(self._selected[field] - known)]
+        selected = self._selected[field]
+        with values.prevent(SelectionList.SelectedChanged):
+            values.clear_options()
+            values.add_options([(label, value, value in selected) for value, label in offered])
+            values.highlighted = 0 if offered else None

@@ -1,0 +1,294 @@
+"""The issue list screen: the list, the chips saying what it shows, search, sort, filters and
+saved views.
+
+The screen owns the query (`issue_query`) and pushes it down to the list and the chip bar; it
+hears back from the list through the list's messages. The write actions (edit, create, bulk
+edit) are checked against read-only mode here and otherwise posted as app-wide requests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+
+from tracker_tui.data.source import (
+    FILTER_FIELDS,
+    SORT_KEYS,
+    IssueQuery,
+    IssueSource,
+)
+from tracker_tui.data.views import MAX_VIEWS, SavedView, with_view
+from tracker_tui.messages import (
+    BulkEditRequested,
+    CreateIssueRequested,
+    EditIssueRequested,
+    SourceFailed,
+    ViewsChanged,
+)
+from tracker_tui.screens.filter_dialog import Choices, FilterDialog
+from tracker_tui.screens.issue_list_commands import IssueListCommands
+from tracker_tui.screens.save_view_dialog import SaveViewDialog
+from tracker_tui.screens.sort_dialog import SortDialog
+from tracker_tui.widgets.filter_chips import FilterChips
+from tracker_tui.widgets.issue_list import IssueList
+from tracker_tui.widgets.status_bar import StatusBar
+
+
+class IssueListScreen(Screen[None]):
+    """Browse, search, sort and filter issues; mark them for bulk edits."""
+
+    HELP_GROUP: ClassVar[str] = "Issues screen"
+    AUTO_FOCUS = "IssueList"
+    CSS_PATH = "issue_list.tcss"
+    COMMANDS = {IssueListCommands}
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "search", "Search"),
+        Binding("escape", "clear_search", "Clear search", show=False),
+        Binding("f", "filter", "Filter"),
+        Binding("F", "clear_filters", "Clear filters", show=False),
+        Binding("m", "toggle_mine", "Only mine", show=False),
+        Binding("s", "next_sort", "Sort"),
+        Binding("S", "flip_sort", "Reverse sort", show=False),
+        Binding("o", "pick_sort", "Sort by…", show=False),
+        Binding("e", "edit", "Edit"),
+        Binding("c", "create", "New"),
+        Binding("b", "bulk_edit", "Bulk edit"),
+        Binding("ctrl+s", "save_view", "Save view", show=False),
+        *(
+            Binding(str(slot), f"apply_view({slot - 1})", "Saved view", show=False)
+            for slot in range(1, MAX_VIEWS + 1)
+        ),
+    ]
+
+    issue_query: reactive[IssueQuery] = reactive(IssueQuery, init=False)
+    """The filter and sort shown; the list and the chip bar follow it."""
+
+    view_name: reactive[str | None] = reactive(None, init=False)
+    """The saved view last applied, until the query is changed by hand."""
+
+    @dataclass
+    class _ChoicesLoaded(Message):
+        """The filter values the source offers arrived from the worker."""
+
+        choices: Choices
+
+    def __init__(
+        self,
+        source: IssueSource,
+        *,
+        views: list[SavedView],
+        profile: str,
+        read_only: bool,
+        clock: Callable[[], datetime],
+    ) -> None:
+        super().__init__()
+        self._source = source
+        self.views = list(views)
+        self._profile = profile
+        self.read_only = read_only
+        self._clock = clock
+        self.choices: Choices = {}
+
+    def compose(self) -> ComposeResult:
+        """Chips, the search field (hidden until /), the list, status bar and footer."""
+        yield FilterChips(id="chips")
+        yield Input(placeholder="Search titles…", id="search", classes="-hidden")
+        yield IssueList(self._source, clock=self._clock, read_only=self.read_only, id="issues")
+        yield StatusBar(self._profile, read_only=self.read_only, id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Load the filter values, and reload everything whenever the cache changes."""
+        self.watch(self.app, "cache_revision", self._reload, init=False)
+        self._load_choices()
+
+    def watch_issue_query(self, query: IssueQuery) -> None:
+        """Hand the new query to the list, the chips and the search field.
+
+        A change made by hand (not by applying a view) leaves the view.
+        """
+        self.query_one(IssueList).issue_query = query
+        self.query_one(FilterChips).issue_query = query
+        search = self.query_one("#search", Input)
+        if search.value.strip() != query.text:
+            with search.prevent(Input.Changed):
+                search.value = query.text
+        if self.view_name and all(
+            view.name != self.view_name or view.query != query for view in self.views
+        ):
+            self.view_name = None
+
+    def watch_view_name(self, name: str | None) -> None:
+        """Name the applied view in the chip bar."""
+        self.query_one(FilterChips).view_name = name
+
+    @on(IssueList.Counted)
+    def show_count(self, message: IssueList.Counted) -> None:
+        """Show how many issues match."""
+        self.query_one(FilterChips).count = message.count
+
+    @on(IssueList.MarksChanged)
+    def show_marked(self, message: IssueList.MarksChanged) -> None:
+        """Show how many issues are marked."""
+        self.query_one(FilterChips).marked = message.count
+
+    @on(Input.Changed, "#search")
+    def search_as_typed(self, event: Input.Changed) -> None:
+        """Filter on every keystroke: stale counts are dropped, so typing never waits."""
+        self.issue_query = dataclasses.replace(self.issue_query, text=event.value.strip())
+
+    @on(Input.Submitted, "#search")
+    def keep_search(self) -> None:
+        """Enter keeps the search and goes back to the list."""
+        self.query_one(IssueList).focus()
+
+    def action_search(self) -> None:
+        """Show the search field and type into it."""
+        search = self.query_one("#search", Input)
+        search.remove_class("-hidden")
+        search.focus()
+
+    def action_clear_search(self) -> None:
+        """Drop the search text, hide the field, and go back to the list."""
+        self.query_one("#search", Input).add_class("-hidden")
+        self.issue_query = dataclasses.replace(self.issue_query, text="")
+        self.query_one(IssueList).focus()
+
+    def action_filter(self) -> None:
+        """Open the filter picker over the current query."""
+        self.app.push_screen(FilterDialog(self.issue_query, self.choices), self._apply_query)
+
+    def action_clear_filters(self) -> None:
+        """Show every issue again, keeping the sort."""
+        self.issue_query = self.issue_query.unfiltered()
+
+    def action_toggle_mine(self) -> None:
+        """Show only my issues, or everyone's again."""
+        self.issue_query = dataclasses.replace(self.issue_query, mine=not self.issue_query.mine)
+
+    def action_filter_value(self, field: str, value: str) -> None:
+        """Add or remove one filter value (the command palette offers these)."""
+        if field in FILTER_FIELDS:
+            self.issue_query = self.issue_query.toggled(field, value)
+
+    def action_next_sort(self) -> None:
+        """Sort by the next column, in its natural direction."""
+        self.issue_query = self.issue_query.next_sort()
+
+    def action_flip_sort(self) -> None:
+        """Reverse the sort direction."""
+        self.issue_query = self.issue_query.flipped()
+
+    def action_sort_by(self, key: str) -> None:
+        """Sort by `key` in its natural direction (the command palette offers these)."""
+        if key in SORT_KEYS:
+            self.issue_query = self.issue_query.with_sort(key)
+
+    def action_pick_sort(self) -> None:
+        """Open the sort picker."""
+        self.app.push_screen(SortDialog(self.issue_query), self._apply_query)
+
+    def action_apply_view(self, index: int) -> None:
+        """Show saved view number `index + 1`."""
+        if index >= len(self.views):
+            self.notify(f"No view saved on {index + 1} (ctrl+s saves one).", severity="warning")
+            return
+        view = self.views[index]
+        self.issue_query = view.query
+        self.view_name = view.name
+
+    def action_save_view(self) -> None:
+        """Ask for a name and save the current filter and sort under it."""
+        hint = f"({len(self.views)}/{MAX_VIEWS} used)"
+        dialog = SaveViewDialog(self.view_name or "", slots_hint=hint)
+        self.app.push_screen(dialog, self._save_view)
+
+    def action_edit(self) -> None:
+        """Ask the app to edit the highlighted issue."""
+        row = self.query_one(IssueList).highlighted_row
+        if not self._refuse_write() and row is not None:
+            self.post_message(EditIssueRequested(row.id))
+
+    def action_create(self) -> None:
+        """Ask the app to create an issue."""
+        if not self._refuse_write():
+            self.post_message(CreateIssueRequested())
+
+    def action_bulk_edit(self) -> None:
+        """Ask the app to change every marked issue."""
+        if self._refuse_write():
+            return
+        selection = self.query_one(IssueList).selection
+        if selection.count == 0:
+            self.notify("Nothing is marked (space marks, * marks all).", severity="warning")
+            return
+        self.post_message(BulkEditRequested(selection))
+
+    @on(_ChoicesLoaded)
+    def keep_choices(self, message: _ChoicesLoaded) -> None:
+        """Offer the values in the filter picker and label the chips with them."""
+        self.choices = message.choices
+        self.query_one(FilterChips).labels = {
+            (field, value): label
+            for field, pairs in message.choices.items()
+            for value, label in pairs
+        }
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="filter-choices")
+    def _load_choices(self) -> None:
+        """Read every field's values off the event loop."""
+        try:
+            choices: Choices = {
+                field: self._source.distinct_values(field) for field in FILTER_FIELDS
+            }
+        except Exception as error:
+            self.post_message(
+                SourceFailed("read the filter values", str(error) or type(error).__name__)
+            )
+            return
+        self.post_message(self._ChoicesLoaded(choices))
+
+    def _reload(self) -> None:
+        """The cache changed: re-read the rows and the filter values."""
+        self.query_one(IssueList).reload()
+        self._load_choices()
+
+    def _apply_query(self, query: IssueQuery | None) -> None:
+        """Take a dialog's query, unless it was cancelled."""
+        if query is not None:
+            self.issue_query = query
+
+    def _save_view(self, name: str | None) -> None:
+        """Store the view the dialog named, and tell the app (which persists views)."""
+        if name is None:
+            return
+        views = with_view(self.views, SavedView(name, self.issue_query))
+        if views is None:
+            self.notify(
+                f"All {MAX_VIEWS} view slots are used; save under an existing name to replace it.",
+                severity="warning",
+            )
+            return
+        self.views = views
+        self.view_name = name
+        self.post_message(ViewsChanged(list(views)))
+        slot = next(index for index, view in enumerate(views) if view.name == name) + 1
+        self.notify(f"Saved view “{name}” on {slot}.")
+
+    def _refuse_write(self) -> bool:
+        """In read-only mode a write action only says so."""
+        if self.read_only:
+            self.notify("Read-only mode: changes are off.", severity="warning")
+        return self.read_only

@@ -1,0 +1,197 @@
+"""The loading half of the issue list: a `ScrollView` that holds only the rows near its viewport.
+
+Its virtual height is the row count plus a header line, so the scrollbar is right for 100,000
+rows while no more than a few pages of them are in memory (`PageCache`). Counting and fetching
+run in thread workers, because the source hits SQLite; answers come back as messages and are
+dropped when their generation is stale (the query or the data changed meanwhile). A failed read
+becomes a `SourceFailed` for the app to show, and a line in the list, never a traceback.
+
+`IssueList` builds the cursor, marks and drawing on top of this.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import events, on, work
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+
+from tracker_tui.data.pages import PageCache
+from tracker_tui.data.source import IssueQuery, IssueRow, IssueSource
+from tracker_tui.messages import SourceFailed
+
+MARGIN = 32
+"""Rows fetched beyond each edge of the viewport, so small scrolls never show placeholders."""
+
+HEADER_LINES = 1
+"""Lines at the top that stay put while the rows scroll under them."""
+
+
+class IssueWindow(ScrollView):
+    """The rows of `issue_query`, loaded around the viewport as it moves."""
+
+    issue_query: reactive[IssueQuery] = reactive(IssueQuery, init=False)
+    """The filter and sort whose rows are shown."""
+
+    count: reactive[int | None] = reactive(None, init=False)
+    """How many rows match the query; None until the first count arrives."""
+
+    @dataclass
+    class Counted(Message):
+        """A fresh count of the rows matching the query arrived."""
+
+        issue_list: IssueWindow
+        count: int
+
+        @property
+        def control(self) -> IssueWindow:
+            """The list that was counted."""
+            return self.issue_list
+
+    @dataclass
+    class _Loaded(Message):
+        """A worker's answer: rows for `pages` pages from `first_page`, maybe a new count."""
+
+        generation: int
+        count: int | None
+        first_page: int
+        pages: int
+        rows: list[IssueRow]
+
+    @dataclass
+    class _LoadFailed(Message):
+        """A worker's read failed (the app was told via `SourceFailed`)."""
+
+        generation: int
+        error: str
+
+    def __init__(
+        self, source: IssueSource, *, query: IssueQuery | None = None, id: str | None = None
+    ) -> None:
+        super().__init__(id=id)
+        self._source = source
+        self._pages = PageCache()
+        self._error: str | None = None
+        self.set_reactive(IssueWindow.issue_query, query or IssueQuery())
+
+    @property
+    def page_cache_size(self) -> int:
+        """Pages held in memory (bounded, whatever the number of issues)."""
+        return len(self._pages)
+
+    @property
+    def visible_rows(self) -> int:
+        """Rows that fit under the header."""
+        return max(self.size.height - HEADER_LINES, 1)
+
+    def row(self, index: int) -> IssueRow | None:
+        """Row `index` of the query, None while its page is on its way (or out of range)."""
+        return self._pages.get(index) if index < (self.count or 0) else None
+
+    def reload(self) -> None:
+        """Re-read count and rows for the same query, keeping the position.
+
+        The rows on screen stay until the new ones arrive, so a reload does not flicker.
+        """
+        self._start_load(clear=False)
+
+    def on_mount(self) -> None:
+        """Load the first screenful."""
+        self._start_load(clear=True)
+
+    def watch_issue_query(self, old: IssueQuery, new: IssueQuery) -> None:
+        """Start over at the top for a new query."""
+        self.scroll_to(y=0, animate=False)
+        self._start_load(clear=True)
+
+    def watch_count(self, count: int | None) -> None:
+        """Size the scroll area to the rows, plus the header."""
+        self.virtual_size = Size(self.scrollable_content_region.width, (count or 0) + HEADER_LINES)
+        self.refresh()
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        """Fetch whatever rows scrolling brought into view."""
+        super().watch_scroll_y(old, new)
+        self.fetch_visible()
+
+    def on_resize(self, _event: events.Resize) -> None:
+        """A taller list may need more rows."""
+        self.watch_count(self.count)
+        self.fetch_visible()
+
+    def wanted_rows(self) -> tuple[int, int]:
+        """The first and last row worth holding: the viewport plus margins."""
+        top = self.scroll_offset.y
+        return max(top - MARGIN, 0), top + self.visible_rows + MARGIN
+
+    def rows_arrived(self, *, counted: bool) -> None:
+        """Rows of the current query arrived (with a new count if `counted`): redraw."""
+        self.refresh()
+
+    def fetch_visible(self) -> None:
+        """Fetch the pages near the viewport that are neither held nor on their way."""
+        if self.count is None:
+            return
+        first, last = self.wanted_rows()
+        if plan := self._pages.plan(first, min(last, self.count - 1)):
+            self._load_rows(self._pages.generation, self.issue_query, *plan)
+
+    def _start_load(self, *, clear: bool) -> None:
+        """Count and fetch the first rows for the current query in one worker."""
+        generation = self._pages.restart(clear=clear)
+        if clear:
+            self.refresh()
+        first_page, pages = self._pages.span(*self.wanted_rows())
+        self._load_query(generation, self.issue_query, first_page, pages)
+
+    @on(_Loaded)
+    def _store_rows(self, message: _Loaded) -> None:
+        """Keep rows that belong to the query on screen; drop answers to an older one."""
+        message.stop()
+        fresh = message.count is not None
+        if not self._pages.accept(
+            message.generation, message.first_page, message.pages, message.rows, fresh=fresh
+        ):
+            return
+        if message.count is not None:
+            self._error = None
+            self.count = message.count
+            self.post_message(self.Counted(self, message.count))
+        self.rows_arrived(counted=fresh)
+        self.fetch_visible()
+
+    @on(_LoadFailed)
+    def _show_failure(self, message: _LoadFailed) -> None:
+        """Say in the list itself that reading failed; a later scroll or reload retries."""
+        message.stop()
+        if self._pages.abandon(message.generation):
+            self._error = message.error
+            self.refresh()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="issue-list-query")
+    def _load_query(self, generation: int, query: IssueQuery, first_page: int, pages: int) -> None:
+        """Count the query and read its first rows off the event loop, in one round trip."""
+        self._read(generation, query, first_page, pages, with_count=True)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="issue-list-rows")
+    def _load_rows(self, generation: int, query: IssueQuery, first_page: int, pages: int) -> None:
+        """Read rows scrolled into view off the event loop; a newer scroll supersedes it."""
+        self._read(generation, query, first_page, pages, with_count=False)
+
+    def _read(
+        self, generation: int, query: IssueQuery, first_page: int, pages: int, *, with_count: bool
+    ) -> None:
+        """Ask the source (in a worker thread) and post the answer, or the failure, back."""
+        size = self._pages.page_size
+        try:
+            count = self._source.count(query) if with_count else None
+            rows = self._source.window(query, first_page * size, pages * size)
+        except Exception as error:
+            reason = str(error) or type(error).__name__
+            self.post_message(SourceFailed("read the issue list", reason))
+            self.post_message(self._LoadFailed(generation, reason))
+            return
+        self.post_message(self._Loaded(generation, count, first_page, pages, rows))
