@@ -1,0 +1,65 @@
+"""One round trip over a real loopback socket, through uvicorn, as a deployed service runs."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from server_support import bearer
+
+from server.app import create_app
+from server.keys import create_key
+
+
+@pytest.fixture
+def base_url(tmp_path: Path) -> Iterator[str]:
+    config = uvicorn.Config(
+        create_app(tmp_path / "served.db"),
+        host="127.0.0.1",
+        port=0,
+        log_level="warning",
+        ws="none",
+        lifespan="on",
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        assert not thread.is_alive()
+
+
+def test_a_real_server_round_trip(base_url: str, tmp_path: Path) -> None:
+    key = create_key(tmp_path / "served.db", "Acme", "smoke")
+    with httpx.Client(base_url=base_url, headers=bearer(key), timeout=10) as client:
+        created = client.post("/issues", json={"title": "Served over TCP"})
+        assert created.status_code == 201
+        issue = created.json()
+        fetched = client.get(f"/issues/{issue['id']}")
+        assert fetched.json() == issue
+        assert fetched.headers["etag"]
+        assert client.get("/search", params={"q": "tcp"}).json()["data"] == [issue]
+        unauthorized = client.get("/issues", headers={"Authorization": ""})
+        assert unauthorized.status_code == 401
+        assert unauthorized.json()["error"]["code"] == "unauthorized"
+        chunked = client.post(
+            "/issues",
+            content=iter([b"x" * 65_536] * 17),
+            headers={"Content-Type": "application/json"},
+        )
+        assert chunked.status_code == 413
+        assert chunked.json()["error"]["code"] == "payload_too_large"
+        assert client.get(base_url.replace("/v1", "/v2") + "/issues").status_code == 404
