@@ -14,7 +14,8 @@
     │   ├── ServerError            5xx
     │   └── UnexpectedStatus       any other status (405, 409, a redirect...)
     ├── NetworkError               no response (.request_sent: could the server have acted?)
-    └── ProtocolError              a response that cannot be read: bad JSON, truncated, wrong shape
+    ├── ProtocolError              a response that cannot be read: bad JSON, truncated, wrong shape
+    └── NoCredentials              no API key for the profile: log in, or set TRACKER_API_KEY
 
 How SYNC.md's three outcomes map: *retryable* are NetworkError with `request_sent` False,
 RateLimited and ServerError; *rejected* are the other ApiErrors; *unknown* are NetworkError with
@@ -273,3 +274,7 @@ def network_error(
     sent = reading_body or not isinstance(error, _NOT_SENT)
     detail = f"{type(error).__name__}: {str(error) or 'no detail'}"
     return NetworkError(detail, method=method, path=path, request_sent=sent)
+
+
+class NoCredentials(SyncError):
+    """No API key could be found for the profile: the user must log in or set one."""

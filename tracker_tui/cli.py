@@ -1,7 +1,9 @@
 """The `tracker-tui` command line: parsing, dispatch, and the edge where errors become one line.
 
 Commands live in `tracker_tui.commands`, one module per group, so this file stays the single
-place that decides exit statuses and how a failure is told to the user.
+place that decides exit statuses and how a failure is told to the user. Each group module has
+`register(subparsers, issue_commands)`: top-level commands go on the first, `issues ...`
+commands on the second (the `issues` group is shared by reads and writes).
 """
 
 from __future__ import annotations
@@ -37,9 +39,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--profile", metavar="NAME", help="profile to use (default: the default profile)"
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    issues = subparsers.add_parser(
+        "issues",
+        help="list, show, create, edit, delete and comment on issues",
+        description="Issues: reads come from the local cache; writes go through the outbox.",
+    )
+    issue_commands = issues.add_subparsers(dest="issues_command", metavar="ISSUES_COMMAND")
+    issues.set_defaults(run=lambda _args: _help(issues))
     for group in COMMAND_GROUPS:
-        group.register(subparsers)
+        group.register(subparsers, issue_commands)
     return parser
+
+
+def _help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return EXIT_USAGE
 
 
 def main(argv: Sequence[str] | None = None) -> int:

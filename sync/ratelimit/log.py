@@ -4,26 +4,17 @@ Every process using the same key (the TUI, a `sync` in another terminal) must co
 requests, so the log lives in the profile's cache, not here. This module only says what the
 limiter needs from it. Times in the log are the local clock (`time.time()`): the processes
 sharing a cache share a machine, hence a clock, whatever its offset from the server's.
+`LogCheck` is the cache's own class, so the limiter and the log agree on one shape.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
+from cache.models import LogCheck
 
-@dataclass(frozen=True)
-class LogCheck:
-    """One limit to respect: fewer than `limit` entries of `bucket` (None: any) at or after `since`.
-
-    A log implementation must read only these three attributes, so that the cache's own
-    identically shaped class and this one are interchangeable.
-    """
-
-    since: float
-    limit: int
-    bucket: str | None
+__all__ = ["LogCheck", "RequestLog"]
 
 
 class RequestLog(Protocol):

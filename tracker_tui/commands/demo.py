@@ -9,7 +9,7 @@ from typing import Any
 from tracker_tui.demo_service import DemoService
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, issue_commands: Any) -> None:
     parser = subparsers.add_parser(
         "demo",
         help="run against an embedded demo service with seeded data (no account needed)",

@@ -1,0 +1,101 @@
+"""A sync session: one profile's cache, API client, rate limiter and known server features.
+
+Pull, push, the command line and the app all need the same four collaborators wired the same
+way (the limiter's log in the profile's cache, the client reporting every response to the
+limiter, features detected once per server and remembered), so they are built in one place.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import httpx
+
+from cache import Cache, open_cache
+from sync.client import ApiClient
+from sync.credentials import ResolvedProfile
+from sync.errors import NoCredentials
+from sync.features import ServerFeatures, detect_features
+from sync.ratelimit import RateLimiter
+
+FEATURES_STATE_KEY = "server_features"
+ENV_PROFILE_CACHE = "env"
+
+
+@dataclass
+class SyncSession:
+    """What every sync operation runs with; `features` may be refreshed in place."""
+
+    profile: str
+    server: str
+    cache: Cache
+    client: ApiClient
+    limiter: RateLimiter
+    features: ServerFeatures
+
+
+def cache_name(resolved: ResolvedProfile) -> str:
+    """The cache a profile uses; env-only runs (no stored profile) share one named `env`."""
+    return resolved.name or ENV_PROFILE_CACHE
+
+
+async def known_features(
+    cache: Cache, client: ApiClient, server: str, *, refresh: bool = False
+) -> ServerFeatures:
+    """The server's features, probed only when not remembered for this very server URL."""
+    stored = cache.get_state(FEATURES_STATE_KEY)
+    if not refresh and isinstance(stored, dict) and stored.get("server") == server:
+        text = stored.get("features")
+        if isinstance(text, str):
+            try:
+                return ServerFeatures.from_json(text)
+            except ValueError:
+                pass
+    features = await detect_features(client)
+    cache.set_state(FEATURES_STATE_KEY, {"server": server, "features": features.to_json()})
+    return features
+
+
+@asynccontextmanager
+async def open_session(
+    resolved: ResolvedProfile,
+    *,
+    cache: Cache | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    window_seconds: float = 60.0,
+    clock: Callable[[], float] = time.time,
+    timeout: float = 10.0,
+) -> AsyncIterator[SyncSession]:
+    """Open the profile's session; the cache is closed on exit only if it was opened here."""
+    if resolved.key is None:
+        raise NoCredentials(
+            "no API key: run `tracker-tui login --server URL`, or set TRACKER_API_KEY"
+        )
+    owned = cache is None
+    store = open_cache(cache_name(resolved)) if cache is None else cache
+    try:
+        limiter = RateLimiter(store, clock=clock, window_seconds=window_seconds)
+        async with ApiClient(
+            resolved.server,
+            resolved.key.reveal(),
+            transport=transport,
+            timeout=timeout,
+            limiter=limiter,
+        ) as client:
+            features = await known_features(store, client, resolved.server)
+            if features.plan:
+                limiter.set_plan(features.plan)
+            yield SyncSession(
+                profile=resolved.name or ENV_PROFILE_CACHE,
+                server=resolved.server,
+                cache=store,
+                client=client,
+                limiter=limiter,
+                features=features,
+            )
+    finally:
+        if owned:
+            store.close()
