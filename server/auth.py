@@ -8,9 +8,13 @@ on `request.state`:
 - `auth`: the `AuthContext` of the key;
 - `endpoint`: the per-endpoint rate-limit class of the request (`ENDPOINT_CLASSES`) or None.
 
-The rate limiter hooks in at those two places: one call after `authenticate` succeeds (counting
-the request and deciding 429 or not, its headers added to every response through a wrapped
-`send`), and one in `_refuse` for the per-address limit on failed authentications.
+The rate limiter (`server.ratelimit`) hooks in there, in one worker-thread call per request
+(`_admit`): an address that failed authentication too often is refused first (429, whatever
+key it sends); then the key is authenticated, a failure counted against the address; then the
+request is counted against every limit of its key, so it counts whatever its outcome later (a
+404, a 413, a 400), and a refusal (429) is not counted. The `X-RateLimit-*` headers of that
+decision are added to every response of an authenticated request through a wrapped `send`,
+unexpected failures (500) included.
 Permissions are checked per route by the `require` dependency, once the route is known.
 """
 
@@ -28,11 +32,12 @@ from typing import Literal
 import anyio.to_thread
 from fastapi import Request
 from starlette.datastructures import Headers
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from server.errors import Forbidden, Unauthorized
-from server.handlers import error_response
+from server.errors import Forbidden, RateLimitExceeded, ServiceError, Unauthorized
+from server.handlers import error_response, internal_error_response
 from server.models import Permission
+from server.ratelimit import RateDecision, RateLimiter
 from server.store import Store
 
 KEY_PREFIX = "trk_"
@@ -104,12 +109,32 @@ def authenticate(conn: sqlite3.Connection, authorization: str | None, now: int) 
     )
 
 
+@dataclass(frozen=True)
+class _Admission:
+    """What `_admit` decided: answer `refusal`, or go on with `context`; `headers` either way."""
+
+    context: AuthContext | None
+    refusal: ServiceError | None
+    headers: dict[str, str]
+
+
+def _refused(decision: RateDecision) -> ServiceError:
+    assert decision.retry_after is not None
+    return RateLimitExceeded(decision.retry_after)
+
+
 class AuthMiddleware:
     def __init__(
-        self, app: ASGIApp, store: Store, prefix: str, public_paths: Collection[str]
+        self,
+        app: ASGIApp,
+        store: Store,
+        limiter: RateLimiter,
+        prefix: str,
+        public_paths: Collection[str],
     ) -> None:
         self.app = app
         self.store = store
+        self.limiter = limiter
         self.prefix = prefix
         self.public_paths = frozenset(public_paths)
 
@@ -122,26 +147,73 @@ class AuthMiddleware:
         ):
             await self.app(scope, receive, send)
             return
+        endpoint = ENDPOINT_CLASSES.get((scope["method"], path[len(self.prefix) :]))
         authorization = Headers(scope=scope).get("authorization")
-        try:
-            context = await anyio.to_thread.run_sync(self._authenticate, authorization)
-        except Unauthorized as error:
-            await self._refuse(scope, receive, send, error)
+        client = scope.get("client")
+        address = client[0] if client else "unknown"
+        admission = await anyio.to_thread.run_sync(self._admit, authorization, address, endpoint)
+        if admission.refusal is not None:
+            await self._refuse(scope, receive, send, admission.refusal, admission.headers)
             return
+        assert admission.context is not None
         state = scope.setdefault("state", {})
-        state["auth"] = context
-        state["endpoint"] = ENDPOINT_CLASSES.get((scope["method"], path[len(self.prefix) :]))
-        await self.app(scope, receive, send)
+        state["auth"] = admission.context
+        state["endpoint"] = endpoint
+        await self._call_with_headers(scope, receive, send, admission.headers)
 
-    def _authenticate(self, authorization: str | None) -> AuthContext:
-        with self.store.reading() as conn:
-            return authenticate(conn, authorization, self.store.now())
+    def _admit(self, authorization: str | None, address: str, endpoint: str | None) -> _Admission:
+        """Block check, authentication and counting, in one trip to a worker thread."""
+        block = self.limiter.auth_failure_block(address)
+        if block is not None:
+            return _Admission(None, _refused(block), block.headers())
+        try:
+            with self.store.reading() as conn:
+                context = authenticate(conn, authorization, self.store.now())
+        except Unauthorized as error:
+            self.limiter.record_auth_failure(address)
+            return _Admission(None, error, {})
+        decision = self.limiter.hit(
+            key_id=context.key_id,
+            workspace_id=context.workspace_id,
+            plan=context.plan,
+            endpoint=endpoint,
+        )
+        refusal = None if decision.allowed else _refused(decision)
+        return _Admission(context, refusal, decision.headers())
+
+    async def _call_with_headers(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
+    ) -> None:
+        """Run the app, adding `headers` to whatever it answers, a crash's 500 included."""
+        encoded = [(name.lower().encode(), value.encode()) for name, value in headers.items()]
+        started = False
+
+        async def send_with_headers(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                message = {**message, "headers": [*message.get("headers", []), *encoded]}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except Exception:
+            if not started:
+                await internal_error_response()(scope, receive, send_with_headers)
+            raise
 
     async def _refuse(
-        self, scope: Scope, receive: Receive, send: Send, error: Unauthorized
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        error: ServiceError,
+        headers: dict[str, str],
     ) -> None:
-        """Answer a failed authentication; every one of them ends here."""
-        await error_response(error)(scope, receive, send)
+        """Answer a failed authentication (401) or a rate limit (429); every refusal ends here."""
+        response = error_response(error)
+        response.headers.update(headers)
+        await response(scope, receive, send)
 
 
 def require(permission: Permission | None = None) -> Callable[[Request], Awaitable[AuthContext]]:

@@ -33,3 +33,21 @@ class NullEventSink:
         previous: dict[str, Any] | None,
     ) -> None:
         return None
+
+
+class FanOutSink:
+    """Hands every event to several sinks in turn: the app's webhook dispatcher and a sink the
+    caller of `create_app` passed in (a test's recorder, an embedding app's listener)."""
+
+    def __init__(self, *sinks: EventSink) -> None:
+        self.sinks = sinks
+
+    def emit(
+        self,
+        workspace_id: str,
+        event_type: str,
+        obj: dict[str, Any],
+        previous: dict[str, Any] | None,
+    ) -> None:
+        for sink in self.sinks:
+            sink.emit(workspace_id, event_type, obj, previous)

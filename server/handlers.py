@@ -54,9 +54,14 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(invalid_request(exc.errors()))
 
 
-async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
+def internal_error_response() -> JSONResponse:
+    """The 500 answer: it says nothing about the cause (the traceback goes to the log only)."""
     error = {"code": "internal_error", "message": "Internal server error."}
     return JSONResponse({"error": error}, status_code=500)
+
+
+async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
+    return internal_error_response()
 
 
 def install_error_handlers(app: FastAPI) -> None:

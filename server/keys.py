@@ -98,18 +98,32 @@ def add_key(
     expires_in_days: float | None = None,
 ) -> str:
     """Store a new key of `user_id` and return its value."""
-    key = generate_key()
     now = to_micros(tx.clock())
     expires_at = (
         None
         if expires_in_days is None
         else now + timedelta(days=expires_in_days) // timedelta(microseconds=1)
     )
+    return insert_key(tx, user_id, name, permissions, expires_at, now)[1]
+
+
+def insert_key(
+    tx: Transaction,
+    user_id: str,
+    name: str,
+    permissions: list[str],
+    expires_at: int | None,
+    now: int,
+) -> tuple[str, str]:
+    """Store a new key of `user_id`, created `now`, expiring at `expires_at` (both in
+    microseconds); its id and value."""
+    key = generate_key()
+    key_id = new_id("key")
     tx.conn.execute(
         "INSERT INTO api_keys (id, workspace_id, user_id, name, key_hash, permissions, "
         "expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            new_id("key"),
+            key_id,
             tx.workspace_id,
             user_id,
             name,
@@ -119,7 +133,7 @@ def add_key(
             now,
         ),
     )
-    return key
+    return key_id, key
 
 
 def revoke_key(db_path: str | Path, key: str, *, clock: Clock = utc_now) -> None:

@@ -9,6 +9,7 @@ storable UTF-8 text).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -162,6 +163,56 @@ class WorkspaceUpdate(RequestModel):
     name: Name = omittable()
 
     _check_not_null = field_validator("name", mode="before")(_not_null)
+
+
+EventFilter = Literal[
+    "*",
+    "issue.created",
+    "issue.updated",
+    "issue.deleted",
+    "project.created",
+    "project.updated",
+    "project.deleted",
+    "comment.created",
+    "comment.updated",
+    "comment.deleted",
+]
+"""CONTRACT's event types, or `*` for all of them."""
+
+WebhookURL = Annotated[str, StringConstraints(min_length=1, max_length=2048), Storable]
+Events = Annotated[list[EventFilter], Field(min_length=1, max_length=10)]
+Secret = Annotated[str, StringConstraints(min_length=1, max_length=255), Storable]
+
+
+class WebhookCreate(RequestModel):
+    url: WebhookURL
+    events: Events
+    secret: Secret = omittable(description="Generated when omitted; shown in this answer only.")
+
+    _check_not_null = field_validator("secret", mode="before")(_not_null)
+
+
+class WebhookUpdate(RequestModel):
+    url: WebhookURL = omittable()
+    events: Events = omittable()
+    secret: Secret = omittable()
+
+    _check_not_null = field_validator("url", "events", "secret", mode="before")(_not_null)
+
+
+class ApiKeyCreate(RequestModel):
+    name: Name
+    permissions: Annotated[list[Permission], AfterValidator(_distinct)] = omittable(
+        description="Default: every permission."
+    )
+    expires_in_days: Annotated[float, Field(gt=0, le=36_500)] = omittable(
+        description="Expire this many days from now; or give `expires_at`, or neither."
+    )
+    expires_at: datetime = omittable(description="Expire at this future time (UTC if naive).")
+
+    _check_not_null = field_validator(
+        "permissions", "expires_in_days", "expires_at", mode="before"
+    )(_not_null)
 
 
 class CreateOperation(RequestModel):

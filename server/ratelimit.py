@@ -12,7 +12,7 @@ counter            subject      window and size
 ``key-minute``     API key      minute; 60 free, 300 pro, 1,000 enterprise
 ``workspace-day``  workspace    UTC day; 1,000 free, 10,000 pro, 100,000 enterprise
 ``endpoint:<e>``   API key      minute; ``ENDPOINT_LIMITS[e]``, on top of the plan limits
-``auth-failures``  address      minute; 20 failed authentications
+``auth-failures``  address      minute; refused once more than 20 have failed
 =================  ===========  ========================================================
 
 Time scale: ``window_seconds`` is the real length of a "minute". A "day" is 1,440 of them,
@@ -28,6 +28,7 @@ last, since waiting for any earlier one would not let the request through.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
@@ -53,7 +54,9 @@ ENDPOINT_LIMITS: dict[str, int] = {
 POST /issues/bulk."""
 
 AUTH_FAILURE_LIMIT = 20
-"""Failed authentications one address may make in a minute; the next request is refused."""
+"""CONTRACT: "more than 20 failed authentications from one address in a window: 429". The 21st
+failure is still answered (401) and recorded; from then on the address is refused until the
+window ends."""
 
 MINUTES_PER_DAY = 1_440
 _MICROS = 1_000_000
@@ -135,8 +138,11 @@ class _Counter:
 class RateLimiter:
     """Counts requests against every limit that applies, atomically, in a SQLite file.
 
-    A connection is opened per call, so one limiter may be shared by any number of threads and
-    needs no closing. Use one time scale per database file: counters are keyed by window end.
+    One limiter may be shared by any number of threads: each call checks a connection out of a
+    small pool (opening one costs more than the check itself), and this process's writers queue
+    on a lock rather than in SQLite's busy handler, whose sleeps of up to 100 ms would dominate
+    latency under concurrency; other processes still serialize through SQLite. Use one time
+    scale per database file: counters are keyed by window end. `close` closes idle connections.
     """
 
     def __init__(
@@ -150,7 +156,10 @@ class RateLimiter:
         self._day_us = minute_us * MINUTES_PER_DAY
         self._clock = clock or _utc_now
         self._next_prune_us = 0
-        with closing(self._connect()) as conn:
+        self._idle: list[sqlite3.Connection] = []
+        self._pool_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        with closing(self._open()) as conn:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.executescript(_SCHEMA)
 
@@ -175,12 +184,12 @@ class RateLimiter:
         return tightest.allowed(count + 1)
 
     def auth_failure_block(self, address: str) -> RateDecision | None:
-        """A refusal if ``address`` used up its failed authentications this minute, else None."""
+        """A refusal if ``address`` failed authentication more than the limit this minute."""
         now_us = self._now_us()
         counter = self._auth_counter(address, now_us)
-        with closing(self._connect()) as conn:
+        with self._connection() as conn:
             failures = _count(conn, counter)
-        return counter.refused(now_us) if failures >= counter.limit else None
+        return counter.refused(now_us) if failures > counter.limit else None
 
     def record_auth_failure(self, address: str) -> None:
         """Count one failed authentication from ``address``."""
@@ -233,15 +242,41 @@ class RateLimiter:
         conn.execute("DELETE FROM ratelimit_counters WHERE window_end_us <= ?", (now_us,))
         self._next_prune_us = now_us + self._minute_us
 
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self._path, timeout=_BUSY_TIMEOUT_SECONDS, isolation_level=None)
+    def close(self) -> None:
+        """Close the idle connections; a later call opens new ones."""
+        with self._pool_lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self._path,
+            timeout=_BUSY_TIMEOUT_SECONDS,
+            isolation_level=None,
+            check_same_thread=False,
+        )
         conn.execute("PRAGMA synchronous=NORMAL")
         return conn
 
     @contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        """A pooled connection, used by this thread alone until the block ends."""
+        with self._pool_lock:
+            conn = self._idle.pop() if self._idle else None
+        conn = conn or self._open()
+        try:
+            yield conn
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            with self._pool_lock:
+                self._idle.append(conn)
+
+    @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, taken up front so concurrent checks queue instead of racing."""
-        with closing(self._connect()) as conn:
+        with self._write_lock, self._connection() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from server.models import Permission, Plan, Priority, ProjectState, Status
+from server.models import EventFilter, Permission, Plan, Priority, ProjectState, Status
 
 Timestamp = Annotated[
     str,
@@ -121,6 +121,62 @@ class WorkspaceList(BaseModel):
 
 class SearchResults(BaseModel):
     data: list[Issue]
+    pagination: Pagination
+
+
+class Webhook(BaseModel):
+    id: str
+    workspace_id: str
+    url: str
+    events: list[EventFilter]
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class WebhookCreated(Webhook):
+    secret: str = Field(description="Signs deliveries; shown in this answer only.")
+
+
+class WebhookList(BaseModel):
+    data: list[Webhook]
+    pagination: Pagination
+
+
+class DeliveryAttempt(BaseModel):
+    """One attempt to deliver one event: `pending` until made, then `succeeded` (2xx),
+    `retrying` (another attempt is scheduled) or `failed` (the last one)."""
+
+    event_id: str
+    event_type: str
+    attempt: int
+    status: Literal["pending", "retrying", "failed", "succeeded"]
+    response_code: int | None
+    error: str | None = Field(description="Why no response came, when none did.")
+    scheduled_at: Timestamp
+    attempted_at: Timestamp | None
+    completed_at: Timestamp | None
+
+
+class DeliveryList(BaseModel):
+    data: list[DeliveryAttempt]
+    pagination: Pagination
+
+
+class ApiKey(BaseModel):
+    id: str
+    name: str
+    permissions: list[Permission]
+    expires_at: Timestamp | None
+    created_at: Timestamp
+    revoked: bool
+
+
+class ApiKeyCreated(ApiKey):
+    key: str = Field(description="The key itself, shown in this answer only.")
+
+
+class ApiKeyList(BaseModel):
+    data: list[ApiKey]
     pagination: Pagination
 
 

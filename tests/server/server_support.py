@@ -1,13 +1,18 @@
-"""Helpers shared by the service tests: a clock, an event sink, the error-envelope check."""
+"""Helpers shared by the service tests: a clock, an event sink, the error-envelope check, a
+real loopback server."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 import httpx
+import uvicorn
 
 START = datetime(2026, 11, 21, 15, 33, 11, 561385, tzinfo=UTC)
 
@@ -79,3 +84,36 @@ async def create_issue(client: httpx.AsyncClient, **fields: Any) -> dict[str, An
     assert response.status_code == 201, response.text
     issue: dict[str, Any] = response.json()
     return issue
+
+
+@contextmanager
+def served(app: Any) -> Iterator[str]:
+    """Serve `app` with uvicorn on a free loopback port in a thread; yields the `/v1` base URL.
+
+    Requests then cross a real socket and run on uvicorn's event loop and FastAPI's thread pool,
+    as in a deployed service.
+    """
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        assert not thread.is_alive()
+
+
+def rate_headers(response: httpx.Response) -> tuple[int, int, int]:
+    """`X-RateLimit-Limit`, `-Remaining` and `-Reset` of a response, as integers."""
+    return (
+        int(response.headers["x-ratelimit-limit"]),
+        int(response.headers["x-ratelimit-remaining"]),
+        int(response.headers["x-ratelimit-reset"]),
+    )

@@ -200,9 +200,19 @@ def test_seeding_is_reproducible(tmp_path: Path) -> None:
 
 
 def test_serve_demo_prints_a_key_and_serves_it(tmp_path: Path) -> None:
+    """Also with `--allow-private-webhooks`, which lets a webhook name a non-loopback host."""
     db = tmp_path / "demo" / "tracker.db"
     process = subprocess.Popen(
-        [str(SCRIPT), "serve", "--db", str(db), "--port", "0", "--demo"],
+        [
+            str(SCRIPT),
+            "serve",
+            "--db",
+            str(db),
+            "--port",
+            "0",
+            "--demo",
+            "--allow-private-webhooks",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -219,6 +229,9 @@ def test_serve_demo_prints_a_key_and_serves_it(tmp_path: Path) -> None:
         assert address is not None
         response = httpx.get(f"{address}/v1/issues", headers=bearer(key), timeout=10)
         assert response.json()["pagination"]["total"] == 1_000
+        hook = {"url": "http://10.20.30.40/hook", "events": ["*"]}
+        created = httpx.post(f"{address}/v1/webhooks", json=hook, headers=bearer(key), timeout=10)
+        assert created.status_code == 201, created.text
     finally:
         process.terminate()
         process.wait(timeout=10)

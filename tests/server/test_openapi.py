@@ -7,6 +7,7 @@ matches the document. It drives the real application through its ASGI client.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -54,12 +55,25 @@ async def test_the_document_is_public_and_complete(
         ("PATCH", "/v1/comments/{comment_id}"),
         ("DELETE", "/v1/comments/{comment_id}"),
         ("GET", "/v1/search"),
+        ("GET", "/v1/webhooks"),
+        ("POST", "/v1/webhooks"),
+        ("GET", "/v1/webhooks/{webhook_id}"),
+        ("PATCH", "/v1/webhooks/{webhook_id}"),
+        ("DELETE", "/v1/webhooks/{webhook_id}"),
+        ("GET", "/v1/webhooks/{webhook_id}/deliveries"),
+        ("GET", "/v1/api-keys"),
+        ("POST", "/v1/api-keys"),
+        ("DELETE", "/v1/api-keys/{key_id}"),
     }
     for path, item in document["paths"].items():
         for method, operation in item.items():
             responses = operation["responses"]
             assert "422" not in responses, (method, path)
-            assert {"401", "500"} <= set(responses), (method, path)
+            assert {"401", "429", "500"} <= set(responses), (method, path)
+            for status, response in responses.items():
+                limited = "X-RateLimit-Remaining" in response.get("headers", {})
+                assert limited == (status != "401"), (method, path, status)
+            assert "Retry-After" in responses["429"]["headers"]
             if method == "post":
                 assert any(p["name"] == "Idempotency-Key" for p in operation["parameters"])
     schemas = document["components"]["schemas"]
@@ -76,6 +90,22 @@ CHECKS = [
     openapi_checks.response_headers_conformance,
     openapi_checks.response_schema_conformance,
 ]
+
+
+LOOPBACK_HOOK = "http://127.0.0.1:9/hook"
+"""The discard port: nothing listens, and the dispatcher is not even started here."""
+
+
+class MinutePerReading:
+    """A clock that moves one minute each time it is read, so every request falls in a fresh
+    rate-limit minute: the fuzzer meets no limit (429s are checked in test_limits_http)."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 11, 21, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(minutes=1)
+        return self.now
 
 
 class RealRecords:
@@ -111,13 +141,23 @@ class RealRecords:
         body = {"issue_id": self.issue(), "body": "Real comment"}
         return str(self._call("/v1/comments", "POST", body)["id"])
 
+    def webhook(self) -> str:
+        body = {"url": LOOPBACK_HOOK, "events": ["*"]}
+        return str(self._call("/v1/webhooks", "POST", body)["id"])
+
+    def api_key(self) -> str:
+        return str(self._call("/v1/api-keys", "POST", {"name": "Spare"})["id"])
+
     def substitute(self, case: schemathesis.Case) -> None:
-        """Point about half of the generated ids at records that exist."""
+        """Point about half of the generated ids at records that exist, and webhook URLs at a
+        loopback address (any other is refused by the URL policy)."""
         makers = {
             "issue_id": self.issue,
             "project_id": self.project,
             "comment_id": self.comment,
             "workspace_id": lambda: self.workspace_id,
+            "webhook_id": self.webhook,
+            "key_id": self.api_key,
         }
         self.generated += 1
         for name in case.path_parameters or {}:
@@ -131,15 +171,18 @@ class RealRecords:
                 case.body["issue_id"] = self.issue()
             if case.body.get("project_id") is not None:
                 case.body["project_id"] = self.project()
+            if "url" in case.body:
+                case.body["url"] = LOOPBACK_HOOK
 
 
 def test_every_operation_conforms_to_the_document(tmp_path: Path) -> None:
     db_path = tmp_path / "schemathesis.db"
-    key = create_key(db_path, "Fuzz", "schemathesis")
-    schema = schemathesis.openapi.from_asgi("/v1/openapi.json", create_app(db_path))
+    clock = MinutePerReading()
+    key = create_key(db_path, "Fuzz", "schemathesis", plan="enterprise", clock=clock)
+    schema = schemathesis.openapi.from_asgi("/v1/openapi.json", create_app(db_path, clock=clock))
     records = RealRecords(schema, key)
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 22
+    assert len(operations) == 31
     statuses: set[tuple[str, int]] = set()
     for operation in operations:
 

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
-from server_support import bearer
+from server_support import bearer, served
 
 from server.app import create_app
 from server.keys import create_key
@@ -18,28 +15,8 @@ from server.keys import create_key
 
 @pytest.fixture
 def base_url(tmp_path: Path) -> Iterator[str]:
-    config = uvicorn.Config(
-        create_app(tmp_path / "served.db"),
-        host="127.0.0.1",
-        port=0,
-        log_level="warning",
-        ws="none",
-        lifespan="on",
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        assert not thread.is_alive()
+    with served(create_app(tmp_path / "served.db")) as url:
+        yield url
 
 
 def test_a_real_server_round_trip(base_url: str, tmp_path: Path) -> None:
