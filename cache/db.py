@@ -1,0 +1,174 @@
+"""Connections to one cache file: one per thread, the pragmas, transactions, error translation.
+
+Threading rule: a `sqlite3.Connection` is used only by the thread that opened it. `Connector`
+keeps one connection per thread in a `threading.local`, opened on the thread's first call, so
+Textual's thread workers, the sync engine's thread and the UI thread each read and write
+through their own connection. WAL lets readers and the single writer run at once; writers
+serialise on SQLite's lock (`BEGIN IMMEDIATE`, waiting up to `BUSY_TIMEOUT_MS`). The same
+holds across processes: a `sync` in another terminal is just one more connection.
+
+A thread's connection is closed when the thread ends (its `threading.local` slot is collected)
+or at `close()`, whichever comes first. That is why connections are opened with
+`check_same_thread=False`: only so that `close()` may close them from the closing thread; they
+are still used only by their own thread.
+
+Durability: `synchronous=NORMAL` in WAL mode survives a killed process but may lose the last
+commits on power loss. Server data can be pulled again; the outbox cannot, so writes that
+carry user intent pass `durable=True` and commit with `synchronous=FULL` (an fsync of the WAL).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cache.errors import CacheBusyError, CacheClosedError, CacheError, CorruptCacheError
+
+BUSY_TIMEOUT_MS = 5000
+CACHE_SIZE_KIB = 32768
+
+_PRAGMAS = (
+    "PRAGMA synchronous = NORMAL",
+    f"PRAGMA cache_size = -{CACHE_SIZE_KIB}",
+    "PRAGMA temp_store = MEMORY",
+    "PRAGMA foreign_keys = ON",
+)
+
+_CORRUPT_MARKERS = ("not a database", "malformed", "corrupt", "disk image")
+
+
+def translate(error: sqlite3.Error) -> CacheError:
+    """Map a sqlite3 error to the cache's exception tree (see cache.errors)."""
+    message = str(error)
+    if isinstance(error, sqlite3.DatabaseError) and any(m in message for m in _CORRUPT_MARKERS):
+        return CorruptCacheError(f"the cache file is damaged or not a database: {message}")
+    if "locked" in message or "busy" in message:
+        return CacheBusyError(f"the cache stayed locked by another connection: {message}")
+    return CacheError(f"cache operation failed: {message}")
+
+
+@contextmanager
+def translated() -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.Error as error:
+        raise translate(error) from error
+
+
+@dataclass
+class ThreadState:
+    """Per-thread connection plus what that thread memoised about the database.
+
+    The memo is valid while the database is unchanged: `PRAGMA data_version` moves when
+    another connection commits, `writes` when this one does (through `Connector.write`).
+    Writes to this connection's TEMP tables move neither, so they can hold memoised data.
+    """
+
+    conn: sqlite3.Connection
+    writes: int = 0
+    _token: tuple[int, int] = (-1, -1)
+    _memo: dict[object, object] = field(default_factory=dict)
+
+    def memo(self) -> dict[object, object]:
+        """What this thread remembered about the current state of the database."""
+        token = (int(self.conn.execute("PRAGMA data_version").fetchone()[0]), self.writes)
+        if token != self._token:
+            self._memo.clear()
+            self._token = token
+        return self._memo
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open with driver autocommit (`isolation_level=None`) so transactions are explicit."""
+    with translated():
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            for pragma in _PRAGMAS:
+                conn.execute(pragma)
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        except BaseException:
+            conn.close()
+            raise
+    if str(mode).lower() != "wal":
+        conn.close()
+        raise CacheBusyError(f"could not switch the cache to WAL mode (got {mode})")
+    return conn
+
+
+class Connector:
+    """Hands each thread its own connection to `path` (see the module docstring)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+        self._closed = False
+        self._lock = threading.Lock()
+        self._finalizers: list[weakref.finalize[[], ThreadState]] = []
+
+    def state(self) -> ThreadState:
+        current: ThreadState | None = getattr(self._local, "state", None)
+        if self._closed:
+            self._local.state = None
+            raise CacheClosedError(f"the cache {self.path} is closed")
+        if current is None:
+            current = ThreadState(connect(self.path))
+            self._local.state = current
+            closer = weakref.finalize(current, current.conn.close)
+            with self._lock:
+                self._finalizers = [f for f in self._finalizers if f.alive] + [closer]
+        return current
+
+    def conn(self) -> sqlite3.Connection:
+        return self.state().conn
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction, so the several queries of one answer see one snapshot."""
+        conn = self.conn()
+        with translated():
+            if conn.in_transaction:
+                yield conn
+                return
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
+
+    @contextmanager
+    def write(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
+        """`BEGIN IMMEDIATE`: take the write lock up front so a read-then-write transaction
+        never fails to upgrade when another process committed in between."""
+        state = self.state()
+        conn = state.conn
+        state.writes += 1
+        with translated():
+            if conn.in_transaction:
+                raise CacheError("nested cache write transactions are not supported")
+            if durable:
+                conn.execute("PRAGMA synchronous = FULL")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                yield conn
+                conn.execute("COMMIT")
+            finally:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if durable:
+                    conn.execute("PRAGMA synchronous = NORMAL")
+
+    def close(self) -> None:
+        """Close every thread's connection; call it when no other thread still uses them."""
+        self._closed = True
+        self._local.state = None
+        with self._lock:
+            finalizers, self._finalizers = self._finalizers, []
+        for close in finalizers:
+            close()

@@ -1,0 +1,142 @@
+"""Issue filters, compiled twice from one description: SQL over the server rows, and a Python
+predicate over the few effective rows that local edits replace. The two must agree exactly;
+the text part of both is decided by FTS5 itself (see cache.fts).
+
+Status and priority filters test the rank columns (they are in every sort index) and touch
+the `status`/`priority` text only for unknown values, which share the last rank.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from cache import fts, labels
+from cache.fts import TextQuery
+from cache.models import IssueFilter
+from cache.resources import (
+    PRIORITY_RANKS,
+    STATUS_RANKS,
+    UNKNOWN_PRIORITY_RANK,
+    UNKNOWN_STATUS_RANK,
+    Cell,
+)
+
+
+def _marks(count: int) -> str:
+    return ", ".join("?" * count)
+
+
+Clause = tuple[str, list[object]]
+
+
+def _ranked_clause(
+    rank: str, text: str, values: frozenset[str], ranks: dict[str, int], unknown: int
+) -> Clause:
+    known = sorted({ranks[value] for value in values if value in ranks})
+    others = sorted(value for value in values if value not in ranks)
+    parts: list[str] = []
+    params: list[object] = []
+    if known:
+        parts.append(f"{rank} IN ({_marks(len(known))})")
+        params += known
+    if others:
+        parts.append(f"({rank} = {unknown} AND {text} IN ({_marks(len(others))}))")
+        params += others
+    return "(" + " OR ".join(parts) + ")", params
+
+
+def _nullable_clause(column: str, values: frozenset[str | None]) -> Clause:
+    present = sorted(value for value in values if value is not None)
+    parts: list[str] = []
+    if present:
+        parts.append(f"{column} IN ({_marks(len(present))})")
+    if None in values:
+        parts.append(f"{column} IS NULL")
+    return "(" + " OR ".join(parts) + ")", list(present)
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledFilter:
+    """`where` lets the planner seek on any term (for counts); `scan_where` marks every
+    column with unary `+`, which forbids seeking on it, so a window walks its sort index in
+    order and tests the terms on each entry instead of seeking the filter and sorting the
+    result in a temp b-tree."""
+
+    filter: IssueFilter
+    text: TextQuery | None
+    where: str
+    scan_where: str
+    params: tuple[object, ...]
+    kinds: frozenset[str]
+
+    @property
+    def sql(self) -> str:
+        return f"WHERE {self.where}" if self.where else ""
+
+    @property
+    def scan_sql(self) -> str:
+        return f"WHERE {self.scan_where}" if self.scan_where else ""
+
+    def accepts(self, values: Mapping[str, Cell], labels: Iterable[str], text_ok: bool) -> bool:
+        """The filter on one effective row; `text_ok` says whether FTS matched its text."""
+        f = self.filter
+        if f.status and values["status"] not in f.status:
+            return False
+        if f.priority and values["priority"] not in f.priority:
+            return False
+        if f.assignee and values["assignee"] not in f.assignee:
+            return False
+        if f.project and values["project_id"] not in f.project:
+            return False
+        if f.mine is not None and values["assignee"] != f.mine:
+            return False
+        if f.label and f.label.isdisjoint(labels):
+            return False
+        return self.text is None or text_ok
+
+
+def _clauses(
+    f: IssueFilter, text: TextQuery | None, bits: labels.Bits, scan: bool
+) -> dict[str, Clause]:
+    def col(name: str) -> str:
+        return f"+{name}" if scan else name
+
+    parts: dict[str, Clause] = {}
+    if f.status:
+        parts["status"] = _ranked_clause(
+            col("status_rank"), col("status"), f.status, STATUS_RANKS, UNKNOWN_STATUS_RANK
+        )
+    if f.priority:
+        parts["priority"] = _ranked_clause(
+            col("priority_rank"),
+            col("priority"),
+            f.priority,
+            PRIORITY_RANKS,
+            UNKNOWN_PRIORITY_RANK,
+        )
+    if f.assignee:
+        parts["assignee"] = _nullable_clause(col("assignee"), f.assignee)
+    if f.project:
+        parts["project"] = _nullable_clause(col("project_id"), f.project)
+    if f.mine is not None:
+        parts["mine"] = (f"{col('assignee')} = ?", [f.mine])
+    if f.label:
+        parts["label"] = labels.filter_clause(col("label_mask"), col("rid"), f.label, bits)
+    if text is not None:
+        parts["text"] = (f"{col('rid')} IN {fts.HITS_TABLE}", [])
+    return parts
+
+
+def compile_filter(f: IssueFilter, text: TextQuery | None, bits: labels.Bits) -> CompiledFilter:
+    """`text` is `f.text` parsed by `fts.parse`, `bits` the label bits (both read from the
+    database, hence passed in)."""
+    seek, scan = _clauses(f, text, bits, scan=False), _clauses(f, text, bits, scan=True)
+    return CompiledFilter(
+        f,
+        text,
+        " AND ".join(clause for clause, _ in seek.values()),
+        " AND ".join(clause for clause, _ in scan.values()),
+        tuple(param for _, values in seek.values() for param in values),
+        frozenset(seek),
+    )

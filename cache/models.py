@@ -1,0 +1,248 @@
+"""The typed vocabulary of the cache API: what callers pass in and get back.
+
+Rows are frozen dataclasses so the UI can hold them across refreshes without aliasing bugs;
+every server record also travels as its whole JSON object (`record`), because the client must
+keep members and values it does not understand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TypeAlias
+
+JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
+JsonObject: TypeAlias = dict[str, JsonValue]
+
+
+class Resource(StrEnum):
+    """Record types the cache stores; the value is the API collection name."""
+
+    ISSUES = "issues"
+    PROJECTS = "projects"
+    COMMENTS = "comments"
+    USERS = "users"
+    WORKSPACES = "workspaces"
+
+
+WRITABLE_RESOURCES = frozenset({Resource.ISSUES, Resource.PROJECTS, Resource.COMMENTS})
+
+
+class Operation(StrEnum):
+    CREATE = "create"
+    UPDATE = "update"
+    DELETE = "delete"
+
+
+class EntryState(StrEnum):
+    """Life of an outbox entry: pending -> sending -> done, or failed / conflict on the way."""
+
+    PENDING = "pending"
+    SENDING = "sending"
+    FAILED = "failed"
+    CONFLICT = "conflict"
+    DONE = "done"
+
+
+ACTIVE_STATES = (EntryState.PENDING, EntryState.SENDING, EntryState.FAILED, EntryState.CONFLICT)
+
+
+class SyncState(StrEnum):
+    """Marker on every row the UI draws: does the screen show exactly the server's copy?"""
+
+    SYNCED = "synced"
+    PENDING = "pending"
+    CONFLICT = "conflict"
+    FAILED = "failed"
+
+
+class Resolution(StrEnum):
+    MINE = "mine"
+    THEIRS = "theirs"
+
+
+class SortKey(StrEnum):
+    UPDATED = "updated"
+    CREATED = "created"
+    PRIORITY = "priority"
+    STATUS = "status"
+    TITLE = "title"
+    NUMBER = "number"
+
+
+class PickerField(StrEnum):
+    STATUS = "status"
+    PRIORITY = "priority"
+    ASSIGNEE = "assignee"
+    PROJECT = "project"
+    LABEL = "label"
+
+
+@dataclass(frozen=True, slots=True)
+class IssueFilter:
+    """AND across fields, OR within a field; an empty set leaves the field unconstrained.
+
+    `None` in `assignee` / `project` means "unassigned" / "no project". `mine` is the current
+    user's id (the TUI knows it from /me). `text` is what the user typed: tokens are matched as
+    whole words except the last, which is a prefix once it has 3 characters (search as you
+    type), unless the text ends in whitespace.
+    """
+
+    status: frozenset[str] = frozenset()
+    priority: frozenset[str] = frozenset()
+    assignee: frozenset[str | None] = frozenset()
+    project: frozenset[str | None] = frozenset()
+    label: frozenset[str] = frozenset()
+    text: str = ""
+    mine: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IssueSort:
+    """Ascending priority is urgent first and ascending status is workflow order, unknown
+    values last; descending is the exact reverse. Status and priority ties are broken by
+    most recently updated (reversed along with the rest when descending)."""
+
+    key: SortKey = SortKey.UPDATED
+    descending: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """Where an incremental pull resumes: the server's `updated_at` text, sent back verbatim as
+    `updated_after`, and the ids already seen at exactly that timestamp (to de-duplicate the
+    overlap re-read)."""
+
+    updated_at: str
+    ids: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyResult:
+    inserted: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LogCheck:
+    since: float
+    limit: int
+    bucket: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class IssueRow:
+    id: str
+    number: int | None
+    title: str
+    status: str | None
+    priority: str | None
+    assignee: str | None
+    project_id: str | None
+    labels: tuple[str, ...]
+    created_at: str | None
+    updated_at: str | None
+    sync_state: SyncState
+
+
+@dataclass(frozen=True, slots=True)
+class CommentRow:
+    id: str
+    issue_id: str | None
+    body: str
+    author: str | None
+    created_at: str | None
+    updated_at: str | None
+    sync_state: SyncState
+    record: JsonObject = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectRow:
+    id: str
+    key: str | None
+    name: str
+    description: str
+    state: str | None
+    lead: str | None
+    created_at: str | None
+    updated_at: str | None
+    sync_state: SyncState
+    record: JsonObject = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class UserRow:
+    id: str
+    name: str
+    email: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceRow:
+    id: str
+    name: str
+    plan: str | None
+    record: JsonObject = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEntry:
+    """One durable local write. `base` holds the changed fields' values before the edit,
+    `changes` their values after (for a create: every field sent). `idempotency_key` is made
+    once at enqueue and must be sent with every attempt."""
+
+    id: int
+    resource: Resource
+    record_id: str
+    server_id: str | None
+    parent_id: str | None
+    operation: Operation
+    base: JsonObject
+    changes: JsonObject
+    idempotency_key: str
+    attempts: int
+    state: EntryState
+    last_error: str | None
+    batch_id: str | None
+    created_at: float
+    updated_at: float
+    sent_at: float | None
+
+    @property
+    def target_id(self) -> str:
+        """The id to address on the server once known, else the local id."""
+        return self.server_id or self.record_id
+
+
+@dataclass(frozen=True, slots=True)
+class FieldConflict:
+    field: str
+    base: JsonValue
+    mine: JsonValue
+    theirs: JsonValue
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    id: int
+    entry_id: int
+    field: str
+    base: JsonValue
+    mine: JsonValue
+    theirs: JsonValue
+    created_at: float
+    resolution: Resolution | None
+    resolved_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class IssueDetail:
+    issue: IssueRow
+    description: str
+    record: JsonObject
+    comments: tuple[CommentRow, ...]
+    entries: tuple[OutboxEntry, ...]
+    conflicts: tuple[Conflict, ...]

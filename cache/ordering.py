@@ -1,0 +1,103 @@
+"""Sort orders of the issue list: the index that serves each, and the same order in Python.
+
+Every order ends in `rid`, so it is total and an index can serve it without a sort step:
+each index lists the sort key, then `rid`, then the filter columns (so filters are checked
+from the index without touching the wide table rows). Descending is the same index walked
+backwards, hence the exact reverse of ascending.
+
+The Python keys reproduce SQLite's comparison rules (NULL < numbers < text; NOCASE folds
+ASCII only; text compares by code point, which is UTF-8 byte order) so that the few locally
+edited rows can be merged into a page of server rows at exactly the place SQL would put them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import total_ordering
+
+from cache.models import SortKey
+from cache.resources import Cell
+
+_ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+Key = tuple[object, ...]
+
+
+def value_key(value: Cell) -> Key:
+    """SQLite's cross-type order: NULL, then numbers, then text."""
+    if value is None:
+        return (0, 0)
+    if isinstance(value, int | float):
+        return (1, value)
+    return (2, value)
+
+
+def nocase_key(value: Cell) -> Key:
+    if type(value) is str:
+        return (2, value.translate(_ASCII_FOLD))
+    return value_key(value)
+
+
+@total_ordering
+@dataclass(frozen=True, slots=True)
+class Desc:
+    """A key component that sorts in reverse (an index column declared DESC)."""
+
+    key: Key
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Desc):
+            return NotImplemented
+        return other.key < self.key
+
+
+@dataclass(frozen=True, slots=True)
+class Ordering:
+    index: str
+    columns: tuple[str, ...]
+    ascending_sql: str
+    descending_sql: str
+    key: Callable[[Sequence[Cell]], Key]
+
+    def sql(self, descending: bool) -> str:
+        return self.descending_sql if descending else self.ascending_sql
+
+    def key_of(self, values: Mapping[str, Cell]) -> Key:
+        return self.key([values[name] for name in self.columns])
+
+
+def _plain(column: str, index: str) -> Ordering:
+    return Ordering(
+        index,
+        (column, "rid"),
+        f"{column}, rid",
+        f"{column} DESC, rid DESC",
+        lambda v: (value_key(v[0]), v[1]),
+    )
+
+
+def _ranked(rank: str, index: str) -> Ordering:
+    return Ordering(
+        index,
+        (rank, "updated_at", "rid"),
+        f"{rank}, updated_at DESC, rid",
+        f"{rank} DESC, updated_at, rid DESC",
+        lambda v: (v[0], Desc(value_key(v[1])), v[2]),
+    )
+
+
+ORDERINGS: dict[SortKey, Ordering] = {
+    SortKey.UPDATED: _plain("updated_at", "issues_by_updated"),
+    SortKey.CREATED: _plain("created_at", "issues_by_created"),
+    SortKey.NUMBER: _plain("number", "issues_by_number"),
+    SortKey.TITLE: Ordering(
+        "issues_by_title",
+        ("title", "rid"),
+        "title COLLATE NOCASE, rid",
+        "title COLLATE NOCASE DESC, rid DESC",
+        lambda v: (nocase_key(v[0]), v[1]),
+    ),
+    SortKey.STATUS: _ranked("status_rank", "issues_by_status"),
+    SortKey.PRIORITY: _ranked("priority_rank", "issues_by_priority"),
+}

@@ -1,0 +1,394 @@
+"""The outbox: a durable queue of local writes, with coalescing and temporary ids.
+
+Coalescing keeps the queue short (each entry is a request against a rate limit) without
+changing what the user sees. A write folds into the record's latest entry only when that
+entry is still *open*: pending and never attempted, because a sent body must keep matching
+its idempotency key.
+
+- update after an open update of the same batch: fields merge, each field keeping its
+  ORIGINAL base; a field edited back to its base drops out, an entry left empty vanishes.
+- update after an open create: folds into the create.
+- delete after an open create: the create and everything waiting on it vanish.
+- delete after updates: every update not in flight vanishes into the delete, whose base
+  keeps their original values.
+
+Records created offline get `local_<uuid>` ids. Writes that refer to one (an edit of it, a
+comment on it) wait until its create is done; `map_created` then substitutes the server id.
+Entries of one record are sent in order: a pending entry waits while an earlier one of the
+same record is pending or sending.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from cache.errors import OutboxStateError
+from cache.models import (
+    ACTIVE_STATES,
+    EntryState,
+    JsonObject,
+    JsonValue,
+    Operation,
+    OutboxEntry,
+    Resource,
+)
+from cache.resources import dumps, loads_object
+
+LOCAL_PREFIX = "local_"
+
+_COLUMNS = (
+    "id, resource, record_id, server_id, parent_id, operation, base, changes, idempotency_key, "
+    "attempts, state, last_error, batch_id, created_at, updated_at, sent_at"
+)
+ACTIVE_SQL = "(" + ", ".join(f"'{state.value}'" for state in ACTIVE_STATES) + ")"
+
+
+def new_local_id() -> str:
+    return LOCAL_PREFIX + uuid.uuid4().hex
+
+
+def is_local(value: object) -> bool:
+    return isinstance(value, str) and value.startswith(LOCAL_PREFIX)
+
+
+def same(a: JsonValue, b: JsonValue) -> bool:
+    """JSON equality that keeps 1, 1.0 and true apart."""
+    return a is b or dumps(a) == dumps(b)
+
+
+def _entry(row: Any) -> OutboxEntry:
+    return OutboxEntry(
+        id=int(row[0]),
+        resource=Resource(row[1]),
+        record_id=str(row[2]),
+        server_id=None if row[3] is None else str(row[3]),
+        parent_id=None if row[4] is None else str(row[4]),
+        operation=Operation(row[5]),
+        base=loads_object(str(row[6])),
+        changes=loads_object(str(row[7])),
+        idempotency_key=str(row[8]),
+        attempts=int(row[9]),
+        state=EntryState(row[10]),
+        last_error=None if row[11] is None else str(row[11]),
+        batch_id=None if row[12] is None else str(row[12]),
+        created_at=float(row[13]),
+        updated_at=float(row[14]),
+        sent_at=None if row[15] is None else float(row[15]),
+    )
+
+
+def get(conn: sqlite3.Connection, entry_id: int) -> OutboxEntry:
+    row = conn.execute(f"SELECT {_COLUMNS} FROM outbox WHERE id = ?", (entry_id,)).fetchone()
+    if row is None:
+        raise OutboxStateError(f"no outbox entry {entry_id}")
+    return _entry(row)
+
+
+def entries(
+    conn: sqlite3.Connection, states: Iterable[EntryState] | None = None
+) -> list[OutboxEntry]:
+    if states is None:
+        rows = conn.execute(f"SELECT {_COLUMNS} FROM outbox ORDER BY id")
+    else:
+        wanted = [state.value for state in states]
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM outbox WHERE state IN (SELECT value FROM json_each(?)) "
+            "ORDER BY id",
+            (dumps(wanted),),
+        )
+    return [_entry(row) for row in rows]
+
+
+def active(conn: sqlite3.Connection) -> list[OutboxEntry]:
+    rows = conn.execute(f"SELECT {_COLUMNS} FROM outbox WHERE state IN {ACTIVE_SQL} ORDER BY id")
+    return [_entry(row) for row in rows]
+
+
+def chain(conn: sqlite3.Connection, resource: Resource, target: str) -> list[OutboxEntry]:
+    """Active entries writing to one record, oldest first."""
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM outbox WHERE resource = ? AND state IN {ACTIVE_SQL} "
+        "AND (record_id = ? OR server_id = ?) ORDER BY id",
+        (resource.value, target, target),
+    )
+    return [_entry(row) for row in rows]
+
+
+def resolve_id(conn: sqlite3.Connection, record_id: str) -> str:
+    if not is_local(record_id):
+        return record_id
+    row = conn.execute("SELECT server_id FROM id_map WHERE local_id = ?", (record_id,)).fetchone()
+    return record_id if row is None else str(row[0])
+
+
+def _is_open(entry: OutboxEntry) -> bool:
+    return entry.state is EntryState.PENDING and entry.attempts == 0
+
+
+def _insert(
+    conn: sqlite3.Connection,
+    *,
+    resource: Resource,
+    record_id: str,
+    parent_id: str | None,
+    operation: Operation,
+    base: JsonObject,
+    changes: JsonObject,
+    batch_id: str | None,
+    now: float,
+) -> OutboxEntry:
+    server_id = None if is_local(record_id) else record_id
+    cursor = conn.execute(
+        "INSERT INTO outbox (resource, record_id, server_id, parent_id, operation, base, "
+        "changes, idempotency_key, attempts, state, batch_id, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 'pending', ?, ?, ?)",
+        (
+            resource.value,
+            record_id,
+            server_id,
+            parent_id,
+            operation.value,
+            dumps(base),
+            dumps(changes),
+            uuid.uuid4().hex,
+            batch_id,
+            now,
+            now,
+        ),
+    )
+    return get(conn, int(cursor.lastrowid or 0))
+
+
+def _save(
+    conn: sqlite3.Connection, entry: OutboxEntry, base: JsonObject, changes: JsonObject, now: float
+) -> OutboxEntry:
+    conn.execute(
+        "UPDATE outbox SET base = ?, changes = ?, updated_at = ? WHERE id = ?",
+        (dumps(base), dumps(changes), now, entry.id),
+    )
+    return get(conn, entry.id)
+
+
+def _remove(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
+    conn.execute(
+        "DELETE FROM outbox WHERE id IN (SELECT value FROM json_each(?))", (dumps(list(ids)),)
+    )
+
+
+def enqueue_create(
+    conn: sqlite3.Connection,
+    resource: Resource,
+    fields: JsonObject,
+    parent_id: str | None,
+    batch_id: str | None,
+    now: float,
+) -> OutboxEntry:
+    return _insert(
+        conn,
+        resource=resource,
+        record_id=new_local_id(),
+        parent_id=parent_id,
+        operation=Operation.CREATE,
+        base={},
+        changes=dict(fields),
+        batch_id=batch_id,
+        now=now,
+    )
+
+
+def enqueue_update(
+    conn: sqlite3.Connection,
+    resource: Resource,
+    target: str,
+    current: Mapping[str, JsonValue],
+    changes: Mapping[str, JsonValue],
+    parent_id: str | None,
+    batch_id: str | None,
+    now: float,
+) -> OutboxEntry | None:
+    """`current` is the record as the screen shows it before this edit: it supplies the base.
+    Returns the entry now holding the edit, or None when nothing is left to send."""
+    history = chain(conn, resource, target)
+    latest = history[-1] if history else None
+    if latest is not None and _is_open(latest):
+        if latest.operation is Operation.CREATE:
+            return _save(conn, latest, latest.base, {**latest.changes, **changes}, now)
+        if latest.operation is Operation.UPDATE and latest.batch_id == batch_id:
+            base, merged = dict(latest.base), dict(latest.changes)
+            for name, value in changes.items():
+                if name not in base:
+                    if same(current.get(name), value):
+                        continue
+                    base[name] = current.get(name)
+                merged[name] = value
+                if same(merged[name], base[name]):
+                    del merged[name], base[name]
+            if not merged:
+                _remove(conn, [latest.id])
+                return None
+            return _save(conn, latest, base, merged, now)
+    wanted = {name: value for name, value in changes.items() if not same(current.get(name), value)}
+    if not wanted:
+        return None
+    return _insert(
+        conn,
+        resource=resource,
+        record_id=target,
+        parent_id=parent_id,
+        operation=Operation.UPDATE,
+        base={name: current.get(name) for name in wanted},
+        changes=wanted,
+        batch_id=batch_id,
+        now=now,
+    )
+
+
+def enqueue_delete(
+    conn: sqlite3.Connection,
+    resource: Resource,
+    target: str,
+    parent_id: str | None,
+    batch_id: str | None,
+    now: float,
+) -> OutboxEntry | None:
+    """None when the record never reached the server and so simply vanishes."""
+    history = chain(conn, resource, target)
+    if history and history[0].operation is Operation.CREATE and _is_open(history[0]):
+        drop_local(conn, history[0].record_id)
+        return None
+    folded = [
+        e for e in history if e.operation is Operation.UPDATE and e.state is not EntryState.SENDING
+    ]
+    base: JsonObject = {}
+    for entry in folded:
+        for name, value in entry.base.items():
+            base.setdefault(name, value)
+    _remove(conn, [entry.id for entry in folded])
+    return _insert(
+        conn,
+        resource=resource,
+        record_id=target,
+        parent_id=parent_id,
+        operation=Operation.DELETE,
+        base=base,
+        changes={},
+        batch_id=batch_id,
+        now=now,
+    )
+
+
+def drop_local(conn: sqlite3.Connection, local_id: str) -> None:
+    """Forget a record created offline and every unsent write that depends on it."""
+    rows = conn.execute(
+        "SELECT id, record_id FROM outbox WHERE record_id = ? OR parent_id = ?",
+        (local_id, local_id),
+    ).fetchall()
+    _remove(conn, [row[0] for row in rows])
+    for _, dependent in rows:
+        if dependent != local_id and is_local(dependent):
+            drop_local(conn, dependent)
+
+
+def discard(conn: sqlite3.Connection, entry_id: int) -> None:
+    """Drop an entry that is not in flight. Later entries of the same record were based on
+    its result, so their bases for the fields it changed fall back to its base."""
+    entry = get(conn, entry_id)
+    if entry.state in (EntryState.SENDING, EntryState.DONE):
+        raise OutboxStateError(f"entry {entry_id} is {entry.state.value} and cannot be discarded")
+    if entry.operation is Operation.CREATE:
+        drop_local(conn, entry.record_id)
+        return
+    for later in chain(conn, entry.resource, entry.target_id):
+        if later.id <= entry.id:
+            continue
+        touched = {name for name in entry.changes if name in later.base}
+        if touched:
+            rebased = {**later.base, **{name: entry.base.get(name) for name in touched}}
+            conn.execute("UPDATE outbox SET base = ? WHERE id = ?", (dumps(rebased), later.id))
+    _remove(conn, [entry_id])
+
+
+def transition(
+    conn: sqlite3.Connection,
+    entry_id: int,
+    allowed: Iterable[EntryState],
+    state: EntryState,
+    now: float,
+    *,
+    error: str | None = None,
+    attempt: bool = False,
+) -> OutboxEntry:
+    entry = get(conn, entry_id)
+    if entry.state not in tuple(allowed):
+        raise OutboxStateError(
+            f"entry {entry_id} is {entry.state.value}; cannot become {state.value}"
+        )
+    conn.execute(
+        "UPDATE outbox SET state = ?, last_error = ?, updated_at = ?, "
+        "attempts = attempts + ?, sent_at = CASE WHEN ? THEN ? ELSE sent_at END WHERE id = ?",
+        (state.value, error, now, int(attempt), attempt, now, entry_id),
+    )
+    return get(conn, entry_id)
+
+
+def map_created(conn: sqlite3.Connection, entry: OutboxEntry, server_id: str) -> None:
+    """Record the server id of an offline-created record and substitute it everywhere."""
+    local_id = entry.record_id
+    conn.execute(
+        "INSERT OR REPLACE INTO id_map (local_id, server_id, resource) VALUES (?, ?, ?)",
+        (local_id, server_id, entry.resource.value),
+    )
+    conn.execute(
+        "UPDATE outbox SET server_id = ? WHERE resource = ? AND record_id = ?",
+        (server_id, entry.resource.value, local_id),
+    )
+    conn.execute("UPDATE outbox SET parent_id = ? WHERE parent_id = ?", (server_id, local_id))
+    for other in active(conn):
+        base = _substitute(other.base, local_id, server_id)
+        changes = _substitute(other.changes, local_id, server_id)
+        if base != other.base or changes != other.changes:
+            conn.execute(
+                "UPDATE outbox SET base = ?, changes = ? WHERE id = ?",
+                (dumps(base), dumps(changes), other.id),
+            )
+
+
+def _substitute(values: JsonObject, local_id: str, server_id: str) -> JsonObject:
+    return {name: server_id if value == local_id else value for name, value in values.items()}
+
+
+def _ready(entry: OutboxEntry) -> bool:
+    if entry.operation is not Operation.CREATE and entry.server_id is None:
+        return False
+    if is_local(entry.parent_id):
+        return False
+    return not any(is_local(value) for value in entry.changes.values())
+
+
+def sendable(conn: sqlite3.Connection) -> list[OutboxEntry]:
+    """Pending entries that may be sent now, in queue order."""
+    busy: set[tuple[Resource, str]] = set()
+    ready: list[OutboxEntry] = []
+    for entry in active(conn):
+        key = (entry.resource, entry.target_id)
+        if entry.state is EntryState.PENDING and key not in busy and _ready(entry):
+            ready.append(entry)
+        if entry.state in (EntryState.PENDING, EntryState.SENDING):
+            busy.add(key)
+    return ready
+
+
+def batch(conn: sqlite3.Connection, batch_id: str) -> list[OutboxEntry]:
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM outbox WHERE batch_id = ? ORDER BY id", (batch_id,)
+    )
+    return [_entry(row) for row in rows]
+
+
+def prune_done(conn: sqlite3.Connection, before: float) -> int:
+    return conn.execute(
+        "DELETE FROM outbox WHERE state = 'done' AND updated_at < ?", (before,)
+    ).rowcount

@@ -1,0 +1,300 @@
+"""Windows and counts of the effective issue list, each served by one index.
+
+A window is read in two steps. First the sort index alone yields `(sort key, rid)` for the
+requested positions: every sort index also carries the filter columns, so skipping rows is a
+walk over index pages that never touches the wide table rows. Then only the rows shown are
+fetched by rid. A window past the middle of the list is read from the other end (same
+index, walked backwards), so no window walks more than half the index.
+
+Local edits are merged in without slowing that walk down. Let S be the server rows matching
+the filter in index order, X the rows of S that the outbox shadows, and V the effective rows
+(edited, created, ...) that match. The screen shows (S - X) + V in sort order. X and V are
+small and known in Python with their exact sort keys (cache.ordering mirrors SQLite's
+order), so fetching S at positions `[offset - |V|, offset + limit + |X|)` is enough to place
+every row of the window exactly: a row's position is its rank in S, minus the X rows before
+it, plus the V rows before it. Counts are `|S| - |X| + |V|`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cache import fts, labels, overlay
+from cache.db import ThreadState
+from cache.filtering import CompiledFilter, compile_filter
+from cache.fts import TextQuery
+from cache.models import IssueFilter, IssueRow, IssueSort, Resource, SyncState
+from cache.ordering import ORDERINGS, Key, Ordering
+from cache.overlay import Effective, Overlay
+from cache.resources import SPECS, Cell, dumps, labels_of
+
+ROW_COLUMNS = (
+    "rid, id, number, title, status, priority, assignee, project_id, created_at, updated_at, "
+    "record -> 'labels'"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One filter, ready to run against this thread's snapshot of the database.
+    `text_matches` are the ids of overlaid issues whose effective text matches the search."""
+
+    conn: sqlite3.Connection
+    memo: dict[object, object]
+    overlay: Overlay
+    compiled: CompiledFilter
+    text_matches: frozenset[str]
+
+
+def prepare(state: ThreadState, f: IssueFilter) -> Query:
+    """Call inside a read transaction. Parsing and evaluating the search text happen once
+    per snapshot and text (memoised), not once per window."""
+    conn, memo = state.conn, state.memo()
+    text = _parsed(conn, memo, f.text)
+    view = overlay.current(state)
+    matches: frozenset[str] = frozenset()
+    if text is not None:
+        if memo.get("fts_hits") != text:
+            fts.load_hits(conn, text)
+            memo["fts_hits"] = text
+        matches = _overlay_matches(conn, memo, view, text)
+    bits = memo.get("label_bits")
+    if not isinstance(bits, dict):
+        bits = memo["label_bits"] = labels.load_bits(conn)
+    return Query(conn, memo, view, compile_filter(f, text, bits), matches)
+
+
+def _parsed(conn: sqlite3.Connection, memo: dict[object, object], text: str) -> TextQuery | None:
+    if not text:
+        return None
+    key = ("parsed", text)
+    if key not in memo:
+        memo[key] = fts.parse(conn, text)
+    found = memo[key]
+    return found if isinstance(found, TextQuery) else None
+
+
+def _overlay_matches(
+    conn: sqlite3.Connection, memo: dict[object, object], view: Overlay, text: TextQuery
+) -> frozenset[str]:
+    """Effective text of overlaid issues (title, description; each comment its own document)
+    indexed once per snapshot, then matched by FTS5 like the server rows."""
+    found = memo.get("overlay_docs")
+    owners: dict[int, str] = found if isinstance(found, dict) else {}
+    if not isinstance(found, dict):
+        docs: list[tuple[int, str]] = []
+        for effective in view.of(Resource.ISSUES).values():
+            if effective.record is None:
+                continue
+            values = effective.values
+            texts = [f"{values['title']}\n{values['description']}"]
+            texts += comment_bodies(conn, view, effective.id)
+            for body in texts:
+                owners[len(docs) + 1] = effective.id
+                docs.append((len(docs) + 1, body))
+        fts.load_overlay_docs(conn, docs)
+        memo["overlay_docs"] = owners
+    return frozenset(owners[doc] for doc in fts.overlay_matches(conn, text) if doc in owners)
+
+
+def _labels(text: str | None) -> tuple[str, ...]:
+    return () if text is None else labels_of({"labels": json.loads(text)})
+
+
+def _text(value: Cell) -> str | None:
+    return None if value is None else str(value)
+
+
+def _server_row(row: Any) -> IssueRow:
+    return IssueRow(
+        id=row[1],
+        number=row[2],
+        title=row[3],
+        status=row[4],
+        priority=row[5],
+        assignee=row[6],
+        project_id=row[7],
+        labels=_labels(row[10]),
+        created_at=row[8],
+        updated_at=row[9],
+        sync_state=SyncState.SYNCED,
+    )
+
+
+def effective_row(effective: Effective) -> IssueRow:
+    values = effective.values
+    number = values["number"]
+    return IssueRow(
+        id=effective.id,
+        number=number if isinstance(number, int) else None,
+        title=str(values["title"]),
+        status=_text(values["status"]),
+        priority=_text(values["priority"]),
+        assignee=_text(values["assignee"]),
+        project_id=_text(values["project_id"]),
+        labels=labels_of(effective.record or {}),
+        created_at=_text(values["created_at"]),
+        updated_at=_text(values["updated_at"]),
+        sync_state=effective.sync_state,
+    )
+
+
+def comment_bodies(conn: sqlite3.Connection, view: Overlay, issue_id: str) -> list[str]:
+    """Effective comment texts of one issue, for matching a locally changed issue."""
+    local = view.of(Resource.COMMENTS)
+    bodies = [
+        str(body)
+        for key, body in conn.execute(
+            f"SELECT id, body FROM {SPECS[Resource.COMMENTS].table} WHERE issue_id = ?",
+            (issue_id,),
+        )
+        if key not in local
+    ]
+    for effective in local.values():
+        if effective.record is not None and effective.values["issue_id"] == issue_id:
+            bodies.append(str(effective.values["body"]))
+    return bodies
+
+
+def _visible(q: Query) -> list[Effective]:
+    return [
+        effective
+        for effective in q.overlay.of(Resource.ISSUES).values()
+        if effective.record is not None
+        and q.compiled.accepts(
+            effective.values, labels_of(effective.record), effective.id in q.text_matches
+        )
+    ]
+
+
+def _shadowed_keys(q: Query, ordering: Ordering) -> list[Key]:
+    """Sort keys of the server rows the overlay replaces and the filter would have shown."""
+    rids = [
+        e.server_rid for e in q.overlay.of(Resource.ISSUES).values() if e.server_rid is not None
+    ]
+    if not rids:
+        return []
+    condition = f"AND {q.compiled.where}" if q.compiled.where else ""
+    rows = q.conn.execute(
+        f"SELECT {', '.join(ordering.columns)} FROM issues "
+        f"WHERE rid IN (SELECT value FROM json_each(?)) {condition}",
+        (dumps(rids), *q.compiled.params),
+    )
+    return sorted(ordering.key(row) for row in rows)
+
+
+def window_sql(compiled: CompiledFilter, sort: IssueSort) -> str:
+    ordering = ORDERINGS[sort.key]
+    return (
+        f"SELECT {', '.join(ordering.columns)} FROM issues INDEXED BY {ordering.index} "
+        f"{compiled.scan_sql} ORDER BY {ordering.sql(sort.descending)} LIMIT ? OFFSET ?"
+    )
+
+
+def count_sql(compiled: CompiledFilter) -> str:
+    """A search alone is counted from its hits and one label alone from the label table;
+    anything else lets the planner pick among the covering indexes."""
+    if compiled.kinds == {"text"}:
+        return f"SELECT count(*) FROM {fts.HITS_TABLE}"
+    if compiled.kinds == {"label"} and len(compiled.filter.label) == 1:
+        return "SELECT count(*) FROM issue_labels WHERE label = ?"
+    return f"SELECT count(*) FROM issues {compiled.sql}"
+
+
+def _count_params(compiled: CompiledFilter) -> tuple[object, ...]:
+    if compiled.kinds == {"label"} and len(compiled.filter.label) == 1:
+        return tuple(compiled.filter.label)
+    return compiled.params
+
+
+def count(q: Query) -> int:
+    key = ("count", q.compiled.filter)
+    found = q.memo.get(key)
+    if isinstance(found, int):
+        return found
+    total = int(q.conn.execute(count_sql(q.compiled), _count_params(q.compiled)).fetchone()[0])
+    shadowed = _shadowed_keys(q, ORDERINGS[IssueSort().key])
+    result = total - len(shadowed) + len(_visible(q))
+    q.memo[key] = result
+    return result
+
+
+def window(q: Query, sort: IssueSort, offset: int, limit: int) -> list[IssueRow]:
+    """Rows `[offset, offset + limit)` of the effective list in `sort` order."""
+    total = count(q)
+    offset = max(0, offset)
+    end = min(total, offset + max(0, limit))
+    if offset >= end:
+        return []
+    if offset + end > total:
+        flipped = IssueSort(sort.key, not sort.descending)
+        return _window(q, flipped, total - end, end - offset)[::-1]
+    return _window(q, sort, offset, end - offset)
+
+
+def _before(keys_ascending: Sequence[Key], key: Key, descending: bool) -> int:
+    """How many of `keys` come before `key` in the window's direction."""
+    if descending:
+        return len(keys_ascending) - bisect.bisect_right(keys_ascending, key)
+    return bisect.bisect_left(keys_ascending, key)
+
+
+def _window(q: Query, sort: IssueSort, offset: int, limit: int) -> list[IssueRow]:
+    ordering, descending = ORDERINGS[sort.key], sort.descending
+    x_keys = _shadowed_keys(q, ordering)
+    visible = [(ordering.key_of(e.values), e) for e in _visible(q)]
+    visible.sort(key=lambda item: item[0], reverse=descending)
+    v_keys = sorted(key for key, _ in visible)
+    start = max(0, offset - len(visible))
+    wanted = offset + limit + len(x_keys) - start
+    fetched = [
+        (ordering.key(row), int(row[-1]))
+        for row in q.conn.execute(window_sql(q.compiled, sort), (*q.compiled.params, wanted, start))
+    ]
+    shadowed = {e.server_rid for e in q.overlay.of(Resource.ISSUES).values()}
+    placed: dict[int, int | Effective] = {}
+    for index, (key, rid) in enumerate(fetched):
+        if rid in shadowed:
+            continue
+        position = (
+            start + index - _before(x_keys, key, descending) + _before(v_keys, key, descending)
+        )
+        if offset <= position < offset + limit:
+            placed[position] = rid
+    s_keys = sorted(key for key, _ in fetched)
+    exhausted = len(fetched) < wanted
+    for rank, (key, effective) in enumerate(visible):
+        ahead = _before(s_keys, key, descending)
+        if (ahead == 0 and start > 0) or (ahead == len(fetched) and not exhausted):
+            continue
+        position = start + ahead - _before(x_keys, key, descending) + rank
+        if offset <= position < offset + limit:
+            placed[position] = effective
+    rids = [item for item in placed.values() if isinstance(item, int)]
+    rows = {
+        row[0]: _server_row(row)
+        for row in q.conn.execute(
+            f"SELECT {ROW_COLUMNS} FROM issues WHERE rid IN (SELECT value FROM json_each(?))",
+            (dumps(rids),),
+        )
+    }
+    return [
+        rows[item] if isinstance(item, int) else effective_row(item)
+        for _, item in sorted(placed.items())
+    ]
+
+
+def plans(q: Query, sort: IssueSort) -> list[str]:
+    """EXPLAIN QUERY PLAN lines of the window and count queries, for tests and diagnosis."""
+    lines: list[str] = []
+    for sql, params in (
+        (window_sql(q.compiled, sort), (*q.compiled.params, 50, 0)),
+        (count_sql(q.compiled), _count_params(q.compiled)),
+    ):
+        lines += [str(row[3]) for row in q.conn.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
+    return lines

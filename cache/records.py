@@ -1,0 +1,277 @@
+"""The server copy: storing pages of records, deletions, sweeps and resets.
+
+Every function here runs inside a write transaction the caller opened, so a page, its FTS
+terms, its labels and the cursor that follows it commit together or not at all.
+
+Ingest speed decides how fast a cold sync feels, so a page costs a fixed handful of
+statements whatever its size: one lookup of the ids already held, one `executemany` for new
+rows (their rids handed out in a consecutive run, so FTS and labels are indexed by range), one
+for changed rows, and one FTS statement each. A record is skipped when it is older than the
+stored one, or has the same `updated_at` and the same content (the overlap re-read of
+principle 5 costs no writes).
+
+Tombstones: a record that leaves the server copy (deleted, swept, or wiped by a reset) while
+an active outbox entry still refers to it is kept in `tombstones` with its last known body,
+so the pending edit still has something to be laid over. They go once nothing refers to them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from cache import fts, labels
+from cache.models import ApplyResult, JsonObject, Resource
+from cache.outbox import ACTIVE_SQL
+from cache.resources import (
+    SPECS,
+    ResourceSpec,
+    as_timestamp,
+    dumps,
+    is_tombstone,
+    labels_of,
+    loads_object,
+    record_id,
+)
+
+
+def json_list(values: Iterable[str]) -> str:
+    return dumps(list(values))
+
+
+def referenced_ids(conn: sqlite3.Connection, resource: Resource) -> set[str]:
+    """Ids of this resource that an active outbox entry writes to."""
+    rows = conn.execute(
+        "SELECT COALESCE(server_id, record_id) FROM outbox "
+        f"WHERE resource = ? AND state IN {ACTIVE_SQL}",
+        (resource.value,),
+    )
+    return {row[0] for row in rows}
+
+
+def _newest(records: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """One record per id: the newest by `updated_at`, the later one on a tie."""
+    chosen: dict[str, Mapping[str, Any]] = {}
+    for record in records:
+        key = record_id(record)
+        held = chosen.get(key)
+        if held is not None:
+            old, new = as_timestamp(held.get("updated_at")), as_timestamp(record.get("updated_at"))
+            if old is not None and new is not None and new < old:
+                continue
+        chosen[key] = record
+    return chosen
+
+
+def apply_page(
+    conn: sqlite3.Connection, spec: ResourceSpec, records: Sequence[Mapping[str, Any]]
+) -> ApplyResult:
+    chosen = _newest(records)
+    dead = {
+        key: as_timestamp(record.get("updated_at"))
+        for key, record in chosen.items()
+        if is_tombstone(record)
+    }
+    live = {key: record for key, record in chosen.items() if key not in dead}
+    inserted, updated, unchanged = _upsert(conn, spec, live)
+    deleted = delete_records(conn, spec, dead) if dead else 0
+    return ApplyResult(inserted, updated, unchanged, deleted)
+
+
+def _upsert(
+    conn: sqlite3.Connection, spec: ResourceSpec, live: dict[str, Mapping[str, Any]]
+) -> tuple[int, int, int]:
+    if not live:
+        return 0, 0, 0
+    ids = json_list(live)
+    held = {
+        row[0]: (row[1], row[2])
+        for row in conn.execute(
+            f"SELECT id, rid, updated_at FROM {spec.table} "
+            "WHERE id IN (SELECT value FROM json_each(?))",
+            (ids,),
+        )
+    }
+    graves = dict(
+        conn.execute(
+            "SELECT id, deleted_at FROM tombstones "
+            "WHERE resource = ? AND id IN (SELECT value FROM json_each(?))",
+            (spec.resource.value, ids),
+        ).fetchall()
+    )
+    ts_index = spec.column_names.index("updated_at")
+    fresh: list[tuple[Any, ...]] = []
+    changed: dict[int, tuple[Any, ...]] = {}
+    same_time: dict[int, tuple[Any, ...]] = {}
+    stale: set[str] = set()
+    unchanged = 0
+    for key, record in live.items():
+        cells = spec.cells(record)
+        stamp = cells[ts_index]
+        deleted_at = graves.get(key)
+        if deleted_at is not None and stamp is not None and str(stamp) <= deleted_at:
+            stale.add(key)
+            continue
+        row = (key, *cells, dumps(record))
+        if key not in held:
+            fresh.append(row)
+            continue
+        rid, held_stamp = held[key]
+        if held_stamp is not None and stamp is not None and str(stamp) < held_stamp:
+            unchanged += 1
+        elif stamp == held_stamp:
+            same_time[rid] = row
+        else:
+            changed[rid] = row
+    if same_time:
+        stored = conn.execute(
+            f"SELECT rid, record FROM {spec.table} WHERE rid IN (SELECT value FROM json_each(?))",
+            (dumps(list(same_time)),),
+        )
+        for rid, text in stored:
+            row = same_time[rid]
+            if row[-1] == text:
+                unchanged += 1
+            else:
+                changed[rid] = row
+    if spec.label_mask:
+        fresh, changed = _with_masks(conn, live, fresh, changed)
+    names = (*spec.column_names, *(("label_mask",) if spec.label_mask else ()), "record")
+    changed_rids = list(changed)
+    if changed:
+        fts.delete_rows(conn, spec, changed_rids)
+        if spec.label_mask:
+            labels.unindex(conn, changed_rids)
+        assignments = ", ".join(f"{name} = ?" for name in names)
+        conn.executemany(
+            f"UPDATE {spec.table} SET {assignments} WHERE rid = ?",
+            [(*row[1:], rid) for rid, row in changed.items()],
+        )
+        fts.index_rows(conn, spec, changed_rids)
+        if spec.label_mask:
+            labels.index(conn, "i.rid IN (SELECT value FROM json_each(?))", dumps(changed_rids))
+    if fresh:
+        first = conn.execute(f"SELECT coalesce(max(rid), 0) + 1 FROM {spec.table}").fetchone()[0]
+        marks = ", ".join("?" * (len(names) + 2))
+        conn.executemany(
+            f"INSERT INTO {spec.table} (rid, id, {', '.join(names)}) VALUES ({marks})",
+            [(first + offset, *row) for offset, row in enumerate(fresh)],
+        )
+        fts.index_range(conn, spec, first)
+        if spec.label_mask:
+            labels.index(conn, "i.rid >= ?", first)
+    revived = [key for key in graves if key not in stale]
+    if revived:
+        conn.execute(
+            "DELETE FROM tombstones WHERE resource = ? AND id IN (SELECT value FROM json_each(?))",
+            (spec.resource.value, json_list(revived)),
+        )
+    return len(fresh), len(changed), unchanged + len(stale)
+
+
+def _with_masks(
+    conn: sqlite3.Connection,
+    live: dict[str, Mapping[str, Any]],
+    fresh: list[tuple[Any, ...]],
+    changed: dict[int, tuple[Any, ...]],
+) -> tuple[list[tuple[Any, ...]], dict[int, tuple[Any, ...]]]:
+    """Insert each row's label mask before its record column."""
+    rows = [*fresh, *changed.values()]
+    found = labels.masks(conn, [labels_of(live[row[0]]) for row in rows])
+    masked = [(*row[:-1], mask, row[-1]) for row, mask in zip(rows, found, strict=True)]
+    return masked[: len(fresh)], dict(zip(changed, masked[len(fresh) :], strict=True))
+
+
+def delete_records(
+    conn: sqlite3.Connection, spec: ResourceSpec, deleted: Mapping[str, str | None]
+) -> int:
+    """Remove rows (with their FTS terms and labels), keeping tombstones for referenced ids.
+    Deleting issues also removes their comments, which the server drops with them."""
+    if not deleted:
+        return 0
+    rows = conn.execute(
+        f"SELECT rid, id, record FROM {spec.table} WHERE id IN (SELECT value FROM json_each(?))",
+        (json_list(deleted),),
+    ).fetchall()
+    referenced = referenced_ids(conn, spec.resource)
+    bodies = {key: text for _, key, text in rows}
+    for key in referenced.intersection(deleted):
+        conn.execute(
+            "INSERT INTO tombstones (resource, id, deleted_at, record) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (resource, id) DO UPDATE SET deleted_at = excluded.deleted_at",
+            (spec.resource.value, key, deleted[key], bodies.get(key, "{}")),
+        )
+    rids = [rid for rid, _, _ in rows]
+    if not rids:
+        return 0
+    fts.delete_rows(conn, spec, rids)
+    if spec.label_mask:
+        labels.unindex(conn, rids)
+    if spec.resource is Resource.ISSUES:
+        comments = conn.execute(
+            "SELECT id FROM comments WHERE issue_id IN (SELECT value FROM json_each(?))",
+            (json_list(bodies),),
+        ).fetchall()
+        delete_records(conn, SPECS[Resource.COMMENTS], {row[0]: None for row in comments})
+    conn.execute(
+        f"DELETE FROM {spec.table} WHERE rid IN (SELECT value FROM json_each(?))",
+        (dumps(rids),),
+    )
+    return len(rids)
+
+
+def delete_missing(
+    conn: sqlite3.Connection, spec: ResourceSpec, ids_seen: Iterable[str], parent: str | None
+) -> int:
+    """After a full id sweep: every held record the sweep did not see is gone."""
+    sql = f"SELECT id FROM {spec.table} WHERE id NOT IN (SELECT value FROM json_each(?))"
+    params: tuple[str, ...] = (json_list(ids_seen),)
+    if parent is not None and spec.parent_column is not None:
+        sql += f" AND {spec.parent_column} = ?"
+        params += (parent,)
+    missing = {row[0]: None for row in conn.execute(sql, params)}
+    return delete_records(conn, spec, missing)
+
+
+def server_record(conn: sqlite3.Connection, spec: ResourceSpec, key: str) -> JsonObject | None:
+    row = conn.execute(f"SELECT record FROM {spec.table} WHERE id = ?", (key,)).fetchone()
+    return None if row is None else loads_object(row[0])
+
+
+def local_count(conn: sqlite3.Connection, spec: ResourceSpec, parent: str | None) -> int:
+    if parent is not None and spec.parent_column is not None:
+        row = conn.execute(
+            f"SELECT count(*) FROM {spec.table} WHERE {spec.parent_column} = ?", (parent,)
+        ).fetchone()
+    else:
+        row = conn.execute(f"SELECT count(*) FROM {spec.table}").fetchone()
+    return int(row[0])
+
+
+def reset_server_copy(conn: sqlite3.Connection) -> None:
+    """Wipe every server row and cursor; bodies that pending writes refer to are retained as
+    tombstones without a deletion time, and dropped when the re-pull brings them back."""
+    for spec in SPECS.values():
+        referenced = referenced_ids(conn, spec.resource)
+        if referenced:
+            conn.execute(
+                "INSERT OR IGNORE INTO tombstones (resource, id, deleted_at, record) "
+                f"SELECT ?, id, NULL, record FROM {spec.table} "
+                "WHERE id IN (SELECT value FROM json_each(?))",
+                (spec.resource.value, json_list(referenced)),
+            )
+        fts.clear(conn, spec)
+        conn.execute(f"DELETE FROM {spec.table}")
+    conn.execute("DELETE FROM issue_labels")
+    conn.execute("DELETE FROM label_bits")
+    conn.execute("DELETE FROM cursors")
+
+
+def prune_tombstones(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "DELETE FROM tombstones WHERE NOT EXISTS (SELECT 1 FROM outbox o "
+        "WHERE o.resource = tombstones.resource "
+        "AND COALESCE(o.server_id, o.record_id) = tombstones.id "
+        f"AND o.state IN {ACTIVE_SQL})"
+    )

@@ -1,0 +1,218 @@
+"""How each server record maps onto its table: which members become columns, normalised how.
+
+The whole record is stored as JSON in `record` (that is what callers get back, unknown
+members and values included); the columns are projections of it for indexes, filters and
+sorts. Projections are normalised so that SQLite's ordering means something: timestamps in
+one canonical UTC form (servers may send `+00:00` or no fraction), and values of an unexpected
+type as JSON text rather than dropped. The same functions build the columns of locally edited
+records, so the effective view sorts and filters them exactly like server rows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from cache.errors import InvalidRecordError
+from cache.models import JsonObject, Resource
+
+Cell = str | int | float | None
+
+STATUS_ORDER = ("backlog", "todo", "in_progress", "in_review", "done", "canceled")
+PRIORITY_ORDER = ("urgent", "high", "medium", "low", "none")
+STATUS_RANKS = {value: rank for rank, value in enumerate(STATUS_ORDER)}
+PRIORITY_RANKS = {value: rank for rank, value in enumerate(PRIORITY_ORDER)}
+UNKNOWN_STATUS_RANK = len(STATUS_ORDER)
+UNKNOWN_PRIORITY_RANK = len(PRIORITY_ORDER)
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
+def dumps(value: object) -> str:
+    """Compact JSON. One reused encoder with ASCII escapes: CPython's fastest path, which
+    matters when a cold sync serialises 100,000 records."""
+    return _ENCODER.encode(value)
+
+
+def as_text(value: object) -> str | None:
+    if value is None or type(value) is str:
+        return value
+    return dumps(value)
+
+
+def as_body(value: object) -> str:
+    text = as_text(value)
+    return "" if text is None else text
+
+
+def as_int(value: object) -> int | None:
+    return value if type(value) is int else None
+
+
+def as_timestamp(value: object) -> str | None:
+    """Canonical `YYYY-MM-DDTHH:MM:SS.ffffffZ` so text order is time order; anything that
+    does not parse is kept as text (it still sorts, just not chronologically)."""
+    if type(value) is str:
+        if len(value) == 27 and value[26] == "Z" and value[19] == "." and value[10] == "T":
+            return value
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            return value
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return as_text(value)
+
+
+def status_rank(value: object) -> int:
+    """Workflow position; every value a server invents shares the last rank."""
+    if isinstance(value, str):
+        return STATUS_RANKS.get(value, UNKNOWN_STATUS_RANK)
+    return UNKNOWN_STATUS_RANK
+
+
+def priority_rank(value: object) -> int:
+    """Urgent first; unknown values last."""
+    if isinstance(value, str):
+        return PRIORITY_RANKS.get(value, UNKNOWN_PRIORITY_RANK)
+    return UNKNOWN_PRIORITY_RANK
+
+
+def iso_from_unix(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _labels(value: object) -> tuple[str, ...]:
+    if type(value) is not list:
+        return ()
+    return tuple(dict.fromkeys(item for item in value if type(item) is str))
+
+
+def labels_of(record: Mapping[str, Any]) -> tuple[str, ...]:
+    """The record's labels that are strings, de-duplicated in order; other shapes stay only
+    in the stored record."""
+    return _labels(record.get("labels"))
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    member: str
+    convert: Callable[[object], Cell]
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceSpec:
+    resource: Resource
+    table: str
+    columns: tuple[Column, ...]
+    fts_table: str | None = None
+    fts_columns: tuple[str, ...] = ()
+    parent_column: str | None = None
+    label_mask: bool = False
+    column_names: tuple[str, ...] = field(init=False)
+    _extractors: tuple[tuple[str, Callable[[object], Cell]], ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "column_names", tuple(c.name for c in self.columns))
+        object.__setattr__(self, "_extractors", tuple((c.member, c.convert) for c in self.columns))
+
+    def cells(self, record: Mapping[str, Any]) -> tuple[Cell, ...]:
+        get = record.get
+        return tuple([convert(get(member)) for member, convert in self._extractors])
+
+
+def _timestamps() -> tuple[Column, Column]:
+    return (
+        Column("created_at", "created_at", as_timestamp),
+        Column("updated_at", "updated_at", as_timestamp),
+    )
+
+
+SPECS: dict[Resource, ResourceSpec] = {
+    Resource.ISSUES: ResourceSpec(
+        Resource.ISSUES,
+        "issues",
+        (
+            Column("number", "number", as_int),
+            Column("title", "title", as_body),
+            Column("description", "description", as_body),
+            Column("status", "status", as_text),
+            Column("priority", "priority", as_text),
+            Column("assignee", "assignee", as_text),
+            Column("project_id", "project_id", as_text),
+            *_timestamps(),
+            Column("status_rank", "status", status_rank),
+            Column("priority_rank", "priority", priority_rank),
+        ),
+        fts_table="issues_fts",
+        fts_columns=("title", "description"),
+        label_mask=True,
+    ),
+    Resource.COMMENTS: ResourceSpec(
+        Resource.COMMENTS,
+        "comments",
+        (
+            Column("issue_id", "issue_id", as_text),
+            Column("body", "body", as_body),
+            Column("author", "author", as_text),
+            *_timestamps(),
+        ),
+        fts_table="comments_fts",
+        fts_columns=("body",),
+        parent_column="issue_id",
+    ),
+    Resource.PROJECTS: ResourceSpec(
+        Resource.PROJECTS,
+        "projects",
+        (
+            Column("key", "key", as_text),
+            Column("name", "name", as_body),
+            Column("description", "description", as_body),
+            Column("state", "state", as_text),
+            Column("lead", "lead", as_text),
+            *_timestamps(),
+        ),
+    ),
+    Resource.USERS: ResourceSpec(
+        Resource.USERS,
+        "users",
+        (
+            Column("name", "name", as_body),
+            Column("email", "email", as_text),
+            *_timestamps(),
+        ),
+    ),
+    Resource.WORKSPACES: ResourceSpec(
+        Resource.WORKSPACES,
+        "workspaces",
+        (
+            Column("name", "name", as_body),
+            Column("plan", "plan", as_text),
+            *_timestamps(),
+        ),
+    ),
+}
+
+
+def record_id(record: Mapping[str, Any]) -> str:
+    value = record.get("id")
+    if type(value) is not str or not value:
+        raise InvalidRecordError(f"server record without a string id: {dumps(record)[:200]}")
+    return value
+
+
+def is_tombstone(record: Mapping[str, Any]) -> bool:
+    return record.get("deleted") is True
+
+
+def loads_object(text: str | None) -> JsonObject:
+    if not text:
+        return {}
+    value = json.loads(text)
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,223 @@
+"""The database schema, as numbered migrations applied on open (`sqlite_utils.Migrations`).
+
+Migrations are append-only and their SQL is written out literally: a migration that built its
+SQL from today's constants would silently differ between old and new caches. A cache whose
+migration table names a step this code does not know was written by a newer client and is
+refused (`SchemaTooNewError`) rather than half-understood.
+
+All pending steps run inside one `BEGIN IMMEDIATE` transaction, so two processes opening an
+old cache at once cannot both migrate it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from sqlite_utils import Database, Migrations
+
+from cache.errors import SchemaTooNewError
+
+MIGRATIONS = Migrations("tracker_tui_cache")
+
+TOKENIZER = "unicode61 remove_diacritics 2"
+
+SERVER_COPY_SQL = f"""
+CREATE TABLE issues (
+    rid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    number INTEGER,
+    title TEXT NOT NULL,
+    description TEXT NOT NULL,
+    status TEXT,
+    priority TEXT,
+    assignee TEXT,
+    project_id TEXT,
+    created_at TEXT,
+    updated_at TEXT,
+    record TEXT NOT NULL,
+    status_rank INTEGER NOT NULL,
+    priority_rank INTEGER NOT NULL,
+    label_mask INTEGER NOT NULL
+);
+CREATE INDEX issues_by_updated
+    ON issues (updated_at, rid, status_rank, priority_rank, assignee, project_id, label_mask);
+CREATE INDEX issues_by_created
+    ON issues (created_at, rid, status_rank, priority_rank, assignee, project_id, label_mask);
+CREATE INDEX issues_by_number
+    ON issues (number, rid, status_rank, priority_rank, assignee, project_id, label_mask);
+CREATE INDEX issues_by_title
+    ON issues (title COLLATE NOCASE, rid, status_rank, priority_rank, assignee, project_id,
+        label_mask);
+CREATE INDEX issues_by_status
+    ON issues (status_rank, updated_at DESC, rid, priority_rank, assignee, project_id, label_mask);
+CREATE INDEX issues_by_priority
+    ON issues (priority_rank, updated_at DESC, rid, status_rank, assignee, project_id, label_mask);
+CREATE INDEX issues_by_assignee
+    ON issues (assignee, status_rank, priority_rank, project_id, label_mask);
+CREATE INDEX issues_by_project
+    ON issues (project_id, status_rank, priority_rank, assignee, label_mask);
+CREATE TABLE issue_labels (
+    label TEXT NOT NULL,
+    issue INTEGER NOT NULL,
+    PRIMARY KEY (label, issue)
+) WITHOUT ROWID;
+CREATE TABLE label_bits (label TEXT PRIMARY KEY, bit INTEGER UNIQUE) WITHOUT ROWID;
+CREATE VIRTUAL TABLE issues_fts USING fts5(
+    title, description, content='issues', content_rowid='rid', columnsize=0, detail=none,
+    tokenize='{TOKENIZER}'
+);
+INSERT INTO issues_fts (issues_fts, rank) VALUES ('hashsize', 33554432);
+CREATE TABLE comments (
+    rid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    issue_id TEXT,
+    body TEXT NOT NULL,
+    author TEXT,
+    created_at TEXT,
+    updated_at TEXT,
+    record TEXT NOT NULL
+);
+CREATE INDEX comments_by_issue ON comments (issue_id, created_at, rid);
+CREATE VIRTUAL TABLE comments_fts USING fts5(
+    body, content='comments', content_rowid='rid', columnsize=0, detail=none,
+    tokenize='{TOKENIZER}'
+);
+CREATE TABLE projects (
+    rid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    key TEXT,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL,
+    state TEXT,
+    lead TEXT,
+    created_at TEXT,
+    updated_at TEXT,
+    record TEXT NOT NULL
+);
+CREATE TABLE users (
+    rid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    email TEXT,
+    created_at TEXT,
+    updated_at TEXT,
+    record TEXT NOT NULL
+);
+CREATE TABLE workspaces (
+    rid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    plan TEXT,
+    created_at TEXT,
+    updated_at TEXT,
+    record TEXT NOT NULL
+);
+CREATE TABLE tombstones (
+    resource TEXT NOT NULL,
+    id TEXT NOT NULL,
+    deleted_at TEXT,
+    record TEXT NOT NULL,
+    PRIMARY KEY (resource, id)
+) WITHOUT ROWID;
+CREATE TABLE cursors (
+    key TEXT PRIMARY KEY,
+    updated_at TEXT,
+    ids TEXT NOT NULL DEFAULT '[]',
+    swept_at REAL
+) WITHOUT ROWID;
+CREATE TABLE sync_state (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+"""
+
+OUTBOX_SQL = """
+CREATE TABLE outbox (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    resource TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    server_id TEXT,
+    parent_id TEXT,
+    operation TEXT NOT NULL CHECK (operation IN ('create', 'update', 'delete')),
+    base TEXT NOT NULL,
+    changes TEXT NOT NULL,
+    idempotency_key TEXT NOT NULL UNIQUE,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    state TEXT NOT NULL
+        CHECK (state IN ('pending', 'sending', 'failed', 'conflict', 'done')),
+    last_error TEXT,
+    batch_id TEXT,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    sent_at REAL
+);
+CREATE INDEX outbox_by_state ON outbox (state, id);
+CREATE INDEX outbox_by_record ON outbox (resource, record_id);
+CREATE INDEX outbox_by_server_id ON outbox (resource, server_id);
+CREATE INDEX outbox_by_parent ON outbox (parent_id);
+CREATE INDEX outbox_by_batch ON outbox (batch_id);
+CREATE TABLE id_map (
+    local_id TEXT PRIMARY KEY,
+    server_id TEXT NOT NULL,
+    resource TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE conflicts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    entry_id INTEGER NOT NULL REFERENCES outbox (id) ON DELETE CASCADE,
+    field TEXT NOT NULL,
+    base TEXT NOT NULL,
+    mine TEXT NOT NULL,
+    theirs TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    resolution TEXT CHECK (resolution IN ('mine', 'theirs')),
+    resolved_at REAL
+);
+CREATE INDEX conflicts_by_entry ON conflicts (entry_id);
+"""
+
+REQUEST_LOG_SQL = """
+CREATE TABLE request_log (
+    id INTEGER PRIMARY KEY,
+    at REAL NOT NULL,
+    bucket TEXT NOT NULL
+);
+CREATE INDEX request_log_by_at ON request_log (at);
+CREATE INDEX request_log_by_bucket ON request_log (bucket, at);
+"""
+
+
+def _script(sql: str) -> Callable[[Database], None]:
+    def step(db: Database) -> None:
+        db.executescript(sql)
+
+    return step
+
+
+STEPS: tuple[tuple[str, Callable[[Database], None]], ...] = (
+    ("0001_server_copy", _script(SERVER_COPY_SQL)),
+    ("0002_outbox", _script(OUTBOX_SQL)),
+    ("0003_request_log", _script(REQUEST_LOG_SQL)),
+)
+KNOWN_STEPS = tuple(name for name, _ in STEPS)
+
+for _name, _step in STEPS:
+    MIGRATIONS(name=_name)(_step)
+
+
+def database(conn: sqlite3.Connection) -> Database:
+    return Database(conn, execute_plugins=False, recursive_triggers=False)
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Bring the cache to the current schema, refusing one written by a newer client."""
+    db = database(conn)
+    unknown = [m.name for m in MIGRATIONS.applied(db) if m.name not in KNOWN_STEPS]
+    if unknown:
+        raise SchemaTooNewError(unknown)
+    if not MIGRATIONS.pending(db):
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        MIGRATIONS.apply(db)
+        conn.execute("COMMIT")
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")

@@ -1,0 +1,201 @@
+"""The smaller effective views the TUI draws: one issue with its comments, picker values,
+projects, users and the workspace.
+
+Like the issue list, each is server rows with the overlay laid over them, so a record the
+user just created, edited or deleted shows that way everywhere at once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from cache import conflicts
+from cache.models import (
+    CommentRow,
+    IssueDetail,
+    JsonObject,
+    PickerField,
+    ProjectRow,
+    Resource,
+    SyncState,
+    UserRow,
+    WorkspaceRow,
+)
+from cache.ordering import nocase_key, value_key
+from cache.overlay import Effective, Overlay, make_effective
+from cache.query import effective_row
+from cache.resources import (
+    PRIORITY_ORDER,
+    PRIORITY_RANKS,
+    SPECS,
+    STATUS_ORDER,
+    STATUS_RANKS,
+    UNKNOWN_PRIORITY_RANK,
+    UNKNOWN_STATUS_RANK,
+    Cell,
+    labels_of,
+    loads_object,
+)
+
+_PICKER_COLUMNS = {
+    PickerField.ASSIGNEE: ("issues", "assignee"),
+    PickerField.PROJECT: ("issues", "project_id"),
+    PickerField.LABEL: ("issue_labels", "label"),
+}
+
+
+def _text(value: Cell) -> str | None:
+    return None if value is None else str(value)
+
+
+def _server_effective(resource: Resource, rid: int, key: str, record: JsonObject) -> Effective:
+    return make_effective(resource, key, rid, rid, record, SyncState.SYNCED, ())
+
+
+def _merged(
+    conn: sqlite3.Connection,
+    overlay: Overlay,
+    resource: Resource,
+    where: str,
+    params: tuple[str, ...],
+) -> list[Effective]:
+    """Server rows selected by `where`, replaced or joined by the overlay's records."""
+    local = overlay.of(resource)
+    rows = conn.execute(f"SELECT rid, id, record FROM {SPECS[resource].table} {where}", params)
+    merged = [
+        _server_effective(resource, rid, key, loads_object(text))
+        for rid, key, text in rows
+        if key not in local
+    ]
+    return merged + [e for e in local.values() if e.record is not None]
+
+
+def _comment(effective: Effective) -> CommentRow:
+    values = effective.values
+    return CommentRow(
+        id=effective.id,
+        issue_id=_text(values["issue_id"]),
+        body=str(values["body"]),
+        author=_text(values["author"]),
+        created_at=_text(values["created_at"]),
+        updated_at=_text(values["updated_at"]),
+        sync_state=effective.sync_state,
+        record=effective.record or {},
+    )
+
+
+def comments(conn: sqlite3.Connection, overlay: Overlay, issue_id: str) -> list[CommentRow]:
+    found = [
+        e
+        for e in _merged(conn, overlay, Resource.COMMENTS, "WHERE issue_id = ?", (issue_id,))
+        if e.values["issue_id"] == issue_id
+    ]
+    found.sort(key=lambda e: (value_key(e.values["created_at"]), e.order_rid))
+    return [_comment(e) for e in found]
+
+
+def issue_detail(conn: sqlite3.Connection, overlay: Overlay, issue_id: str) -> IssueDetail | None:
+    effective = overlay.of(Resource.ISSUES).get(issue_id)
+    if effective is None:
+        row = conn.execute("SELECT rid, record FROM issues WHERE id = ?", (issue_id,)).fetchone()
+        if row is None:
+            return None
+        effective = _server_effective(Resource.ISSUES, row[0], issue_id, loads_object(row[1]))
+    if effective.record is None:
+        return None
+    entry_conflicts = [
+        c for entry in effective.entries for c in conflicts.listing(conn, entry.id, True)
+    ]
+    return IssueDetail(
+        issue=effective_row(effective),
+        description=str(effective.values["description"]),
+        record=effective.record,
+        comments=tuple(comments(conn, overlay, issue_id)),
+        entries=effective.entries,
+        conflicts=tuple(entry_conflicts),
+    )
+
+
+def projects(conn: sqlite3.Connection, overlay: Overlay) -> list[ProjectRow]:
+    found = _merged(conn, overlay, Resource.PROJECTS, "", ())
+    found.sort(key=lambda e: (nocase_key(e.values["name"]), e.order_rid))
+    rows = []
+    for e in found:
+        values = e.values
+        rows.append(
+            ProjectRow(
+                id=e.id,
+                key=_text(values["key"]),
+                name=str(values["name"]),
+                description=str(values["description"]),
+                state=_text(values["state"]),
+                lead=_text(values["lead"]),
+                created_at=_text(values["created_at"]),
+                updated_at=_text(values["updated_at"]),
+                sync_state=e.sync_state,
+                record=e.record or {},
+            )
+        )
+    return rows
+
+
+def users(conn: sqlite3.Connection) -> list[UserRow]:
+    rows = conn.execute("SELECT id, name, email FROM users ORDER BY name COLLATE NOCASE, rid")
+    return [UserRow(id=row[0], name=row[1], email=row[2]) for row in rows]
+
+
+def workspace(conn: sqlite3.Connection) -> WorkspaceRow | None:
+    row = conn.execute("SELECT id, name, plan, record FROM workspaces ORDER BY rid").fetchone()
+    if row is None:
+        return None
+    return WorkspaceRow(id=row[0], name=row[1], plan=row[2], record=loads_object(row[3]))
+
+
+def _distinct(conn: sqlite3.Connection, table: str, column: str) -> list[str]:
+    """Distinct non-null values by hopping along the index: one seek per value, not a scan."""
+    rows = conn.execute(
+        f"WITH RECURSIVE hop(v) AS (SELECT min({column}) FROM {table} "
+        f"UNION ALL SELECT (SELECT min({column}) FROM {table} WHERE {column} > hop.v) "
+        "FROM hop WHERE hop.v IS NOT NULL) SELECT v FROM hop WHERE v IS NOT NULL"
+    )
+    return [str(row[0]) for row in rows]
+
+
+def distinct_values(
+    conn: sqlite3.Connection, overlay: Overlay, field: PickerField
+) -> list[str | None]:
+    """Picker values. Status and priority list every known value in workflow / urgency
+    order, then unknown ones present; the others list values present, `None` last when some
+    issue has none."""
+    local = [e.record for e in overlay.of(Resource.ISSUES).values() if e.record is not None]
+    if field in (PickerField.STATUS, PickerField.PRIORITY):
+        name = field.value
+        order, ranks, unknown = (
+            (STATUS_ORDER, STATUS_RANKS, UNKNOWN_STATUS_RANK)
+            if field is PickerField.STATUS
+            else (PRIORITY_ORDER, PRIORITY_RANKS, UNKNOWN_PRIORITY_RANK)
+        )
+        found = {
+            str(row[0])
+            for row in conn.execute(
+                f"SELECT DISTINCT {name} FROM issues WHERE {name}_rank = ? AND {name} IS NOT NULL",
+                (unknown,),
+            )
+        }
+        found.update(v for v in (r.get(name) for r in local) if isinstance(v, str))
+        return [*order, *sorted(found - set(ranks))]
+    table, column = _PICKER_COLUMNS[field]
+    values: set[str] = set(_distinct(conn, table, column))
+    if field is PickerField.LABEL:
+        values.update(label for r in local for label in labels_of(r))
+        return [*sorted(values)]
+    member = "project_id" if field is PickerField.PROJECT else "assignee"
+    values.update(v for v in (r.get(member) for r in local) if isinstance(v, str))
+    has_none = any(r.get(member) is None for r in local) or _has_null(conn, column)
+    return [*sorted(values), *([None] if has_none else [])]
+
+
+def _has_null(conn: sqlite3.Connection, column: str) -> bool:
+    return (
+        conn.execute(f"SELECT 1 FROM issues WHERE {column} IS NULL LIMIT 1").fetchone() is not None
+    )

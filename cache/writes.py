@@ -1,0 +1,307 @@
+"""The outbox half of the `Cache` API: local writes from the TUI, and the transitions the
+sync engine makes while sending them.
+
+Every local write computes its base from the effective view inside the same `BEGIN
+IMMEDIATE` transaction that stores it, so the base is exactly what the user saw, and commits
+durably (`synchronous=FULL`). The engine's transitions commit normally: losing one to a power
+cut only means resending with the same idempotency key.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from cache import conflicts, outbox, overlay, records
+from cache.db import Connector
+from cache.errors import OutboxStateError, RecordNotFoundError
+from cache.models import (
+    WRITABLE_RESOURCES,
+    Conflict,
+    EntryState,
+    FieldConflict,
+    JsonObject,
+    JsonValue,
+    Operation,
+    OutboxEntry,
+    Resolution,
+    Resource,
+)
+from cache.overlay import Overlay
+from cache.resources import SPECS, record_id
+
+
+def _writable(resource: Resource) -> Resource:
+    if resource not in WRITABLE_RESOURCES:
+        raise OutboxStateError(f"{resource.value} cannot be written locally")
+    return resource
+
+
+def _parent(resource: Resource, record: Mapping[str, JsonValue]) -> str | None:
+    value = record.get("issue_id") if resource is Resource.COMMENTS else None
+    return value if isinstance(value, str) else None
+
+
+class OutboxWrites:
+    """Base of `Cache` holding its outbox methods, kept apart so each module stays small."""
+
+    def __init__(self, connector: Connector, clock: Callable[[], float] = time.time) -> None:
+        self._db = connector
+        self._clock = clock
+
+    @staticmethod
+    def new_batch_id() -> str:
+        """A group id for writes that undo together (a bulk edit)."""
+        return uuid.uuid4().hex
+
+    @staticmethod
+    def _current(
+        conn: sqlite3.Connection, view: Overlay, resource: Resource, target: str
+    ) -> JsonObject:
+        found = overlay.effective_record(conn, view, resource, target)
+        if found is None:
+            raise RecordNotFoundError(f"{resource.value} {target} is not in the cache")
+        return found
+
+    # -- local writes (the TUI) -------------------------------------------------------------
+
+    def create(
+        self, resource: Resource, fields: Mapping[str, JsonValue], *, batch_id: str | None = None
+    ) -> str:
+        """Queue a create; returns the record's temporary `local_…` id, usable at once."""
+        with self._db.write(durable=True) as conn:
+            resolved: JsonObject = {
+                name: outbox.resolve_id(conn, value) if isinstance(value, str) else value
+                for name, value in fields.items()
+            }
+            entry = outbox.enqueue_create(
+                conn,
+                _writable(resource),
+                resolved,
+                _parent(resource, resolved),
+                batch_id,
+                self._clock(),
+            )
+            return entry.record_id
+
+    def update(
+        self,
+        resource: Resource,
+        record_id: str,
+        changes: Mapping[str, JsonValue],
+        *,
+        batch_id: str | None = None,
+    ) -> OutboxEntry | None:
+        """Queue an edit; None when it changes nothing (or undid a pending edit)."""
+        with self._db.write(durable=True) as conn:
+            return self._update(conn, overlay.compute(conn), resource, record_id, changes, batch_id)
+
+    def _update(
+        self,
+        conn: sqlite3.Connection,
+        view: Overlay,
+        resource: Resource,
+        record_id: str,
+        changes: Mapping[str, JsonValue],
+        batch_id: str | None,
+    ) -> OutboxEntry | None:
+        target = outbox.resolve_id(conn, record_id)
+        current = self._current(conn, view, _writable(resource), target)
+        return outbox.enqueue_update(
+            conn,
+            resource,
+            target,
+            current,
+            dict(changes),
+            _parent(resource, current),
+            batch_id,
+            self._clock(),
+        )
+
+    def update_many(
+        self, resource: Resource, record_ids: Iterable[str], changes: Mapping[str, JsonValue]
+    ) -> str:
+        """One bulk edit in one transaction, under a new batch id (returned) for undo."""
+        batch_id = self.new_batch_id()
+        with self._db.write(durable=True) as conn:
+            view = overlay.compute(conn)
+            for key in dict.fromkeys(record_ids):
+                self._update(conn, view, resource, key, changes, batch_id)
+        return batch_id
+
+    def delete(
+        self, resource: Resource, record_id: str, *, batch_id: str | None = None
+    ) -> OutboxEntry | None:
+        """Queue a delete; None when the record was only ever local and simply vanished."""
+        with self._db.write(durable=True) as conn:
+            target = outbox.resolve_id(conn, record_id)
+            current = self._current(conn, overlay.compute(conn), _writable(resource), target)
+            return outbox.enqueue_delete(
+                conn, resource, target, _parent(resource, current), batch_id, self._clock()
+            )
+
+    def undo_batch(self, batch_id: str) -> str | None:
+        """Undo a group of writes: unsent ones are discarded; sent ones get an inverse write
+        under a new batch id (returned). A delete the server already applied stays done."""
+        inverse: str | None = None
+        with self._db.write(durable=True) as conn:
+            for listed in reversed(outbox.batch(conn, batch_id)):
+                try:
+                    entry = outbox.get(conn, listed.id)
+                except OutboxStateError:
+                    continue
+                if entry.state in (EntryState.PENDING, EntryState.FAILED, EntryState.CONFLICT):
+                    outbox.discard(conn, entry.id)
+                    if entry.attempts == 0:
+                        continue
+                if entry.operation is Operation.DELETE:
+                    continue
+                view = overlay.compute(conn)
+                target = entry.target_id
+                current = overlay.effective_record(conn, view, entry.resource, target)
+                if current is None or outbox.is_local(target):
+                    continue
+                inverse = inverse or self.new_batch_id()
+                parent = _parent(entry.resource, current)
+                if entry.operation is Operation.UPDATE:
+                    outbox.enqueue_update(
+                        conn,
+                        entry.resource,
+                        target,
+                        current,
+                        entry.base,
+                        parent,
+                        inverse,
+                        self._clock(),
+                    )
+                else:
+                    outbox.enqueue_delete(
+                        conn, entry.resource, target, parent, inverse, self._clock()
+                    )
+        return inverse
+
+    def discard(self, entry_id: int) -> None:
+        """Drop an entry that is not in flight (a create takes its dependents with it)."""
+        with self._db.write(durable=True) as conn:
+            outbox.discard(conn, entry_id)
+            records.prune_tombstones(conn)
+
+    def retry(self, entry_id: int) -> OutboxEntry:
+        """Put a failed entry back in the queue."""
+        with self._db.write(durable=True) as conn:
+            return outbox.transition(
+                conn, entry_id, (EntryState.FAILED,), EntryState.PENDING, self._clock()
+            )
+
+    def conflicts(
+        self, entry_id: int | None = None, *, unresolved_only: bool = True
+    ) -> list[Conflict]:
+        with self._db.read() as conn:
+            return conflicts.listing(conn, entry_id, unresolved_only)
+
+    def resolve_conflict(self, conflict_id: int, resolution: Resolution) -> OutboxEntry | None:
+        """Settle one field; the entry is pending again once all its fields are settled."""
+        with self._db.write(durable=True) as conn:
+            entry = conflicts.resolve(conn, conflict_id, resolution, self._clock())
+            records.prune_tombstones(conn)
+            return entry
+
+    # -- sending (the sync engine) ----------------------------------------------------------
+
+    def outbox(self, states: Iterable[EntryState] | None = None) -> list[OutboxEntry]:
+        with self._db.read() as conn:
+            return outbox.entries(conn, states)
+
+    def outbox_entry(self, entry_id: int) -> OutboxEntry:
+        with self._db.read() as conn:
+            return outbox.get(conn, entry_id)
+
+    def sendable(self) -> list[OutboxEntry]:
+        """Pending entries whose dependencies are met, in the order to send them."""
+        with self._db.read() as conn:
+            return outbox.sendable(conn)
+
+    def resolve_id(self, record_id: str) -> str:
+        """The server id of a record created offline, once known; other ids unchanged."""
+        with self._db.read() as conn:
+            return outbox.resolve_id(conn, record_id)
+
+    def mark_sending(self, entry_id: int) -> OutboxEntry:
+        """Before each attempt: counts the attempt and freezes the entry against coalescing."""
+        with self._db.write() as conn:
+            return outbox.transition(
+                conn,
+                entry_id,
+                (EntryState.PENDING,),
+                EntryState.SENDING,
+                self._clock(),
+                attempt=True,
+            )
+
+    def release(self, entry_id: int, error: str | None = None) -> OutboxEntry:
+        """A retryable failure (or an unknown outcome): back to pending, key unchanged."""
+        with self._db.write() as conn:
+            return outbox.transition(
+                conn,
+                entry_id,
+                (EntryState.SENDING,),
+                EntryState.PENDING,
+                self._clock(),
+                error=error,
+            )
+
+    def mark_failed(self, entry_id: int, error: str) -> OutboxEntry:
+        """The server rejected the write: keep it, with the server's message, for the user."""
+        with self._db.write() as conn:
+            return outbox.transition(
+                conn,
+                entry_id,
+                (EntryState.SENDING, EntryState.PENDING),
+                EntryState.FAILED,
+                self._clock(),
+                error=error,
+            )
+
+    def mark_done(self, entry_id: int, record: Mapping[str, Any] | None = None) -> None:
+        """The write landed. Pass the server's answer (`record`): it is stored in the same
+        transaction, so the edit never flickers back to the old value. A create must pass it
+        (its id replaces the temporary one everywhere); without it, an update shows the old
+        server copy until the next pull (fine when that pull is how the result was found)."""
+        with self._db.write() as conn:
+            entry = outbox.get(conn, entry_id)
+            if entry.operation is Operation.CREATE and record is None:
+                raise OutboxStateError("a create is done only with the record the server made")
+            outbox.transition(
+                conn,
+                entry_id,
+                (EntryState.SENDING, EntryState.PENDING),
+                EntryState.DONE,
+                self._clock(),
+            )
+            spec = SPECS[entry.resource]
+            if entry.operation is Operation.DELETE:
+                records.delete_records(conn, spec, {entry.target_id: None})
+            elif record is not None:
+                records.apply_page(conn, spec, [record])
+            if entry.operation is Operation.CREATE and record is not None:
+                outbox.map_created(conn, entry, record_id(record))
+            records.prune_tombstones(conn)
+
+    def record_conflicts(self, entry_id: int, found: Sequence[FieldConflict]) -> list[Conflict]:
+        """Park an entry as conflicting, one row per field for the user to settle."""
+        with self._db.write() as conn:
+            return conflicts.record(conn, entry_id, found, self._clock())
+
+    @staticmethod
+    def detect_conflicts(
+        entry: OutboxEntry, server_record: Mapping[str, Any]
+    ) -> list[FieldConflict]:
+        return conflicts.detect(entry, server_record)
+
+    def prune_outbox(self, before: float) -> int:
+        """Forget done entries last touched before `before` (local clock)."""
+        with self._db.write() as conn:
+            return outbox.prune_done(conn, before)

@@ -1,0 +1,248 @@
+"""The effective issue list: windows and counts against an independent model, and the query
+plan behind every filter and sort."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from cache_factories import Clock, Record, comment, issue, stamp
+from cache_oracle import Row, expected
+
+from cache import (
+    Cache,
+    EntryState,
+    FieldConflict,
+    IssueFilter,
+    IssueSort,
+    PickerField,
+    Resource,
+    SortKey,
+)
+
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "theta",
+    "kappa",
+    "lambda",
+    "sigma",
+    "omega",
+]
+STATUSES = ["backlog", "todo", "in_progress", "in_review", "done", "canceled", "triage", None]
+PRIORITIES = ["urgent", "high", "medium", "low", "none", "p0"]
+LOCAL_BASE = 1 << 62
+
+FILTERS: dict[str, IssueFilter] = {
+    "all": IssueFilter(),
+    "status": IssueFilter(status=frozenset({"todo", "done"})),
+    "status unknown": IssueFilter(status=frozenset({"triage"})),
+    "status mixed": IssueFilter(status=frozenset({"backlog", "triage"})),
+    "priority": IssueFilter(priority=frozenset({"urgent", "p0"})),
+    "assignee": IssueFilter(assignee=frozenset({"usr_1", None})),
+    "project": IssueFilter(project=frozenset({"prj_2"})),
+    "no project": IssueFilter(project=frozenset({None})),
+    "label": IssueFilter(label=frozenset({"bug"})),
+    "labels": IssueFilter(label=frozenset({"bug", "api"})),
+    "mine": IssueFilter(mine="usr_2"),
+    "text": IssueFilter(text="gamma"),
+    "text prefix": IssueFilter(text="alpha eps"),
+    "text comment": IssueFilter(text="sigma"),
+    "text space": IssueFilter(text="kap "),
+    "combined": IssueFilter(
+        status=frozenset({"todo", "in_progress", "triage"}),
+        mine="usr_1",
+        label=frozenset({"ui"}),
+        text="a",
+    ),
+}
+SORTS = [IssueSort(key, descending) for key in SortKey for descending in (False, True)]
+
+
+def random_issue(rnd: random.Random, n: int) -> Record:
+    title = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(1, 3)))
+    record: Record = {
+        "id": f"iss_{n:04d}",
+        "number": rnd.choice([n, n, n, None, "X-1"]),
+        "title": rnd.choice([title, title.upper(), title.capitalize(), "Zed"]),
+        "description": " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(0, 6))),
+        "status": rnd.choice(STATUSES),
+        "priority": rnd.choice(PRIORITIES),
+        "assignee": rnd.choice(["usr_1", "usr_2", "usr_3", None]),
+        "project_id": rnd.choice(["prj_1", "prj_2", None]),
+        "labels": rnd.sample(["bug", "ui", "api"], rnd.randint(0, 2)),
+        "created_at": stamp(rnd.randint(0, 40)),
+        "updated_at": rnd.choice([stamp(rnd.randint(0, 20)), None]),
+    }
+    return record
+
+
+class World:
+    """A cache with server rows and local edits, and the model of what it should show."""
+
+    def __init__(self, path: Path, seed: int = 3, size: int = 150) -> None:
+        rnd = random.Random(seed)
+        self.cache = Cache.open(path, clock=Clock(start=1000.0))
+        records = [random_issue(rnd, n) for n in range(1, size + 1)]
+        self.cache.apply_page(Resource.ISSUES, records)
+        self.rows = {r["id"]: Row(r["id"], i + 1, dict(r), []) for i, r in enumerate(records)}
+        bodies = {"iss_0007": "sigma words", "iss_0012": "more sigma", "iss_0020": "plain"}
+        self.cache.apply_page(
+            Resource.COMMENTS,
+            [comment(i, issue_id, body) for i, (issue_id, body) in enumerate(bodies.items())],
+        )
+        for issue_id, body in bodies.items():
+            self.rows[issue_id].comments.append(body)
+        for n in rnd.sample(range(1, size + 1), 25):
+            changes = {
+                "title": rnd.choice(WORDS).capitalize(),
+                "status": rnd.choice(STATUSES),
+                "priority": rnd.choice(PRIORITIES),
+                "labels": rnd.sample(["bug", "ui", "api"], rnd.randint(0, 2)),
+            }
+            changes = dict(rnd.sample(sorted(changes.items()), rnd.randint(1, 4)))
+            self.edit(f"iss_{n:04d}", changes)
+        for n in (3, 44, 90):
+            self.cache.delete(Resource.ISSUES, f"iss_{n:04d}")
+            del self.rows[f"iss_{n:04d}"]
+        for title in ("omega gamma", "Alpha local", "zzz"):
+            local = self.cache.create(
+                Resource.ISSUES, {"title": title, "status": "todo", "assignee": "usr_1"}
+            )
+            detail = self.cache.issue(local)
+            assert detail is not None
+            entry_id = detail.entries[0].id
+            self.rows[local] = Row(local, LOCAL_BASE + entry_id, dict(detail.record), [])
+        self.cache.create(Resource.COMMENTS, {"issue_id": "iss_0030", "body": "sigma local"})
+        self.rows["iss_0030"].comments.append("sigma local")
+        pending = [e for e in self.cache.outbox() if e.state is EntryState.PENDING]
+        self.cache.mark_sending(pending[0].id)
+        self.cache.mark_failed(pending[0].id, "rejected")
+        self.cache.record_conflicts(pending[1].id, [FieldConflict("title", "a", "b", "c")])
+
+    def edit(self, issue_id: str, changes: Record) -> None:
+        self.cache.update(Resource.ISSUES, issue_id, changes)
+        self.rows[issue_id].record.update(changes)
+
+    def expected(self, flt: IssueFilter, sort: IssueSort) -> list[str]:
+        return expected(list(self.rows.values()), flt, sort)
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    built = World(tmp_path / "cache.db")
+    yield built
+    built.cache.close()
+
+
+@pytest.mark.parametrize("name", sorted(FILTERS))
+def test_windows_and_counts_match_the_model(world: World, name: str) -> None:
+    flt = FILTERS[name]
+    for sort in SORTS:
+        want = world.expected(flt, sort)
+        assert world.cache.count(flt) == len(want), sort
+        full = [row.id for row in world.cache.window(flt, sort, 0, 1000)]
+        assert full == want, sort
+        for offset, limit in ((0, 7), (5, 10), (len(want) // 2, 9), (len(want) - 4, 10), (3, 0)):
+            page = [row.id for row in world.cache.window(flt, sort, offset, limit)]
+            assert page == want[max(0, offset) : max(0, offset) + limit], (sort, offset, limit)
+
+
+def test_rows_carry_effective_values_and_markers(world: World) -> None:
+    rows = {row.id: row for row in world.cache.window(IssueFilter(), IssueSort(), 0, 1000)}
+    states = {row.sync_state.value for row in rows.values()}
+    assert states == {"synced", "pending", "failed", "conflict"}
+    for issue_id, model in world.rows.items():
+        row = rows[issue_id]
+        assert (row.title, row.status, row.priority) == (
+            model.record.get("title"),
+            model.record.get("status"),
+            model.record.get("priority"),
+        )
+        assert list(row.labels) == [x for x in model.record.get("labels") or []]
+
+
+def test_picker_values_include_local_edits(world: World) -> None:
+    world.edit("iss_0001", {"status": "blocked", "labels": ["brand-new"]})
+    statuses = world.cache.distinct_values(PickerField.STATUS)
+    assert statuses[:6] == ["backlog", "todo", "in_progress", "in_review", "done", "canceled"]
+    assert statuses[6:] == ["blocked", "triage"]
+    assert world.cache.distinct_values(PickerField.PRIORITY)[-1] == "p0"
+    assert "brand-new" in world.cache.distinct_values(PickerField.LABEL)
+    assert world.cache.distinct_values(PickerField.ASSIGNEE) == ["usr_1", "usr_2", "usr_3", None]
+    assert world.cache.distinct_values(PickerField.PROJECT) == ["prj_1", "prj_2", None]
+
+
+@pytest.mark.parametrize(
+    "text", ['"', "*", "NEAR", "(", ")", 'a"b', "NEAR(a b)", "x OR", "AND", "-", "^", ":", "'"]
+)
+def test_search_syntax_in_user_text_never_raises(cache: Cache, text: str) -> None:
+    for typed in (text, f"alpha {text}", f"{text} beta", text * 3):
+        cache.count(IssueFilter(text=typed))
+        cache.window(IssueFilter(text=typed), IssueSort(), 0, 10)
+
+
+def bad_plan_lines(lines: list[str]) -> list[str]:
+    return [
+        line
+        for line in lines
+        if line == "SCAN issues"
+        or (line.startswith("SCAN issues ") and "INDEX" not in line)
+        or "TEMP B-TREE FOR ORDER BY" in line
+        or "TEMP B-TREE FOR RIGHT PART OF ORDER BY" in line
+        or "TEMP B-TREE FOR LAST" in line
+    ]
+
+
+@pytest.mark.parametrize("key", list(SortKey))
+@pytest.mark.parametrize("name", sorted(FILTERS))
+def test_every_filter_and_sort_is_served_by_an_index(cache: Cache, name: str, key: SortKey) -> None:
+    cache.apply_page(Resource.ISSUES, [issue(1, labels=["bug", "ui", "api"])])
+    for descending in (False, True):
+        lines = cache.query_plans(FILTERS[name], IssueSort(key, descending))
+        assert bad_plan_lines(lines) == [], lines
+        index = "INDEX" if unknown_values(FILTERS[name]) else "COVERING INDEX"
+        assert lines[0] == f"SCAN issues USING {index} issues_by_{key.value}"
+
+
+def unknown_values(flt: IssueFilter) -> bool:
+    """Unknown statuses and priorities share a rank, so their text is read from the row."""
+    return bool(flt.status - set(STATUSES[:6]) or flt.priority - set(PRIORITIES[:5]))
+
+
+def test_label_filters_match_whole_labels_only(cache: Cache) -> None:
+    tricky = ['a","b', "a", "b", 'x"', "\x1f", "é", "a b", "bug"]
+    cache.apply_page(
+        Resource.ISSUES,
+        [issue(n, labels=[label]) for n, label in enumerate(tricky, start=1)]
+        + [issue(20, labels=['a","b', "bug", "bug"]), issue(21, labels="bug")],
+    )
+    for n, label in enumerate(tricky, start=1):
+        rows = cache.window(IssueFilter(label=frozenset({label})), IssueSort(SortKey.NUMBER), 0, 50)
+        want = {f"iss_{n:06d}"} | ({"iss_000020"} if label in ('a","b', "bug") else set())
+        assert {row.id for row in rows} == want, label
+        assert cache.count(IssueFilter(label=frozenset({label}))) == len(want)
+    assert cache.distinct_values(PickerField.LABEL) == sorted(tricky)
+
+
+def test_labels_past_the_mask_bits_still_filter_exactly(cache: Cache) -> None:
+    names = [f"label{n:02d}" for n in range(70)]
+    cache.apply_page(
+        Resource.ISSUES,
+        [issue(n + 1, labels=[name, names[(n + 1) % 70]]) for n, name in enumerate(names)],
+    )
+    for wanted in ({"label01"}, {"label65"}, {"label03", "label66"}, {"label69", "never"}):
+        flt = IssueFilter(label=frozenset(wanted))
+        want = sorted(
+            f"iss_{n + 1:06d}"
+            for n, name in enumerate(names)
+            if {name, names[(n + 1) % 70]} & wanted
+        )
+        assert sorted(row.id for row in cache.window(flt, IssueSort(), 0, 100)) == want
+        assert cache.count(flt) == len(want)
+        assert bad_plan_lines(cache.query_plans(flt, IssueSort())) == []
