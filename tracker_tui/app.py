@@ -3,7 +3,9 @@
 The app draws only from an `IssueSource` (the local cache) and never waits on the network. It
 keeps the app-wide state that several screens show (the latest sync report, a revision number
 bumped whenever the cache changes) in reactives that widgets watch, and hands what should
-outlive it (saved views, the theme) back to its caller through callbacks.
+outlive it (saved views, the theme) back to its caller through callbacks. The screens beyond
+the list (detail, forms, bulk edit, sync panel, projects) are opened by its base class
+`NavigatingApp` (`navigation.py`) from the requests screens post.
 """
 
 from __future__ import annotations
@@ -13,17 +15,29 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar, TypeVar
 
 from textual import on
-from textual.app import App, SystemCommand
+from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.theme import Theme
 
+from cache import Cache
+from tracker_tui.data.cache_source import CacheIssueSource
 from tracker_tui.data.source import IssueSource
 from tracker_tui.data.views import SavedView
-from tracker_tui.messages import CacheChanged, SourceFailed, SyncStatusChanged, ViewsChanged
+from tracker_tui.messages import (
+    CacheChanged,
+    SourceFailed,
+    SyncStatusChanged,
+    ViewsChanged,
+    WriteQueued,
+)
+from tracker_tui.navigation import NavigatingApp
 from tracker_tui.screens.help import HelpScreen, help_groups
 from tracker_tui.screens.issue_list import IssueListScreen
+from tracker_tui.screens.login import LoginScreen, LoginSetup
+from tracker_tui.services import Services
+from tracker_tui.sync_link import OfflineLink, SyncLink
 
 _T = TypeVar("_T")
 
@@ -36,8 +50,12 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class TrackerApp(App[None]):
-    """A keyboard-driven issue tracker client over a local cache."""
+class TrackerApp(NavigatingApp):
+    """A keyboard-driven issue tracker client over a local cache.
+
+    Its return value is the profile saved on the login screen, when it was started on it
+    without a cache, so the caller can open that profile's cache and start again.
+    """
 
     CSS_PATH = "app.tcss"
     TITLE = "tracker"
@@ -53,12 +71,15 @@ class TrackerApp(App[None]):
     """The sync engine's latest report; None until it sends one (the status bar says offline)."""
 
     cache_revision: reactive[int] = reactive(0, init=False)
-    """Bumped on every `CacheChanged`; screens watch it to re-read what they show."""
+    """Bumped on every `CacheChanged` and `WriteQueued`; screens watch it to re-read."""
 
     def __init__(
         self,
-        source: IssueSource,
+        source: IssueSource | None,
         *,
+        services: Services | None,
+        sync: SyncLink,
+        login: LoginSetup | None,
         profile: str,
         views: Sequence[SavedView],
         read_only: bool,
@@ -77,16 +98,35 @@ class TrackerApp(App[None]):
         self._clock = clock
         self._on_views_changed = on_views_changed
         self._on_theme_changed = on_theme_changed
+        self.services = services
+        self.sync = sync
+        self._login = login
+        self.last_batch: str | None = None
+        """The last bulk change queued, which `u` undoes."""
 
-    def on_mount(self) -> None:
-        """Apply the saved theme, report every later change of it, and open the issue list.
+    async def on_mount(self) -> None:
+        """Apply the saved theme, report every later change of it, start the sync link, and
+        open the issue list (or the login screen on a first run).
 
-        The list is pushed rather than returned from `get_default_screen` because Textual
+        Screens are pushed rather than returned from `get_default_screen` because Textual
         loads a screen's `CSS_PATH` only for pushed screens.
         """
         if self._initial_theme in self.available_themes:
             self.theme = self._initial_theme
         self.theme_changed_signal.subscribe(self, self._report_theme)
+        if self._login is not None:
+            self.push_screen(LoginScreen(self._login), self._logged_in)
+            return
+        self._open_list()
+        await self.sync.start(self.post_message)
+
+    async def on_unmount(self) -> None:
+        """Stop the sync engine; unsent writes wait in the outbox for next time."""
+        await self.sync.stop()
+
+    def _open_list(self) -> None:
+        if self.source is None:
+            return
         self.push_screen(
             IssueListScreen(
                 self.source,
@@ -97,6 +137,15 @@ class TrackerApp(App[None]):
             )
         )
 
+    async def _logged_in(self, profile: str | None) -> None:
+        """A profile was saved: go on to the list when there is a cache, else hand it back."""
+        if profile is None or self.source is None:
+            self.exit(profile)
+            return
+        self.profile = profile
+        self._open_list()
+        await self.sync.start(self.post_message)
+
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Textual's own commands (theme picker, quit, …) plus help and the theme cycle."""
         yield from super().get_system_commands(screen)
@@ -104,6 +153,9 @@ class TrackerApp(App[None]):
         yield SystemCommand(
             "Next theme", "Cycle through the favourite themes", self.action_next_theme
         )
+        yield SystemCommand("Sync panel", "key: y", self.action_sync_panel)
+        yield SystemCommand("Projects", "key: P", self.action_projects)
+        yield SystemCommand("Undo bulk change", "key: u", self.action_undo_bulk)
 
     def action_help(self) -> None:
         """Show the bindings of the screen in front, generated from the bindings themselves."""
@@ -126,6 +178,16 @@ class TrackerApp(App[None]):
     def bump_cache_revision(self) -> None:
         """Tell every screen watching `cache_revision` to re-read."""
         self.cache_revision += 1
+
+    @on(WriteQueued)
+    def announce_write(self, message: WriteQueued) -> None:
+        """A write is in the outbox: every screen re-reads, the sync engine sends it soon."""
+        self.cache_revision += 1
+        self.sync.poke()
+        if message.batch_id is not None:
+            self.last_batch = message.batch_id
+        if message.notice:
+            self.notify(message.notice, timeout=3)
 
     @on(SourceFailed)
     def report_source_failure(self, message: SourceFailed) -> None:
@@ -160,8 +222,12 @@ class TrackerApp(App[None]):
 
 
 def make_app(
-    source: IssueSource,
+    source: IssueSource | None = None,
     *,
+    cache: Cache | None = None,
+    sync: SyncLink | None = None,
+    me: str | None = None,
+    login: LoginSetup | None = None,
     profile: str = "default",
     views: Sequence[SavedView] = (),
     read_only: bool = False,
@@ -173,7 +239,12 @@ def make_app(
     """Build the app around its collaborators.
 
     Args:
-        source: Where issues are read from (the cache adapter; a stand-in in tests).
+        source: Where the list reads issues; by default the adapter over `cache`. Tests pass
+            a stand-in that fails or stalls on purpose.
+        cache: The profile's local cache; without it only the list (over `source`) works.
+        sync: The sync engine's link; offline (writes wait in the outbox) when not given.
+        me: The current user's id, for "mine" and for showing "you".
+        login: Start on the login screen (first run) with this setup.
         profile: The profile's name, shown in the status bar until the sync engine reports.
         views: Saved views, on the keys 1 to 9 in this order.
         read_only: Refuse every write (edit, create, marks for bulk edits) with a notice.
@@ -182,8 +253,20 @@ def make_app(
         on_views_changed: Called with all views whenever one is saved.
         on_theme_changed: Called with the theme's name whenever the user changes it.
     """
+    link = sync if sync is not None else OfflineLink()
+    if source is None and cache is not None:
+        source = CacheIssueSource(cache, me=me)
+    if source is None and login is None:
+        raise ValueError("make_app needs a cache, a source, or a login setup")
+    services = None
+    if cache is not None:
+        adapter = source if isinstance(source, CacheIssueSource) else CacheIssueSource(cache, me=me)
+        services = Services(cache, adapter, link, clock, read_only, me, profile)
     return TrackerApp(
         source,
+        services=services,
+        sync=link,
+        login=login,
         profile=profile,
         views=views,
         read_only=read_only,

@@ -8,6 +8,7 @@ the sync engine integration.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from textual.message import Message
 
@@ -33,6 +34,8 @@ class SyncStatusChanged(Message):
     """Records pulled so far in the running sync pass."""
     sync_total: int | None = None
     """Records the running pass expects, None when no pass runs (or its size is unknown)."""
+    last_sync: datetime | None = None
+    """When the last pass finished, None before the first."""
 
     def can_replace(self, message: Message) -> bool:
         """A newer report makes any queued older one pointless."""
@@ -84,3 +87,13 @@ class BulkEditRequested(Message):
     """The user asked to change every marked issue (only posted when the app is writable)."""
 
     selection: MarkedSelection
+
+
+@dataclass
+class WriteQueued(Message):
+    """A local write reached the outbox: screens re-read, the sync engine is poked."""
+
+    notice: str | None = None
+    """What to tell the user, if anything ("Comment queued")."""
+    batch_id: str | None = None
+    """The batch of a bulk edit, remembered so `u` can undo it."""

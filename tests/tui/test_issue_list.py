@@ -8,11 +8,12 @@ import time
 from textual.message import Message
 from tui_support import AppFactory, FakeIssueSource, Notices, settle, unique
 
+from cache import Cache, FieldConflict, Resource
 from tracker_tui.app import TrackerApp
 from tracker_tui.data.marks import Marks
 from tracker_tui.data.pages import MAX_PAGES
 from tracker_tui.data.source import IssueQuery
-from tracker_tui.messages import SourceFailed
+from tracker_tui.messages import CacheChanged, SourceFailed
 from tracker_tui.widgets.issue_list import IssueList
 
 SIZE = (120, 36)
@@ -223,7 +224,7 @@ async def test_empty_results_say_so(app_factory: AppFactory) -> None:
         assert "No issues match." in issues.render_line(1).text
 
 
-async def test_rows_show_sync_state_and_marks(app_factory: AppFactory) -> None:
+async def test_rows_show_sync_state_and_marks(app_factory: AppFactory, cache: Cache) -> None:
     app = app_factory()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -231,13 +232,25 @@ async def test_rows_show_sync_state_and_marks(app_factory: AppFactory) -> None:
         header = issues.render_line(0).text
         assert "Updated ▼" in header
         assert "Title" in header
-        pending = issues.render_line(1 + 3).text
-        conflict = issues.render_line(1 + 7).text
-        failed = issues.render_line(1 + 11).text
-        assert pending[1] == "↑"
-        assert conflict[1] == "≠"
-        assert failed[1] == "✗"
         await pilot.press("space")
-        assert issues.render_line(1).text.startswith("●")
-        assert "#500" in issues.render_line(1).text
-        assert "1m ago" in issues.render_line(1).text
+        first = issues.render_line(1).text
+        assert first.startswith("●")
+        assert "#500" in first
+        assert "ago" in first
+        pending = cache.update(Resource.ISSUES, "iss_000003", {"title": "Edited"})
+        conflicting = cache.update(Resource.ISSUES, "iss_000007", {"title": "Mine"})
+        failing = cache.update(Resource.ISSUES, "iss_000011", {"title": "Refused"})
+        assert pending and conflicting and failing
+        for entry in (conflicting, failing):
+            cache.mark_sending(entry.id)
+        cache.record_conflicts(conflicting.id, [FieldConflict("title", "a", "Mine", "b")])
+        cache.mark_failed(failing.id, "invalid_request")
+        app.post_message(CacheChanged())
+        await settle(pilot)
+        glyphs = {
+            title: issues.render_line(y).text[1]
+            for y in range(1, 12)
+            for title in ("Edited", "Mine", "Refused")
+            if title in issues.render_line(y).text
+        }
+        assert glyphs == {"Edited": "↑", "Mine": "≠", "Refused": "✗"}

@@ -6,10 +6,13 @@ from typing import Any
 
 from textual.message import Message
 from textual.widgets import Input, SelectionList
-from tui_support import AppFactory, FakeIssueSource, Notices, settle, unique
+from tui_support import NOW, AppFactory, FakeIssueSource, Notices, settle, unique
 
+from cache import Cache, Resource
+from tracker_tui.data.cache_source import CacheIssueSource
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.data.views import SavedView
+from tracker_tui.demo_data import generate
 from tracker_tui.messages import (
     BulkEditRequested,
     CacheChanged,
@@ -36,7 +39,7 @@ def chips_text(app: Any) -> str:
 
 
 async def test_search_filters_as_you_type_and_escape_clears(
-    app_factory: AppFactory, source: FakeIssueSource
+    app_factory: AppFactory, source: CacheIssueSource
 ) -> None:
     app = app_factory()
     async with app.run_test(size=SIZE) as pilot:
@@ -108,21 +111,21 @@ async def test_filter_dialog_selects_values_and_the_chips_show_labels(
         dialog = app.screen
         assert isinstance(dialog, FilterDialog)
         await pilot.press("down", "down", "tab", "space", "down", "space")
-        assert dialog.query_one(SelectionList).selected == ["usr_ada", "usr_grace"]
+        assert dialog.query_one(SelectionList).selected == ["usr_ada", "usr_alan"]
         await pilot.press("shift+tab", "up", "up", "tab", "space")
         await pilot.press("ctrl+s")
         await settle(pilot)
         query = screen(app).issue_query
-        assert query.assignees == {"usr_ada", "usr_grace"}
+        assert query.assignees == {"usr_ada", "usr_alan"}
         assert query.statuses == {"backlog"}
         text = chips_text(app)
-        assert "assignee: Ada Lovelace, Grace Hopper" in text
+        assert "assignee: Ada Lovelace, Alan Turing" in text
         assert "status: Backlog" in text
         issues = screen(app).query_one(IssueList)
         row = issues.highlighted_row
         assert row is not None
         assert row.status == "backlog"
-        assert row.assignee in ("Ada Lovelace", "Grace Hopper")
+        assert row.assignee in ("Ada Lovelace", "Alan Turing")
 
 
 async def test_filter_dialog_clear_and_cancel(app_factory: AppFactory) -> None:
@@ -185,8 +188,9 @@ async def test_saved_views_apply_on_number_keys_and_save_via_the_callback(
 
 
 async def test_write_actions_post_requests(app_factory: AppFactory, notices: Notices) -> None:
+    """Over a source alone (no cache, so nothing opens), to see just what the list posts."""
     seen: list[Message] = []
-    app = app_factory()
+    app = app_factory(FakeIssueSource(500))
     async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
         await settle(pilot)
         await pilot.press("j", "e", "c", "b")
@@ -216,14 +220,17 @@ async def test_read_only_refuses_every_write(app_factory: AppFactory, notices: N
 
 
 async def test_cache_changes_reload_and_keep_the_cursor(
-    app_factory: AppFactory, source: FakeIssueSource
+    app_factory: AppFactory, cache: Cache
 ) -> None:
     app = app_factory()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("j", "j", "j")
         issues = screen(app).query_one(IssueList)
-        source.size = 510
+        more = generate(510, NOW).issues[500:]
+        cache.apply_page(
+            Resource.ISSUES, [dict(record, id=f"iss_new_{n}") for n, record in enumerate(more)]
+        )
         app.post_message(CacheChanged())
         await settle(pilot)
         assert issues.count == 510

@@ -7,13 +7,17 @@ Regenerate with `pytest tests/tui/test_snapshots.py --snapshot-update` and look 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
+from test_sync_panel import make_conflict, make_failure, report
 from textual.pilot import Pilot
-from tui_support import AppFactory, settle
+from tui_support import NOW, AppFactory, settle
 
+from cache import Cache, Resource
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.data.views import SavedView
+from tracker_tui.demo_data import stamp
 from tracker_tui.messages import SyncStatusChanged
 
 SIZE = (120, 36)
@@ -62,3 +66,60 @@ def test_help_screen(snap_compare: SnapCompare, app_factory: AppFactory) -> None
     """Every binding of the list, the screen and the app, generated from the bindings."""
     app = app_factory(profile="work")
     assert snap_compare(app, terminal_size=SIZE, run_before=settle, press=["question_mark"])
+
+
+def test_issue_detail_screen(
+    snap_compare: SnapCompare, app_factory: AppFactory, cache: Cache
+) -> None:
+    """An issue with Markdown, a comment, and a pending edit of its priority."""
+    when = stamp(NOW - timedelta(hours=3))
+    comment = {"issue_id": "iss_000000", "author": "usr_grace", "created_at": when}
+    cache.apply_page(
+        Resource.COMMENTS,
+        [comment | {"id": "cmt_snap", "body": "Seen on main too.", "updated_at": when}],
+    )
+    app = app_factory(profile="work")
+
+    async def open_and_edit(pilot: Pilot[Any]) -> None:
+        await report_sync(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("p", "end", "enter")  # urgent → no priority
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_and_edit)
+
+
+def test_bulk_preview_screen(snap_compare: SnapCompare, app_factory: AppFactory) -> None:
+    """Eight issues moved to in progress: who moves, who cannot, who already is."""
+    app = app_factory(profile="work")
+
+    async def preview(pilot: Pilot[Any]) -> None:
+        await report_sync(pilot)
+        await pilot.press(*["space", "j"] * 8, "b")
+        await settle(pilot)
+        await pilot.press("enter")  # set status
+        await settle(pilot)
+        await pilot.press("down", "down", "enter")  # in progress
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=preview)
+
+
+def test_sync_panel_screen(
+    snap_compare: SnapCompare, app_factory: AppFactory, cache: Cache
+) -> None:
+    """A failed write with the server's words, a conflict side by side, pending writes."""
+    make_conflict(cache)
+    make_failure(cache)
+    cache.update(Resource.ISSUES, "iss_000117", {"status": "canceled"})
+    app = app_factory(profile="work")
+
+    async def open_panel(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        pilot.app.post_message(report())
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_panel)

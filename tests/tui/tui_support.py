@@ -1,4 +1,5 @@
-"""Test support for the app: a stand-in `IssueSource` until the SQLite cache lands, and helpers.
+"""Test support for the app: a stand-in `IssueSource` for tests whose source must fail, stall
+or count its reads (everything else runs on a real cache, see conftest), and helpers.
 
 `FakeIssueSource` computes issue `i` from `i` alone (no table is built), so 100,000 issues cost
 nothing until a filter or a sort other than the default forces it to walk them. The default order
@@ -58,7 +59,8 @@ def fixed_clock() -> datetime:
 
 
 class FakeIssueSource:
-    """A deterministic in-memory `IssueSource` of `size` issues (a stand-in for the cache)."""
+    """A deterministic in-memory `IssueSource` of `size` issues that can fail, stall at a gate,
+    and counts what it is asked (a stand-in for the cache where those are the point)."""
 
     def __init__(self, size: int) -> None:
         self.size = size

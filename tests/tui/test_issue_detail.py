@@ -1,0 +1,127 @@
+"""The issue detail screen over a real cache: open, edit fields in place, comment."""
+
+from __future__ import annotations
+
+from textual.widgets import Markdown, OptionList, Static
+from tui_support import AppFactory, Notices, settle
+
+from cache import Cache, EntryState, Resource
+from tracker_tui.data.workflow import status_choices
+from tracker_tui.screens.choice_dialog import ChoiceDialog
+from tracker_tui.screens.issue_detail import IssueDetailScreen
+from tracker_tui.screens.issue_list import IssueListScreen
+from tracker_tui.sync_link import OfflineLink
+
+SIZE = (120, 36)
+TOP = "iss_000000"
+"""The most recently updated demo issue: the list's first row."""
+
+
+async def test_enter_opens_the_issue_and_escape_goes_back(
+    app_factory: AppFactory, cache: Cache
+) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, IssueDetailScreen)
+        assert screen.data is not None and screen.data.detail is not None
+        detail = cache.issue(TOP)
+        assert detail is not None
+        assert screen.data.detail.issue.title == detail.issue.title
+        assert "Steps to reproduce" in screen.query_one(Markdown).source
+        comments = str(screen.query_one("#detail-comments", Static).render())
+        for comment in detail.comments:
+            assert comment.body in comments
+        await pilot.press("escape")
+        assert isinstance(app.screen, IssueListScreen)
+
+
+async def test_status_picker_offers_only_allowed_moves_and_queues_the_pick(
+    app_factory: AppFactory, cache: Cache, link: OfflineLink
+) -> None:
+    before = cache.issue(TOP)
+    assert before is not None and before.issue.status is not None
+    allowed = status_choices(before.issue.status)
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("s")
+        await pilot.pause()
+        assert isinstance(app.screen, ChoiceDialog)
+        options = app.screen.query_one(OptionList)
+        offered = [options.get_option_at_index(i).id for i in range(options.option_count)]
+        assert tuple(offered) == allowed
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, IssueDetailScreen)
+        assert app.screen.data is not None and app.screen.data.detail is not None
+        assert app.screen.data.detail.issue.status == allowed[1]
+    after = cache.issue(TOP)
+    assert after is not None
+    assert after.issue.status == allowed[1]
+    assert after.issue.sync_state == "pending"
+    [entry] = cache.outbox([EntryState.PENDING])
+    assert entry.changes == {"status": allowed[1]}
+    assert link.pokes == 1
+
+
+async def test_priority_assignee_and_labels_are_edited_in_place(
+    app_factory: AppFactory, cache: Cache
+) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.press("home", "enter")  # "Unassigned"
+        await settle(pilot)
+        await pilot.press("l")
+        await pilot.pause()
+        await pilot.press("ctrl+u", *"bug, triage", "enter")
+        await settle(pilot)
+    detail = cache.issue(TOP)
+    assert detail is not None
+    assert detail.issue.assignee is None
+    assert detail.issue.labels == ("bug", "triage")
+
+
+async def test_a_comment_is_queued_and_shown_pending(app_factory: AppFactory, cache: Cache) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("c", *"Looks good to me", "enter")
+        await settle(pilot)
+        shown = str(app.screen.query_one("#detail-comments", Static).render())
+        assert "Looks good to me" in shown
+        pending = str(app.screen.query_one("#detail-pending", Static).render())
+        assert "new comment" in pending
+    bodies = {comment.body: comment for comment in cache.comments(TOP)}
+    assert bodies["Looks good to me"].sync_state == "pending"
+    [entry] = cache.outbox()
+    assert entry.resource is Resource.COMMENTS
+    assert entry.changes["issue_id"] == TOP
+
+
+async def test_read_only_refuses_every_edit(
+    app_factory: AppFactory, cache: Cache, notices: Notices
+) -> None:
+    app = app_factory(read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        for key in ("s", "p", "a", "o", "l", "c", "e"):
+            await pilot.press(key)
+            await pilot.pause()
+            assert isinstance(app.screen, IssueDetailScreen)
+    assert cache.outbox() == []
+    assert notices.texts().count("Read-only mode: changes are off.") == 7

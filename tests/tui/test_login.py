@@ -1,0 +1,95 @@
+"""First run: the login screen checks the key against the reference service, in-process."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from keyring.backends.fail import Keyring as FailKeyring
+from textual.widgets import Checkbox, Input, Label, Static
+from tui_support import fixed_clock, settle
+
+from server.app import create_app
+from server.seed import seed_workspace
+from sync.keystore import KeyringStore
+from sync.profiles import AppPaths, ProfileStore
+from tracker_tui.app import make_app
+from tracker_tui.screens.login import LoginScreen, LoginSetup
+
+SIZE = (100, 40)
+SERVER = "http://test/v1"
+
+
+@dataclass
+class Service:
+    setup: LoginSetup
+    key: str
+    home: Path
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[Service]:
+    """The reference service over a seeded SQLite file, reached through ASGITransport; a
+    keyring that refuses (as on a headless box), and TRACKER_HOME in tmp_path."""
+    db = tmp_path / "server.db"
+    key = seed_workspace(db, "acme", 3)
+    setup = LoginSetup(
+        env={"TRACKER_HOME": str(tmp_path / "home")},
+        transport=httpx.ASGITransport(create_app(db)),
+        keyring=KeyringStore(get_backend=FailKeyring),
+    )
+    yield Service(setup, key, tmp_path / "home")
+
+
+async def fill_in(pilot: object, key: str) -> None:
+    app = pilot.app  # type: ignore[attr-defined]
+    app.screen.query_one("#login-server", Input).value = SERVER
+    app.screen.query_one("#login-key", Input).value = key
+    app.screen.query_one("#login-insecure", Checkbox).value = True
+    await pilot.press("ctrl+s")  # type: ignore[attr-defined]
+    await settle(pilot)
+
+
+async def test_a_bad_key_is_an_inline_error_and_nothing_is_saved(service: Service) -> None:
+    app = make_app(login=service.setup, clock=fixed_clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, LoginScreen)
+        assert app.screen.query_one("#login-key", Input).password
+        storage = str(app.screen.query_one("#login-storage", Static).render())
+        assert "No usable OS keyring" in storage
+        await fill_in(pilot, "trk_" + "x" * 40)
+        error = str(app.screen.query_one("#login-error", Label).render())
+        assert "refused this key" in error
+        assert isinstance(app.screen, LoginScreen)
+    assert not AppPaths.from_env(service.setup.env).config_file.exists()
+
+
+async def test_a_good_key_saves_the_profile_and_its_key(service: Service) -> None:
+    app = make_app(login=service.setup, clock=fixed_clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await fill_in(pilot, service.key)
+        await settle(pilot)
+    assert app.return_value == "default"
+    paths = AppPaths.from_env(service.setup.env)
+    profile = ProfileStore(paths).get("default")
+    assert profile.server == SERVER
+    assert profile.key_storage == "insecure-file"
+    assert service.key not in paths.config_file.read_text()
+    stored = paths.keys_dir / "default"
+    assert stored.exists() or any(paths.keys_dir.iterdir())
+
+
+async def test_a_malformed_url_is_refused_before_any_request(service: Service) -> None:
+    app = make_app(login=service.setup, clock=fixed_clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#login-server", Input).value = "not a url"
+        app.screen.query_one("#login-key", Input).value = service.key
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert str(app.screen.query_one("#login-error", Label).render())

@@ -1,0 +1,62 @@
+"""The app's side of the `SyncLink` seam: started with a poster, poked after writes, stopped on
+exit, and its reports (online, offline, online again) shown without the app waiting on it."""
+
+from __future__ import annotations
+
+from tui_support import NOW, AppFactory, settle
+
+from tracker_tui.messages import CacheChanged, SyncStatusChanged
+from tracker_tui.sync_link import Poster
+from tracker_tui.widgets.status_bar import StatusBar
+
+SIZE = (120, 36)
+
+
+class ScriptedLink:
+    """A sync engine stand-in the test drives by hand."""
+
+    def __init__(self) -> None:
+        self.post: Poster | None = None
+        self.pokes = 0
+        self.stopped = False
+
+    async def start(self, post: Poster) -> None:
+        self.post = post
+
+    def poke(self) -> None:
+        self.pokes += 1
+
+    async def stop(self) -> None:
+        self.stopped = True
+
+    def report(self, online: bool, pending: int = 0) -> None:
+        assert self.post is not None
+        self.post(SyncStatusChanged("work", online, pending_writes=pending, last_sync=NOW))
+
+
+async def test_reports_show_offline_and_back_and_writes_poke_the_engine(
+    app_factory: AppFactory,
+) -> None:
+    link = ScriptedLink()
+    app = app_factory(sync=link, profile="work")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert link.post is not None
+        bar = app.screen.query_one(StatusBar)
+        link.report(online=True)
+        await settle(pilot)
+        assert "● online" in bar.render().plain
+        link.report(online=False, pending=1)
+        await settle(pilot)
+        assert "○ offline" in bar.render().plain
+        assert "↑ 1 pending" in bar.render().plain
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("p", "end", "enter")  # the newest demo issue is urgent: now none
+        await settle(pilot)
+        assert link.pokes == 1
+        link.report(online=True)
+        link.post(CacheChanged())
+        await settle(pilot)
+        assert "● online" in app.screen.query_one(StatusBar).render().plain
+    assert link.stopped

@@ -1,0 +1,135 @@
+"""Bulk edits planned before they are queued: who changes, who cannot, and why.
+
+A plan is computed from the issues' current values (in a worker), shown as a preview, and
+only then queued as one outbox batch, so `u` can undo it as one. Status moves are checked
+against the workflow here: an issue that cannot make the move is left out and named.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from cache import Cache, IssueRow, JsonObject, JsonValue, Resource
+from tracker_tui.data.changes import value_text
+from tracker_tui.data.workflow import LABELS_MAX, can_move
+from tracker_tui.formatting import count_label, status_label
+
+BULK_DELETE = "delete"
+BULK_ACTIONS = ("status", "priority", "assignee", "project_id", "add_label", "remove_label")
+"""What a bulk change can do besides delete: set one of four fields, or add / remove a label."""
+
+
+@dataclass(frozen=True)
+class BulkChange:
+    """One change for every marked issue: a field set, a label added or removed, or delete."""
+
+    action: str
+    """One of `BULK_ACTIONS`, or `BULK_DELETE`."""
+    value: JsonValue = None
+
+    def apply(self, row: IssueRow) -> JsonObject | None:
+        """The changes for one issue; None when it already is that way."""
+        if self.action == BULK_DELETE:
+            return {}
+        if self.action in ("add_label", "remove_label"):
+            labels = list(row.labels)
+            if self.action == "add_label" and self.value not in labels:
+                new: list[JsonValue] = [*labels, self.value]
+            elif self.action == "remove_label" and self.value in labels:
+                new = [label for label in labels if label != self.value]
+            else:
+                return None
+            return {"labels": new}
+        current = getattr(row, self.action)
+        return None if current == self.value else {self.action: self.value}
+
+
+@dataclass(frozen=True)
+class BulkPlan:
+    """What queuing `change` over the marked issues would do."""
+
+    change: BulkChange
+    updates: tuple[tuple[str, JsonObject], ...]
+    unchanged: int = 0
+    blocked: tuple[tuple[str, str], ...] = ()
+    """(issue id, reason) of issues left out."""
+    moves: tuple[tuple[str, int], ...] = field(default=())
+    """(current value, how many) of the issues that change, for the summary."""
+
+    @property
+    def uniform(self) -> bool:
+        """Whether every issue gets the same changes (one `update_many`)."""
+        return len({repr(sorted(changes.items())) for _id, changes in self.updates}) <= 1
+
+    def summary(self, names: Mapping[str, str]) -> list[str]:
+        """ "32 issues: status Todo → In progress", "3 cannot move: …", one line each."""
+        lines: list[str] = []
+        change = self.change
+        if change.action == BULK_DELETE:
+            lines.append(f"{count_label(len(self.updates), 'issue')}: delete")
+        elif change.action in ("add_label", "remove_label"):
+            verb = "add label" if change.action == "add_label" else "remove label"
+            lines.append(f"{count_label(len(self.updates), 'issue')}: {verb} {change.value}")
+        else:
+            target = value_text(change.action, change.value, names)
+            for current, count in self.moves:
+                was = value_text(change.action, current or None, names)
+                name = "project" if change.action == "project_id" else change.action
+                lines.append(f"{count_label(count, 'issue')}: {name} {was} → {target}")
+            if not self.moves:
+                lines.append("No issue changes.")
+        reasons = Counter(reason for _id, reason in self.blocked)
+        for reason, count in reasons.items():
+            lines.append(f"{count} cannot move: {reason}")
+        if self.unchanged:
+            lines.append(f"{count_label(self.unchanged, 'issue')} already so (left alone)")
+        return lines
+
+
+def plan(rows: Iterable[IssueRow], change: BulkChange) -> BulkPlan:
+    """Sort the marked issues into changing, unchanged and blocked."""
+    updates: list[tuple[str, JsonObject]] = []
+    blocked: list[tuple[str, str]] = []
+    moves: Counter[str] = Counter()
+    unchanged = 0
+    for row in rows:
+        if change.action == "status" and not can_move(row.status or "", str(change.value)):
+            reason = (
+                f"{status_label(row.status or '—')} → {status_label(str(change.value))} not allowed"
+            )
+            blocked.append((row.id, reason))
+            continue
+        changes = change.apply(row)
+        if changes is None:
+            unchanged += 1
+            continue
+        labels = changes.get("labels")
+        if isinstance(labels, list) and len(labels) > LABELS_MAX:
+            blocked.append((row.id, f"already has {LABELS_MAX} labels"))
+            continue
+        updates.append((row.id, changes))
+        if change.action not in (BULK_DELETE, "add_label", "remove_label"):
+            moves[str(getattr(row, change.action) or "")] += 1
+    return BulkPlan(change, tuple(updates), unchanged, tuple(blocked), tuple(moves.most_common()))
+
+
+def queue(cache: Cache, plan: BulkPlan) -> str | None:
+    """Queue the plan as one outbox batch; returns its id (for undo), None when empty.
+
+    Uniform changes go in one transaction (`update_many`); per-issue ones (labels) and deletes
+    share a batch id across one transaction each.
+    """
+    if not plan.updates:
+        return None
+    ids = [issue_id for issue_id, _changes in plan.updates]
+    if plan.change.action != BULK_DELETE and plan.uniform:
+        return cache.update_many(Resource.ISSUES, ids, plan.updates[0][1])
+    batch = cache.new_batch_id()
+    for issue_id, changes in plan.updates:
+        if plan.change.action == BULK_DELETE:
+            cache.delete(Resource.ISSUES, issue_id, batch_id=batch)
+        else:
+            cache.update(Resource.ISSUES, issue_id, changes, batch_id=batch)
+    return batch

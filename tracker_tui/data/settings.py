@@ -1,0 +1,49 @@
+"""The TUI's settings in a profile's `ui` section: saved views and the theme.
+
+`sync.profiles.Profile.ui` is a dict the TUI owns; this module reads it defensively (a hand
+edited file may hold anything) and writes it back whole through `ProfileStore.update`, so the
+app's `on_views_changed` / `on_theme_changed` callbacks persist with one call each.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from sync.profiles import ProfileStore
+from tracker_tui.data.views import SavedView, view_from_dict, view_to_dict
+
+
+def saved_views(ui: Mapping[str, Any]) -> list[SavedView]:
+    """The views stored under `ui.views` (a list of tables), skipping malformed ones."""
+    stored = ui.get("views")
+    if not isinstance(stored, list):
+        return []
+    views = (view_from_dict(item) for item in stored if isinstance(item, dict))
+    return [view for view in views if view is not None]
+
+
+def saved_theme(ui: Mapping[str, Any]) -> str | None:
+    theme = ui.get("theme")
+    return theme if isinstance(theme, str) and theme else None
+
+
+class ProfileSettings:
+    """Writes one profile's views and theme; pass its methods to `make_app` as callbacks."""
+
+    def __init__(self, store: ProfileStore, profile: str) -> None:
+        self._store = store
+        self._profile = profile
+
+    def save_views(self, views: list[SavedView]) -> None:
+        self._update("views", [view_to_dict(view) for view in views])
+
+    def save_theme(self, theme: str) -> None:
+        self._update("theme", theme)
+
+    def _update(self, key: str, value: Any) -> None:
+        """Re-read the profile first, so settings changed elsewhere meanwhile are kept."""
+        profile = self._store.get(self._profile)
+        ui = {**profile.ui, key: value}
+        self._store.update(dataclasses.replace(profile, ui=ui))

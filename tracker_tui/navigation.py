@@ -1,0 +1,114 @@
+"""The app's half that opens screens: from the list to an issue, a form, a bulk edit, the sync
+panel or the projects; and `u`, which undoes the last bulk change.
+
+Screens ask by posting requests (`EditIssueRequested`, `IssueList.Opened`, …); this class
+answers them, so no screen knows which screen another one opens. Without a cache (a stand-in
+source) only the list works, and the rest says why.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import on
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from tracker_tui.data.source import IssueQuery
+from tracker_tui.messages import BulkEditRequested, CreateIssueRequested, EditIssueRequested
+from tracker_tui.screens.bulk_edit import BulkEditScreen
+from tracker_tui.screens.issue_detail import IssueDetailScreen
+from tracker_tui.screens.issue_form import IssueFormScreen
+from tracker_tui.screens.issue_list import IssueListScreen
+from tracker_tui.screens.projects import ProjectsScreen
+from tracker_tui.screens.sync_panel import SyncPanelScreen
+from tracker_tui.services import Services
+from tracker_tui.widgets.issue_list import IssueList
+from tracker_tui.workers import write_in_thread
+
+
+class NavigatingApp(App[str | None]):
+    """Opens the screens beyond the list; `TrackerApp` builds on it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "sync_panel", "Sync panel"),
+        Binding("P", "projects", "Projects"),
+        Binding("u", "undo_bulk", "Undo bulk change"),
+    ]
+
+    services: Services | None
+    read_only: bool
+    last_batch: str | None
+
+    @on(IssueList.Opened)
+    def open_issue(self, message: IssueList.Opened) -> None:
+        if (services := self._services()) is not None:
+            self.push_screen(IssueDetailScreen(services, message.issue_id))
+
+    @on(EditIssueRequested)
+    def open_edit_form(self, message: EditIssueRequested) -> None:
+        if (services := self._writable()) is not None:
+            self.push_screen(IssueFormScreen(services, message.issue_id))
+
+    @on(CreateIssueRequested)
+    def open_create_form(self) -> None:
+        if (services := self._writable()) is not None:
+            self.push_screen(IssueFormScreen(services))
+
+    @on(BulkEditRequested)
+    def open_bulk_edit(self, message: BulkEditRequested) -> None:
+        if (services := self._writable()) is not None:
+            self.push_screen(BulkEditScreen(services, message.selection))
+
+    def action_sync_panel(self) -> None:
+        """Show what the sync engine is doing and what waits in the outbox."""
+        if isinstance(self.screen, SyncPanelScreen):
+            return
+        if (services := self._services()) is not None:
+            self.push_screen(SyncPanelScreen(services))
+
+    def action_projects(self) -> None:
+        """List the projects (enter shows a project's issues)."""
+        if isinstance(self.screen, ProjectsScreen):
+            return
+        if (services := self._services()) is not None:
+            self.push_screen(ProjectsScreen(services), self._show_project)
+
+    async def _show_project(self, project_id: str | None) -> None:
+        """Back to the issue list, filtered by the project picked on the projects screen."""
+        if project_id is None:
+            return
+        lists = [screen for screen in self.screen_stack if isinstance(screen, IssueListScreen)]
+        if not lists:
+            return
+        while self.screen is not lists[-1]:
+            await self.pop_screen()
+        lists[-1].issue_query = IssueQuery(projects=frozenset({project_id}))
+
+    def action_undo_bulk(self) -> None:
+        """Undo the last bulk change: unsent writes are dropped, sent ones inverted."""
+        if (services := self._writable()) is None:
+            return
+        batch, self.last_batch = self.last_batch, None
+        if batch is None:
+            self.notify("No bulk change to undo.", severity="warning")
+            return
+        cache = services.cache
+        write_in_thread(
+            self,
+            "undo the bulk change",
+            lambda: cache.undo_batch(batch),
+            done="Bulk change undone.",
+            bulk=True,
+        )
+
+    def _services(self) -> Services | None:
+        if self.services is None:
+            self.notify("No local cache is open.", severity="warning")
+        return self.services
+
+    def _writable(self) -> Services | None:
+        if self.read_only:
+            self.notify("Read-only mode: changes are off.", severity="warning")
+            return None
+        return self._services()

@@ -1,0 +1,167 @@
+"""Bulk edit, step one: what to do to every marked issue, and to what value.
+
+Reads the pickers' options, then, once a change is chosen, works out the plan (in a worker:
+"all in the query" may be 100,000 issues) and hands over to the preview, which queues it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, OptionList
+from textual.widgets.option_list import Option
+
+from cache import PickerField
+from tracker_tui.data.bulk import BULK_DELETE, BulkChange, BulkPlan, plan
+from tracker_tui.data.cache_source import NO_VALUE
+from tracker_tui.data.marks import MarkedSelection
+from tracker_tui.data.source import PRIORITIES, STATUSES
+from tracker_tui.data.workflow import LABEL_MAX
+from tracker_tui.formatting import count_label, priority_label, status_label
+from tracker_tui.screens.bulk_preview import BulkPreviewScreen
+from tracker_tui.screens.choice_dialog import ChoiceDialog
+from tracker_tui.services import Services
+from tracker_tui.workers import read_in_thread
+
+ACTIONS: tuple[tuple[str, str], ...] = (
+    ("status", "Set status"),
+    ("priority", "Set priority"),
+    ("assignee", "Set assignee"),
+    ("project_id", "Set project"),
+    ("add_label", "Add a label"),
+    ("remove_label", "Remove a label"),
+    (BULK_DELETE, "Delete"),
+)
+
+
+@dataclass(frozen=True)
+class Names:
+    """Display names for ids, and the options of each picker."""
+
+    users: dict[str, str]
+    projects: dict[str, str]
+    labels: list[str]
+
+
+class BulkEditScreen(ModalScreen[None]):
+    """Pick an action and a value for the marked issues."""
+
+    HELP_GROUP: ClassVar[str] = "Bulk edit"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    DEFAULT_CSS: ClassVar[str] = """
+    BulkEditScreen {
+        align: center middle;
+        & > Vertical {
+            width: 56;
+            height: auto;
+            border: round $primary;
+            background: $surface;
+            padding: 0 1;
+        }
+        & OptionList { height: auto; }
+        & #label-value { display: none; }
+        & #label-value.-shown { display: block; }
+        & .dialog-title { text-style: bold; }
+        & .dialog-hint { color: $text-muted; }
+    }
+    """
+
+    @dataclass
+    class NamesLoaded(Message):
+        names: Names
+
+    @dataclass
+    class Planned(Message):
+        plan: BulkPlan
+
+    def __init__(self, services: Services, selection: MarkedSelection) -> None:
+        super().__init__()
+        self._services = services
+        self.selection = selection
+        self.names = Names({}, {}, [])
+        self._action = ""
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            title = f"Change {count_label(self.selection.count, 'marked issue')}"
+            yield Label(title, classes="dialog-title")
+            yield OptionList(*(Option(label, id=key) for key, label in ACTIONS), id="actions")
+            yield Input(placeholder="Label, enter to preview", id="label-value")
+            yield Label("enter picks · esc cancels", classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        services = self._services
+
+        def read() -> Names:
+            labels = services.cache.distinct_values(PickerField.LABEL)
+            return Names(
+                services.source.user_names(),
+                services.source.project_keys(),
+                [label for label in labels if label],
+            )
+
+        read_in_thread(self, "read the pickers", read, self.NamesLoaded)
+
+    @on(NamesLoaded)
+    def keep_names(self, message: NamesLoaded) -> None:
+        self.names = message.names
+
+    @on(OptionList.OptionSelected, "#actions")
+    def pick_action(self, event: OptionList.OptionSelected) -> None:
+        """Ask for the value the action needs (none for delete)."""
+        self._action = action = event.option.id or ""
+        if action == BULK_DELETE:
+            self._plan(BulkChange("delete"))
+            return
+        if action in ("add_label", "remove_label"):
+            field = self.query_one("#label-value", Input)
+            field.add_class("-shown")
+            field.focus()
+            return
+        choices: list[tuple[str, str]]
+        if action == "status":
+            choices = [(status, status_label(status)) for status in STATUSES]
+        elif action == "priority":
+            choices = [(value, priority_label(value, none="No priority")) for value in PRIORITIES]
+        elif action == "assignee":
+            choices = [(NO_VALUE, "Unassigned"), *sorted(self.names.users.items())]
+        else:
+            choices = [(NO_VALUE, "No project"), *sorted(self.names.projects.items())]
+        self.app.push_screen(ChoiceDialog(dict(ACTIONS)[action], choices), self._picked)
+
+    @on(Input.Submitted, "#label-value")
+    def pick_label(self, event: Input.Submitted) -> None:
+        label = event.value.strip()
+        if not label or len(label) > LABEL_MAX:
+            self.notify(f"A label has 1 to {LABEL_MAX} characters.", severity="warning")
+            return
+        self._plan(BulkChange(self._action, label))
+
+    def _picked(self, value: str | None) -> None:
+        if value is not None:
+            self._plan(BulkChange(self._action, None if value == NO_VALUE else value))
+
+    def _plan(self, change: BulkChange) -> None:
+        """Work out who changes, off the event loop."""
+        source, selection = self._services.source, self.selection
+        read_in_thread(
+            self,
+            "read the marked issues",
+            lambda: plan(source.marked_rows(selection), change),
+            self.Planned,
+        )
+
+    @on(Planned)
+    def show_preview(self, message: Planned) -> None:
+        """Hand over to the preview, which queues the plan when confirmed."""
+        names = self.names.users | self.names.projects
+        self.dismiss(None)
+        self.app.push_screen(BulkPreviewScreen(self._services, message.plan, names))

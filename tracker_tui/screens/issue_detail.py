@@ -1,0 +1,323 @@
+"""The issue detail screen: everything about one issue, and editing it in place.
+
+It reads the issue (with comments, pending outbox entries and open conflicts) in a worker and
+re-reads whenever the cache changes. Each field key opens a picker; the pick is written to the
+outbox at once (the screen shows it a moment later, marked pending), never to the network.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Label, Markdown, Static
+
+from cache import (
+    EntryState,
+    IssueDetail,
+    IssueRow,
+    JsonValue,
+    OutboxEntry,
+    PickerField,
+    ProjectRow,
+    Resource,
+)
+from tracker_tui.data.cache_source import NO_VALUE, parse_time
+from tracker_tui.data.changes import entry_summary, value_text
+from tracker_tui.data.source import PRIORITIES
+from tracker_tui.data.workflow import DESCRIPTION_MAX, status_choices
+from tracker_tui.formatting import (
+    issue_reference,
+    priority_label,
+    relative_time,
+    status_label,
+)
+from tracker_tui.messages import EditIssueRequested
+from tracker_tui.screens.binding_commands import BindingCommands
+from tracker_tui.screens.choice_dialog import ChoiceDialog
+from tracker_tui.screens.labels_dialog import LabelsDialog
+from tracker_tui.services import Services
+from tracker_tui.widgets.status_bar import StatusBar
+from tracker_tui.workers import read_in_thread, write_in_thread
+
+UNSETTLED = (EntryState.PENDING, EntryState.SENDING, EntryState.FAILED, EntryState.CONFLICT)
+
+
+@dataclass(frozen=True)
+class DetailData:
+    """One read of everything the screen shows."""
+
+    detail: IssueDetail | None
+    users: dict[str, str]
+    projects: list[ProjectRow]
+    labels: list[str]
+    comment_entries: tuple[OutboxEntry, ...] = ()
+    """Unsettled writes to the issue's comments (`IssueDetail.entries` holds the issue's own)."""
+
+
+class IssueDetailScreen(Screen[None]):
+    """One issue: fields, description, comments, pending changes; edit and comment."""
+
+    COMMANDS = {BindingCommands}
+    HELP_GROUP: ClassVar[str] = "Issue screen"
+    CSS_PATH = "issue_detail.tcss"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back"),
+        Binding("s", "pick_status", "Status"),
+        Binding("p", "pick_priority", "Priority"),
+        Binding("a", "pick_assignee", "Assignee"),
+        Binding("o", "pick_project", "Project"),
+        Binding("l", "edit_labels", "Labels"),
+        Binding("e", "edit", "Edit"),
+        Binding("c", "comment", "Comment"),
+    ]
+
+    @dataclass
+    class Loaded(Message):
+        """A fresh read of the issue arrived from the worker."""
+
+        data: DetailData
+
+    def __init__(self, services: Services, issue_id: str) -> None:
+        super().__init__()
+        self._services = services
+        self.issue_id = issue_id
+        self.data: DetailData | None = None
+
+    def compose(self) -> ComposeResult:
+        """Title and fields on top, then the long parts scrolling, then the comment field."""
+        yield Static("Loading…", id="detail-title")
+        yield Static("", id="detail-fields")
+        with VerticalScroll(id="detail-body"):
+            yield Markdown("", id="detail-description")
+            yield Label("Comments", classes="detail-heading")
+            yield Static("", id="detail-comments")
+            yield Label("Local changes not yet on the server", classes="detail-heading")
+            yield Static("", id="detail-pending")
+        yield Input(placeholder="Write a comment (enter sends, esc leaves)", id="comment")
+        yield StatusBar(self._services.profile, read_only=self._services.read_only)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Read the issue now and whenever the cache changes."""
+        self.watch(self.app, "cache_revision", self._load, init=False)
+        self._load()
+
+    def _load(self) -> None:
+        services = self._services
+
+        def read() -> DetailData:
+            cache = services.cache
+            labels = [value for value in cache.distinct_values(PickerField.LABEL) if value]
+            detail = cache.issue(self.issue_id)
+            issue_id = detail.issue.id if detail else self.issue_id
+            children = tuple(
+                entry
+                for entry in cache.outbox(UNSETTLED)
+                if entry.resource is Resource.COMMENTS and entry.parent_id == issue_id
+            )
+            return DetailData(
+                detail, services.source.user_names(), cache.projects(), labels, children
+            )
+
+        read_in_thread(self, "read the issue", read, self.Loaded)
+
+    @on(Loaded)
+    def show_issue(self, message: Loaded) -> None:
+        """Draw the fresh read (an issue deleted meanwhile says so)."""
+        self.data = message.data
+        detail = message.data.detail
+        if detail is None:
+            self.query_one("#detail-title", Static).update("This issue is no longer in the cache.")
+            return
+        self.issue_id = detail.issue.id
+        issue = detail.issue
+        sync = "" if issue.sync_state == "synced" else f"  [{issue.sync_state.value}]"
+        title = Text.assemble(
+            (issue_reference(issue.number, issue.id), "bold"), "  ", issue.title, (sync, "italic")
+        )
+        self.query_one("#detail-title", Static).update(title)
+        self.query_one("#detail-fields", Static).update(self._fields_text(message.data))
+        self.query_one("#detail-description", Markdown).update(
+            detail.description or "*No description.*"
+        )
+        self.query_one("#detail-comments", Static).update(self._comments_text(message.data))
+        self.query_one("#detail-pending", Static).update(self._pending_text(message.data))
+
+    def _names(self, data: DetailData) -> dict[str, str]:
+        return data.users | {project.id: project.key or project.name for project in data.projects}
+
+    def _fields_text(self, data: DetailData) -> Text:
+        assert data.detail is not None
+        issue = data.detail.issue
+        names = self._names(data)
+        now = self._services.clock()
+        pairs = [
+            ("Status", status_label(issue.status or "—")),
+            ("Priority", priority_label(issue.priority or "none", none="No priority")),
+            ("Assignee", value_text("assignee", issue.assignee, names)),
+            ("Project", value_text("project_id", issue.project_id, names)),
+            ("Labels", ", ".join(issue.labels) or "—"),
+            ("Updated", relative_time(parse_time(issue.updated_at), now)),
+            ("Created", relative_time(parse_time(issue.created_at), now)),
+        ]
+        text = Text()
+        for index, (name, value) in enumerate(pairs):
+            text.append(f"{name} ", style="dim")
+            text.append(value, style="bold")
+            text.append("\n" if index % 4 == 3 else "    ")
+        return text
+
+    def _comments_text(self, data: DetailData) -> Text:
+        assert data.detail is not None
+        comments = data.detail.comments
+        if not comments:
+            return Text("No comments yet (c to write one).", style="dim")
+        now = self._services.clock()
+        text = Text()
+        for comment in comments:
+            author = data.users.get(comment.author or "", comment.author or "you")
+            when = relative_time(parse_time(comment.created_at), now)
+            pending = "" if comment.sync_state == "synced" else f" · {comment.sync_state.value}"
+            text.append(f"{author}", style="bold")
+            text.append(f" · {when}{pending}\n", style="dim")
+            text.append(comment.body.rstrip() + "\n\n")
+        return text
+
+    def _pending_text(self, data: DetailData) -> Text:
+        assert data.detail is not None
+        detail = data.detail
+        entries = (*detail.entries, *data.comment_entries)
+        if not entries and not detail.conflicts:
+            return Text("None: this is the server's copy.", style="dim")
+        names = self._names(data)
+        text = Text()
+        for entry in entries:
+            text.append(f"{entry.state.value:<9}", style="bold")
+            text.append(entry_summary(entry, names))
+            if entry.last_error:
+                text.append(f" — {entry.last_error}", style="red")
+            text.append("\n")
+        for conflict in detail.conflicts:
+            mine = value_text(conflict.field, conflict.mine, names)
+            theirs = value_text(conflict.field, conflict.theirs, names)
+            text.append("conflict ", style="bold red")
+            text.append(f"{conflict.field}: mine {mine}, theirs {theirs} (y: sync panel)\n")
+        return text
+
+    def action_back(self) -> None:
+        """Back to where the issue was opened from (esc in the comment field leaves it)."""
+        if self.focused is self.query_one("#comment", Input):
+            self.set_focus(None)
+            return
+        self.dismiss(None)
+
+    def action_pick_status(self) -> None:
+        """Offer only the moves the workflow allows from the current status."""
+        if (issue := self._writable_issue()) is None:
+            return
+        current = issue.status or "todo"
+        choices = [(status, status_label(status)) for status in status_choices(current)]
+        dialog = ChoiceDialog("Status", choices, current=current, hint="allowed moves only")
+        self.app.push_screen(dialog, lambda value: self._picked("status", value))
+
+    def action_pick_priority(self) -> None:
+        if (issue := self._writable_issue()) is None:
+            return
+        choices = [(value, priority_label(value, none="No priority")) for value in PRIORITIES]
+        dialog = ChoiceDialog("Priority", choices, current=issue.priority)
+        self.app.push_screen(dialog, lambda value: self._picked("priority", value))
+
+    def action_pick_assignee(self) -> None:
+        if (issue := self._writable_issue()) is None or self.data is None:
+            return
+        choices = [(NO_VALUE, "Unassigned"), *sorted(self.data.users.items(), key=lambda p: p[1])]
+        dialog = ChoiceDialog("Assignee", choices, current=issue.assignee or NO_VALUE)
+        self.app.push_screen(dialog, lambda value: self._picked("assignee", value))
+
+    def action_pick_project(self) -> None:
+        if (issue := self._writable_issue()) is None or self.data is None:
+            return
+        choices = [(NO_VALUE, "No project")] + [
+            (project.id, f"{project.key or ''} {project.name}".strip())
+            for project in self.data.projects
+            if project.state != "archived" or project.id == issue.project_id
+        ]
+        dialog = ChoiceDialog("Project", choices, current=issue.project_id or NO_VALUE)
+        self.app.push_screen(dialog, lambda value: self._picked("project_id", value))
+
+    def action_edit_labels(self) -> None:
+        if (issue := self._writable_issue()) is None or self.data is None:
+            return
+        dialog = LabelsDialog(issue.labels, self.data.labels)
+        self.app.push_screen(dialog, lambda labels: self._set_labels(labels))
+
+    def action_edit(self) -> None:
+        """Title and description are edited in the full form."""
+        if self._writable_issue() is not None:
+            self.post_message(EditIssueRequested(self.issue_id))
+
+    def action_comment(self) -> None:
+        if self._writable_issue() is not None:
+            self.query_one("#comment", Input).focus()
+
+    @on(Input.Submitted, "#comment")
+    def send_comment(self, event: Input.Submitted) -> None:
+        """Queue the comment in the outbox; it shows at once, marked pending."""
+        body = event.value.strip()
+        if not body:
+            self.notify("A comment needs some text.", severity="warning")
+            return
+        if len(body) > DESCRIPTION_MAX:
+            self.notify(f"A comment has at most {DESCRIPTION_MAX:,} characters.", severity="error")
+            return
+        if self._writable_issue() is None:
+            return
+        cache, issue_id = self._services.cache, self.issue_id
+        write_in_thread(
+            self,
+            "queue the comment",
+            lambda: cache.create(Resource.COMMENTS, {"issue_id": issue_id, "body": body}),
+            done="Comment queued.",
+        )
+        event.input.value = ""
+        self.set_focus(None)
+
+    def _picked(self, field: str, value: str | None) -> None:
+        """A picker's answer: None is a cancel, `NO_VALUE` a null."""
+        if value is not None:
+            self._set(field, None if value == NO_VALUE else value)
+
+    def _set(self, field: str, value: JsonValue) -> None:
+        """Queue one field's new value, unless nothing changes."""
+        if self.data is None or self.data.detail is None:
+            return
+        if self.data.detail.record.get(field) == value:
+            return
+        cache, issue_id = self._services.cache, self.issue_id
+        write_in_thread(
+            self,
+            f"change the {field}",
+            lambda: cache.update(Resource.ISSUES, issue_id, {field: value}),
+        )
+
+    def _set_labels(self, labels: list[str] | None) -> None:
+        if labels is not None:
+            self._set("labels", list(labels))
+
+    def _writable_issue(self) -> IssueRow | None:
+        """The loaded issue, unless writes are off (then say so) or it is not loaded yet."""
+        if self._services.read_only:
+            self.notify("Read-only mode: changes are off.", severity="warning")
+            return None
+        if self.data is None or self.data.detail is None:
+            return None
+        return self.data.detail.issue

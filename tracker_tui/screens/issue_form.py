@@ -1,0 +1,265 @@
+"""The create / edit form: every writable field, checked as typed, saved to the outbox.
+
+The form is built once the worker has read what it needs (the issue being edited, users,
+projects), so every picker starts with real options. Only changed fields are queued on edit,
+so an edit never overwrites a field someone else changed meanwhile. Esc on a dirty form asks
+first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Label, Select, Static, TextArea
+
+from cache import IssueDetail, JsonValue, ProjectRow, Resource
+from tracker_tui.data.cache_source import NO_VALUE
+from tracker_tui.data.source import PRIORITIES, STATUSES
+from tracker_tui.data.workflow import (
+    description_problem,
+    labels_problem,
+    parse_labels,
+    status_choices,
+    title_problem,
+)
+from tracker_tui.formatting import issue_reference, priority_label, status_label
+from tracker_tui.screens.binding_commands import BindingCommands
+from tracker_tui.screens.confirm import ConfirmDialog
+from tracker_tui.services import Services
+from tracker_tui.workers import read_in_thread, write_in_thread
+
+
+@dataclass(frozen=True)
+class FormData:
+    """What the form needs before it can be drawn."""
+
+    detail: IssueDetail | None
+    users: dict[str, str]
+    projects: list[ProjectRow]
+
+
+class IssueFormScreen(Screen[None]):
+    """Create an issue (no id) or edit one."""
+
+    COMMANDS = {BindingCommands}
+    HELP_GROUP: ClassVar[str] = "Issue form"
+    CSS_PATH = "issue_form.tcss"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "save", "Save", priority=True),
+        Binding("escape", "cancel", "Cancel"),
+    ]
+
+    @dataclass
+    class Loaded(Message):
+        data: FormData
+
+    def __init__(self, services: Services, issue_id: str | None = None) -> None:
+        super().__init__()
+        self._services = services
+        self.issue_id = issue_id
+        self.data: FormData | None = None
+        self._initial: dict[str, JsonValue] = {}
+
+    def compose(self) -> ComposeResult:
+        """A heading; the fields arrive with the data."""
+        heading = "New issue" if self.issue_id is None else "Edit issue"
+        yield Static(heading, id="form-title")
+        yield VerticalScroll(Label("Loading…"), id="form")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        services, issue_id = self._services, self.issue_id
+
+        def read() -> FormData:
+            detail = services.cache.issue(issue_id) if issue_id else None
+            return FormData(detail, services.source.user_names(), services.cache.projects())
+
+        read_in_thread(self, "read the issue", read, self.Loaded)
+
+    @on(Loaded)
+    async def build_form(self, message: Loaded) -> None:
+        """Mount the fields with their options and the issue's values."""
+        self.data = data = message.data
+        record = data.detail.record if data.detail else {}
+        if self.issue_id is not None and data.detail is None:
+            self.notify("This issue is no longer in the cache.", severity="error")
+            self.dismiss(None)
+            return
+        if data.detail is not None:
+            issue = data.detail.issue
+            self.query_one("#form-title", Static).update(
+                f"Edit {issue_reference(issue.number, issue.id)}"
+            )
+        status = str(record.get("status") or "todo")
+        statuses = status_choices(status) if data.detail else STATUSES
+        labels = record.get("labels")
+        self._initial = {
+            "title": str(record.get("title") or ""),
+            "description": str(record.get("description") or ""),
+            "status": status,
+            "priority": str(record.get("priority") or "none"),
+            "assignee": str(record.get("assignee") or NO_VALUE),
+            "project_id": str(record.get("project_id") or NO_VALUE),
+            "labels": ", ".join(str(label) for label in labels) if isinstance(labels, list) else "",
+        }
+        users = sorted(data.users.items(), key=lambda pair: pair[1])
+        projects = [
+            (f"{project.key or ''} {project.name}".strip(), project.id)
+            for project in data.projects
+            if project.state != "archived" or project.id == record.get("project_id")
+        ]
+        form = self.query_one("#form", VerticalScroll)
+        await form.remove_children()
+        await form.mount_all(
+            [
+                Label("Title"),
+                Input(str(self._initial["title"]), id="title"),
+                Label("", id="title-problem", classes="problem"),
+                Label("Description (Markdown)"),
+                TextArea(str(self._initial["description"]), id="description"),
+                Label("", id="description-problem", classes="problem"),
+                Horizontal(
+                    _select("Status", "status", [(status_label(s), s) for s in statuses], status),
+                    _select(
+                        "Priority",
+                        "priority",
+                        [(priority_label(p, none="No priority"), p) for p in PRIORITIES],
+                        str(self._initial["priority"]),
+                    ),
+                    _select(
+                        "Assignee",
+                        "assignee",
+                        [("Unassigned", NO_VALUE)] + [(name, uid) for uid, name in users],
+                        str(self._initial["assignee"]),
+                    ),
+                    _select(
+                        "Project",
+                        "project_id",
+                        [("No project", NO_VALUE), *projects],
+                        str(self._initial["project_id"]),
+                    ),
+                    id="pickers",
+                ),
+                Label("Labels (comma-separated)"),
+                Input(str(self._initial["labels"]), id="labels"),
+                Label("", id="labels-problem", classes="problem"),
+            ]
+        )
+        self.query_one("#title", Input).focus()
+        self._check()
+
+    @on(Input.Changed)
+    @on(TextArea.Changed)
+    def check_as_typed(self) -> None:
+        """Every keystroke re-checks every limit, so the problems shown are always current."""
+        self._check()
+
+    def _check(self) -> bool:
+        """Show each field's problem; True when there are none."""
+        if self.data is None:
+            return False
+        values = self._values()
+        problems = {
+            "title-problem": title_problem(str(values["title"])),
+            "description-problem": description_problem(str(values["description"])),
+            "labels-problem": labels_problem(parse_labels(str(values["labels"]))),
+        }
+        for widget_id, problem in problems.items():
+            self.query_one(f"#{widget_id}", Label).update(problem or "")
+        return not any(problems.values())
+
+    def _values(self) -> dict[str, JsonValue]:
+        """The form's fields as typed, in the same shape as `_initial`."""
+        values: dict[str, JsonValue] = {
+            "title": self.query_one("#title", Input).value,
+            "description": self.query_one("#description", TextArea).text,
+            "labels": self.query_one("#labels", Input).value,
+        }
+        for field in ("status", "priority", "assignee", "project_id"):
+            values[field] = str(self.query_one(f"#{field}", Select).value)
+        return values
+
+    @property
+    def dirty(self) -> bool:
+        """Whether leaving now would lose typing."""
+        return self.data is not None and self._values() != self._initial
+
+    def action_save(self) -> None:
+        """Queue the issue (or the changed fields) in the outbox and close."""
+        if self._services.read_only:
+            self.notify("Read-only mode: changes are off.", severity="warning")
+            return
+        if not self._check():
+            self.notify("Fix the fields marked in red first.", severity="error")
+            return
+        values = self._values()
+        fields: dict[str, JsonValue] = {
+            "title": str(values["title"]).strip(),
+            "description": values["description"],
+            "status": values["status"],
+            "priority": values["priority"],
+            "assignee": None if values["assignee"] == NO_VALUE else values["assignee"],
+            "project_id": None if values["project_id"] == NO_VALUE else values["project_id"],
+            "labels": list(parse_labels(str(values["labels"]))),
+        }
+        cache, issue_id = self._services.cache, self.issue_id
+        if issue_id is None:
+            write_in_thread(
+                self,
+                "queue the new issue",
+                lambda: cache.create(Resource.ISSUES, fields),
+                done="Issue queued.",
+            )
+        else:
+            changed = {
+                name: value for name, value in fields.items() if self._initial_field(name) != value
+            }
+            if changed:
+                write_in_thread(
+                    self,
+                    "queue the changes",
+                    lambda: cache.update(Resource.ISSUES, issue_id, changed),
+                    done="Changes queued.",
+                )
+        self.dismiss(None)
+
+    def _initial_field(self, name: str) -> JsonValue:
+        """The issue's stored value of a field, for comparing what changed."""
+        assert self.data is not None and self.data.detail is not None
+        return self.data.detail.record.get(name)
+
+    def action_cancel(self) -> None:
+        """Close, asking first when something was typed."""
+        if not self.dirty:
+            self.dismiss(None)
+            return
+
+        def answered(discard: bool | None) -> None:
+            if discard:
+                self.dismiss(None)
+
+        self.app.push_screen(
+            ConfirmDialog("Discard the changes to this issue?", yes="Discard", no="Keep editing"),
+            answered,
+        )
+
+
+def _select(title: str, widget_id: str, options: list[tuple[str, str]], value: str) -> Vertical:
+    """A titled picker that always has a value (the issue's, else the first option)."""
+    values = [option for _label, option in options]
+    select: Select[str] = Select(
+        options,
+        value=value if value in values else values[0],
+        allow_blank=False,
+        id=widget_id,
+        prompt=title,
+    )
+    return Vertical(Label(title), select, classes="picker")

@@ -1,0 +1,226 @@
+"""First run: the server and the key, checked against the server before anything is saved.
+
+The key field is masked. Before the user types, the screen says where the key will be kept
+and why (the OS keyring when a real one is there, otherwise only a 0600 file the user agrees
+to), from `sync.credentials.doctor_report`. Validation is an async worker calling `GET /me`,
+falling back to a one-record issue list for a server without that extension; saving (config
+file and keyring, both blocking) runs in a thread. Any failure is an inline message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar
+
+import httpx
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Button, Checkbox, Footer, Input, Label, Static
+
+from sync.client import ApiClient
+from sync.credentials import Level, doctor_report, store_key
+from sync.errors import Forbidden, NotFound, SyncError, Unauthorized
+from sync.keystore import KeyringStore
+from sync.profiles import AppPaths, ConfigError, Profile, ProfileStore, normalize_server_url
+from sync.secret import Secret
+from tracker_tui.workers import describe
+
+
+@dataclass(frozen=True)
+class LoginSetup:
+    """What the login screen needs from outside: tests swap the network and the home."""
+
+    env: Mapping[str, str] | None = None
+    """Environment to read TRACKER_HOME from (None: the process's)."""
+    transport: httpx.AsyncBaseTransport | None = None
+    """Replaces the network (tests: `httpx.ASGITransport` over the reference service)."""
+    keyring: KeyringStore | None = None
+    profile: str = "default"
+
+
+class LoginScreen(Screen[str | None]):
+    """Dismisses with the saved profile's name, or None when the user quits."""
+
+    HELP_GROUP: ClassVar[str] = "Login"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "log_in", "Check and save", priority=True),
+        Binding("escape", "dismiss(None)", "Quit"),
+    ]
+
+    DEFAULT_CSS: ClassVar[str] = """
+    LoginScreen {
+        align: center middle;
+        & > Vertical {
+            width: 80;
+            height: auto;
+            border: round $primary;
+            padding: 0 1;
+        }
+        & .login-title { text-style: bold; }
+        & #login-storage { color: $text-muted; margin: 1 0; }
+        & #login-error { color: $text-error; }
+        & #login-state { color: $text-success; }
+    }
+    """
+
+    @dataclass
+    class StorageKnown(Message):
+        text: str
+        keyring_usable: bool
+
+    @dataclass
+    class Checked(Message):
+        """The server answered: `workspace` on success, else `error` says what went wrong."""
+
+        workspace: str | None
+        error: str | None
+
+    @dataclass
+    class Saved(Message):
+        profile: str | None
+        error: str | None
+
+    def __init__(self, setup: LoginSetup) -> None:
+        super().__init__()
+        self._setup = setup
+        self.keyring_usable = False
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Connect to your tracker", classes="login-title")
+            yield Label("Server URL (ends in /v1)")
+            yield Input(placeholder="https://tracker.example.com/v1", id="login-server")
+            yield Label("API key")
+            yield Input(placeholder="trk_…", password=True, id="login-key")
+            yield Label("Profile name")
+            yield Input(self._setup.profile, id="login-profile")
+            yield Static("Checking where the key can be kept…", id="login-storage")
+            yield Checkbox(
+                "No keyring? Keep the key in a file only I can read (0600)", id="login-insecure"
+            )
+            yield Label("", id="login-error")
+            yield Label("", id="login-state")
+            yield Button("Check and save", id="login-save", variant="primary")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._explain_storage()
+        self.query_one("#login-server", Input).focus()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="login-storage")
+    def _explain_storage(self) -> None:
+        """Ask the keyring (it may block) and say what that means for the key."""
+        try:
+            lines = doctor_report(env=self._setup.env, keyring=self._setup.keyring)
+        except Exception as error:
+            self.post_message(self.StorageKnown(f"Cannot tell: {describe(error)}", False))
+            return
+        keyring = next((line for line in lines if line.topic == "keyring"), None)
+        usable = keyring is not None and keyring.level is Level.OK
+        why = keyring.text if keyring else "no keyring found"
+        text = (
+            f"The key will be kept in the OS keyring ({why}), never in the config file."
+            if usable
+            else f"No usable OS keyring ({why}). Tick the box to keep the key in a private "
+            "file instead, or set TRACKER_API_KEY in the environment."
+        )
+        self.post_message(self.StorageKnown(text, usable))
+
+    @on(StorageKnown)
+    def show_storage(self, message: StorageKnown) -> None:
+        self.keyring_usable = message.keyring_usable
+        self.query_one("#login-storage", Static).update(message.text)
+        self.query_one("#login-insecure", Checkbox).display = not message.keyring_usable
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#login-save")
+    def action_log_in(self) -> None:
+        """Check the fields, then the key against the server."""
+        server = self.query_one("#login-server", Input).value.strip()
+        key = self.query_one("#login-key", Input).value.strip()
+        try:
+            server = normalize_server_url(server)
+        except ConfigError as error:
+            self._fail(str(error))
+            return
+        if not key:
+            self._fail("Paste the API key (it starts with trk_).")
+            return
+        self._fail("")
+        self.query_one("#login-state", Label).update("Checking the key with the server…")
+        self._check(server, key)
+
+    def _fail(self, text: str) -> None:
+        self.query_one("#login-error", Label).update(text)
+        if text:
+            self.query_one("#login-state", Label).update("")
+
+    @work(exclusive=True, exit_on_error=False, group="login-check")
+    async def _check(self, server: str, key: str) -> None:
+        """`GET /me`, or one issue when the server lacks /me; the answer as a message."""
+        try:
+            async with ApiClient(server, key, transport=self._setup.transport) as client:
+                try:
+                    me = (await client.me()).value
+                    workspace = me.workspace.id if me.workspace else "default"
+                except (NotFound, Forbidden):
+                    await client.list_issues(per_page=1)
+                    workspace = "default"
+        except Unauthorized:
+            self.post_message(self.Checked(None, "The server refused this key (401)."))
+            return
+        except (SyncError, ValueError) as error:
+            self.post_message(self.Checked(None, f"Could not check the key: {describe(error)}"))
+            return
+        self.post_message(self.Checked(workspace, None))
+
+    @on(Checked)
+    def save_when_valid(self, message: Checked) -> None:
+        if message.error is not None or message.workspace is None:
+            self._fail(message.error or "The server did not answer.")
+            return
+        try:
+            normalize_server_url(self.query_one("#login-server", Input).value.strip())
+        except ConfigError as error:
+            self._fail(str(error))
+            return
+        self.query_one("#login-state", Label).update("Key accepted; saving the profile…")
+        self._save(
+            Profile(
+                self.query_one("#login-profile", Input).value.strip() or "default",
+                self.query_one("#login-server", Input).value.strip(),
+                message.workspace,
+            ),
+            Secret(self.query_one("#login-key", Input).value.strip()),
+            insecure=self.query_one("#login-insecure", Checkbox).value,
+        )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="login-save")
+    def _save(self, profile: Profile, key: Secret, *, insecure: bool) -> None:
+        """Write the profile, then the key where it belongs (config file and keyring block)."""
+        env = self._setup.env
+        name, server, workspace = profile.name, profile.server, profile.workspace
+        try:
+            store = ProfileStore(AppPaths.from_env(env))
+            if name in store.load().profiles:
+                store.update(Profile(name, server, workspace, ui=store.get(name).ui))
+            else:
+                store.add(Profile(name, server, workspace))
+            store_key(name, key, insecure=insecure, env=env, keyring=self._setup.keyring)
+        except ConfigError as error:
+            self.post_message(self.Saved(None, describe(error)))
+            return
+        self.post_message(self.Saved(name, None))
+
+    @on(Saved)
+    def finish(self, message: Saved) -> None:
+        if message.error is not None:
+            self._fail(message.error)
+            return
+        self.notify(f"Profile {message.profile} saved.")
+        self.dismiss(message.profile)

@@ -1,0 +1,111 @@
+"""`python -m tracker_tui.screenshots OUTDIR`: SVGs of the main screens over demo data.
+
+Made by a script, never by hand, so they can be regenerated whenever a screen changes: the app
+runs headless (`run_test`) over a temporary cache filled by `demo_data`, on a fixed clock, and
+is driven to each screen in turn with the keys a user would press.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from cache import Cache, FieldConflict, Resource
+from tracker_tui.app import TrackerApp, make_app
+from tracker_tui.demo_data import fill, generate
+from tracker_tui.messages import SyncStatusChanged
+
+NOW = datetime(2026, 11, 21, 15, 30, tzinfo=UTC)
+SIZE = (130, 38)
+Step = Callable[[Pilot[Any]], Awaitable[None]]
+
+
+async def _settle(pilot: Pilot[Any]) -> None:
+    """Let workers finish and their answers be drawn."""
+    for _ in range(5):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def _prepare(cache: Cache) -> None:
+    """Some local history, so the sync panel and markers have something to show."""
+    cache.update(Resource.ISSUES, "iss_000001", {"status": "canceled"})
+    failed = cache.update(Resource.ISSUES, "iss_000009", {"title": "Rename the export"})
+    conflicting = cache.update(Resource.ISSUES, "iss_000014", {"priority": "urgent"})
+    if failed is not None:
+        cache.mark_sending(failed.id)
+        cache.mark_failed(failed.id, "invalid_request: title is reserved")
+    if conflicting is not None:
+        cache.mark_sending(conflicting.id)
+        base = conflicting.base["priority"]
+        cache.record_conflicts(conflicting.id, [FieldConflict("priority", base, "urgent", "low")])
+
+
+async def _report(pilot: Pilot[Any]) -> None:
+    pilot.app.post_message(
+        SyncStatusChanged(
+            profile="demo",
+            online=True,
+            pending_writes=3,
+            budget_minute=55,
+            budget_day=9_712,
+            last_sync=NOW - timedelta(minutes=2),
+        )
+    )
+    await _settle(pilot)
+
+
+async def _shoot(app: TrackerApp, outdir: Path, shots: list[tuple[str, list[str]]]) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await _settle(pilot)
+        await _report(pilot)
+        for name, keys in shots:
+            await pilot.press(*keys)
+            await _settle(pilot)
+            app.save_screenshot(f"{name}.svg", str(outdir))
+
+
+async def make_screenshots(outdir: Path) -> list[Path]:
+    """Write list, detail, bulk preview, sync panel and help SVGs into `outdir`."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = Cache.open(Path(tmp) / "cache.db", clock=NOW.timestamp)
+        try:
+            fill(cache, generate(3_000, NOW))
+            _prepare(cache)
+            app = make_app(cache=cache, me="usr_ada", profile="demo", clock=lambda: NOW)
+            await _shoot(
+                app,
+                outdir,
+                [
+                    ("list", ["j", "space", "j", "space", "j"]),
+                    ("help", ["question_mark"]),
+                    ("detail", ["escape", "enter"]),
+                    ("sync_panel", ["escape", "y"]),
+                    ("bulk_preview", ["escape", "b", "enter", "down", "down", "enter"]),
+                ],
+            )
+        finally:
+            cache.close()
+    return sorted(outdir.glob("*.svg"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m tracker_tui.screenshots OUTDIR", file=sys.stderr)
+        return 2
+    for path in asyncio.run(make_screenshots(Path(args[0]))):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

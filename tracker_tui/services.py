@@ -1,0 +1,31 @@
+"""What the screens beyond the list need, handed to each as one value.
+
+Screens are built with this rather than reaching for the app, so a screen can be tested (and
+read) knowing exactly what it depends on: the cache to read and write, the sync link to nudge,
+who "me" is, the clock, and whether writes are allowed at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from cache import Cache
+from tracker_tui.data.cache_source import CacheIssueSource
+from tracker_tui.sync_link import SyncLink
+
+
+@dataclass(frozen=True)
+class Services:
+    """The app's collaborators, shared by every screen."""
+
+    cache: Cache
+    source: CacheIssueSource
+    sync: SyncLink
+    clock: Callable[[], datetime]
+    read_only: bool
+    me: str | None = None
+    """The current user's id (for "mine"); None when unknown."""
+    profile: str = ""
+    """Shown in the status bar until the sync engine reports."""

@@ -1,0 +1,54 @@
+"""The seam between the app and the sync engine.
+
+The app never talks to the network for issues: it reads the cache and writes the outbox. What
+it needs from the engine is small, so it is a Protocol the lead wires the real engine to:
+start it with a way to post messages to the app, nudge it after a local write, stop it on exit.
+The engine reports by posting `SyncStatusChanged` (complete reports; the latest wins), and
+`CacheChanged` whenever it changed the cache (a pull landed, an outbox entry was sent, failed or
+conflicted), which makes every open screen re-read.
+`OfflineLink` is the engine-less default: offline is a normal state, not an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from textual.message import Message
+
+Poster = Callable[[Message], bool]
+"""`App.post_message`: thread-safe, so the engine may call it from any thread or task."""
+
+
+class SyncLink(Protocol):
+    """What the app asks of the sync engine."""
+
+    async def start(self, post: Poster) -> None:
+        """Begin syncing in the background; return at once. Report through `post`."""
+        ...
+
+    def poke(self) -> None:
+        """A write was queued in the outbox: send it soon. Called on the event loop."""
+        ...
+
+    async def stop(self) -> None:
+        """Stop syncing (the app is closing); unsent writes stay in the outbox. Also called
+        when `start` never was (the user quit the login screen)."""
+        ...
+
+
+class OfflineLink:
+    """No sync engine: writes wait in the outbox, the status bar says offline."""
+
+    def __init__(self) -> None:
+        self.pokes = 0
+        """How many writes were announced (tests check that saving pokes the engine)."""
+
+    async def start(self, post: Poster) -> None:
+        return None
+
+    def poke(self) -> None:
+        self.pokes += 1
+
+    async def stop(self) -> None:
+        return None
