@@ -18,6 +18,7 @@ from cache.errors import (
     SchemaTooNewError,
 )
 from cache.models import (
+    ACTIVE_STATES,
     ApplyResult,
     CommentRow,
     Conflict,
@@ -45,6 +46,7 @@ from cache.models import (
 from cache.store import Cache, open_cache
 
 __all__ = [
+    "ACTIVE_STATES",
     "ApplyResult",
     "Cache",
     "CacheBusyError",

@@ -128,7 +128,7 @@ def seed_workspace(
         with db.writing() as conn:
             now = to_micros(utc_now())
             workspace_id = workspace_id_by_name(conn, workspace) or create_workspace(
-                conn, workspace, plan or "free", now
+                conn, workspace, plan or "free", now - SPAN_MICROS
             )
             tx = Transaction(conn, workspace_id, utc_now)
             if plan is not None:

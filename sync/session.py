@@ -55,8 +55,17 @@ async def known_features(
             except ValueError:
                 pass
     features = await detect_features(client)
-    cache.set_state(FEATURES_STATE_KEY, {"server": server, "features": features.to_json()})
+    _store_features(cache, server, features)
     return features
+
+
+def _store_features(cache: Cache, server: str, features: ServerFeatures) -> None:
+    cache.set_state(FEATURES_STATE_KEY, {"server": server, "features": features.to_json()})
+
+
+def remember_features(session: SyncSession) -> None:
+    """Store features learned during sync (a first tombstone, an order that broke)."""
+    _store_features(session.cache, session.server, session.features)
 
 
 @asynccontextmanager
@@ -68,8 +77,13 @@ async def open_session(
     window_seconds: float = 60.0,
     clock: Callable[[], float] = time.time,
     timeout: float = 10.0,
+    margin: float | None = None,
 ) -> AsyncIterator[SyncSession]:
-    """Open the profile's session; the cache is closed on exit only if it was opened here."""
+    """Open the profile's session; the cache is closed on exit only if it was opened here.
+
+    `margin` is the limiter's (default a 60th of a window); a server whose windows are scaled
+    to a second needs more than that, as its whole-second `Date` and resets are ±0.5 s.
+    """
     if resolved.key is None:
         raise NoCredentials(
             "no API key: run `tracker-tui login --server URL`, or set TRACKER_API_KEY"
@@ -77,7 +91,7 @@ async def open_session(
     owned = cache is None
     store = open_cache(cache_name(resolved)) if cache is None else cache
     try:
-        limiter = RateLimiter(store, clock=clock, window_seconds=window_seconds)
+        limiter = RateLimiter(store, clock=clock, window_seconds=window_seconds, margin=margin)
         async with ApiClient(
             resolved.server,
             resolved.key.reveal(),

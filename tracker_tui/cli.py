@@ -12,10 +12,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from tracker_tui.commands import demo
-from tracker_tui.errors import TrackerTuiError
+from tracker_tui.commands import account, demo, outbox, read, status, sync_cmd, write
+from tracker_tui.errors import EXPECTED, describe
 
-COMMAND_GROUPS = (demo,)
+COMMAND_GROUPS = (demo, write, outbox, account, read, status, sync_cmd)
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -38,6 +38,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--profile", metavar="NAME", help="profile to use (default: the default profile)"
     )
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        help="open the app without any way to change issues (browse and search only)",
+    )
+    parser.set_defaults(run=_open_app)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     issues = subparsers.add_parser(
         "issues",
@@ -51,6 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _open_app(args: argparse.Namespace) -> int:
+    """No command: the app itself, on the chosen profile (first run: the login screen)."""
+    from tracker_tui.launch import run_for_profile
+
+    return run_for_profile(args.profile, read_only=args.read_only)
+
+
 def _help(parser: argparse.ArgumentParser) -> int:
     parser.print_help()
     return EXIT_USAGE
@@ -59,17 +72,13 @@ def _help(parser: argparse.ArgumentParser) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    run = getattr(args, "run", None)
-    if run is None:
-        parser.print_help()
-        return EXIT_USAGE
     try:
-        status: int = run(args)
+        status: int = args.run(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except TrackerTuiError as error:
-        print(f"tracker-tui: {error}", file=sys.stderr)
+    except EXPECTED as error:
+        print(f"tracker-tui: {describe(error)}", file=sys.stderr)
         return EXIT_FAILURE
     return status
 

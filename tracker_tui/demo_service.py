@@ -17,6 +17,8 @@ from sync.secret import Secret
 from tracker_tui.service_thread import ServiceThread
 
 DEMO_WORKSPACE = "Demo"
+DEMO_PLAN = "pro"
+"""Pro's 300 requests a minute bring a few thousand issues and their comments in seconds."""
 
 
 class DemoService:
@@ -33,7 +35,9 @@ class DemoService:
 
     def __enter__(self) -> DemoService:
         try:
-            self.key = Secret(seed_workspace(self.db_path, DEMO_WORKSPACE, self._issues))
+            self.key = Secret(
+                seed_workspace(self.db_path, DEMO_WORKSPACE, self._issues, plan=DEMO_PLAN)
+            )
             app = create_app(self.db_path, window_seconds=self._window_seconds)
             self._service = ServiceThread(app).__enter__()
         except BaseException:

@@ -10,6 +10,21 @@ user mistake or a server problem never shows a traceback.
 
 from __future__ import annotations
 
+from cache.errors import CacheError, CorruptCacheError, SchemaTooNewError
+from sync.errors import (
+    ApiError,
+    Forbidden,
+    NetworkError,
+    NoCredentials,
+    NotFound,
+    ProtocolError,
+    RateLimited,
+    ServerError,
+    SyncError,
+    Unauthorized,
+)
+from sync.profiles import ConfigError
+
 
 class TrackerTuiError(Exception):
     """Base of this package's errors; its message is written for the user."""
@@ -17,3 +32,43 @@ class TrackerTuiError(Exception):
 
 class UsageError(TrackerTuiError):
     """A request that is well-formed for the parser but impossible as asked."""
+
+
+EXPECTED: tuple[type[Exception], ...] = (TrackerTuiError, SyncError, ConfigError, CacheError)
+"""What the edge turns into one line; anything else is a bug and keeps its traceback."""
+
+
+def describe(error: Exception) -> str:
+    """One line for the user: what went wrong and, where there is one, what to do."""
+    if isinstance(error, Unauthorized):
+        return (
+            f"the server refused the API key ({error.status} {error.code}): log in again with "
+            "`tracker-tui login`, or check TRACKER_API_KEY"
+        )
+    if isinstance(error, Forbidden):
+        needed = f" {error.permission}" if error.permission else ""
+        return f"the API key lacks the permission{needed} (403): {error.message}"
+    if isinstance(error, RateLimited):
+        wait = f"; retry in {error.retry_after:.0f} s" if error.retry_after is not None else ""
+        return f"the server's rate limit was reached (429){wait}"
+    if isinstance(error, ServerError):
+        return f"the server failed ({error.status}) on {error.meta.method} {error.meta.path}"
+    if isinstance(error, NotFound):
+        return f"not found on the server: {error.meta.method} {error.meta.path}"
+    if isinstance(error, ApiError):
+        return f"the server refused the request: {error}"
+    if isinstance(error, NetworkError):
+        return f"cannot reach the server ({error})"
+    if isinstance(error, ProtocolError):
+        return f"the server's answer cannot be read: {error}"
+    if isinstance(error, NoCredentials):
+        return str(error)
+    if isinstance(error, SchemaTooNewError):
+        return str(error)
+    if isinstance(error, CorruptCacheError):
+        return (
+            f"the local cache is damaged ({error}); move the file aside and run "
+            "`tracker-tui sync` to rebuild it (pending edits live in that file)"
+        )
+    text = str(error) or type(error).__name__
+    return " ".join(text.split())

@@ -115,6 +115,17 @@ class RateLimiter:
             return self._limits.day
         return self._limits.day * max(1, requests_per_poll) / budget
 
+    def budget(self) -> tuple[int, int]:
+        """Requests left (minute, day) for this key, by the shared log: what a status bar shows.
+
+        The log counts every process of the profile, so this is the room left to all of them;
+        the server may count requests from elsewhere too, which the limiter learns on response.
+        """
+        now, limits = self._clock(), self._limits
+        minute = len(self._log.request_times(now - limits.window))
+        day = len(self._log.request_times(now - limits.day))
+        return max(0, limits.per_minute - minute), max(0, limits.per_day - day)
+
     async def acquire(self, bucket: str, priority: Priority = Priority.USER) -> float:
         """Wait until a request of `bucket` fits every limit, log it, return its local time.
 

@@ -38,6 +38,11 @@ USER_HEADROOM = 0.1
 
 MAX_OBSERVATIONS = 16
 
+RESET_RESOLUTION = 2.0
+"""Seconds of error in "how far away is this reset": `Date` and `X-RateLimit-Reset` are both
+whole seconds. A header names the day window only when its reset is further than two windows
+plus this, so a minute window scaled to a second or two is never taken for the day's."""
+
 
 class Priority(IntEnum):
     """Who is waiting: the user (an action on screen) goes before background polling."""
@@ -143,7 +148,7 @@ class Limits:
             if now < local <= now + self.day + self.window:
                 reset = local
         if rate is not None and rate.limit is not None and scope is None and reset is not None:
-            self._learn(rate.limit, per_day=reset - now > self.window + self.margin)
+            self._learn(rate.limit, per_day=reset - now > 2 * self.window + RESET_RESOLUTION)
         remaining = None if rate is None else rate.remaining
         if meta.retry_after is not None:
             self._block(scope, now + meta.retry_after + self._random_jitter())
@@ -173,7 +178,8 @@ class Limits:
         A plan is adopted when the figure names one plan unambiguously, and over `/me` only when
         it is the smaller (a downgrade shows first in the headers). A window near midnight can
         look like a minute, so a minute figure that is also some plan's day figure (Free's
-        1,000 is Enterprise's minute) teaches nothing. Other figures only ever lower a limit.
+        1,000 is Enterprise's minute) teaches nothing. Other figures only ever lower a limit,
+        and a "day" figure below the minute limit is a misread minute window, so it is ignored.
         """
         if limit <= 0:
             return
@@ -182,7 +188,7 @@ class Limits:
         if plan is not None:
             if self.plan_source is not PlanSource.ME or plan.per_minute < self.plan.per_minute:
                 self.set_plan(plan, PlanSource.HEADERS)
-        elif per_day:
+        elif per_day and limit >= self.per_minute:
             self.per_day = min(self.per_day, limit)
         elif not ambiguous:
             self.per_minute = min(self.per_minute, limit)

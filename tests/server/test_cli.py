@@ -247,3 +247,13 @@ def test_the_demo_seeds_once_and_then_only_adds_keys(tmp_path: Path) -> None:
     assert KEY.fullmatch(first) and KEY.fullmatch(second) and first != second
     assert _rows(db, "SELECT count(*) FROM issues") == [(1_000,)]
     assert _rows(db, "SELECT count(*) FROM workspaces") == [(1,)]
+
+
+def test_a_new_seeded_workspace_spreads_its_history_over_weeks(tmp_path: Path) -> None:
+    """Demo data with every record stamped "just now" hides the relative times and sorts."""
+    db = tmp_path / "s.db"
+    seed_workspace(db, "Demo", 200)
+    with closing(sqlite3.connect(db)) as conn:
+        query = "SELECT min(created_at), max(updated_at) FROM issues"
+        oldest, newest = conn.execute(query).fetchone()
+    assert newest - oldest > 30 * 24 * 3600 * 1_000_000

@@ -228,3 +228,12 @@ async def test_old_entries_are_pruned_from_the_log(
 
 def test_the_limiters_repr_names_its_plan(limiter: RateLimiter) -> None:
     assert repr(limiter) == "RateLimiter(plan='free', source='default')"
+
+
+async def test_budget_counts_down_from_the_plan_by_the_shared_log(
+    request_log: InMemoryRequestLog, vtime: VirtualTime
+) -> None:
+    limiter = RateLimiter(request_log, clock=vtime.clock, sleep=vtime.sleep, plan="free")
+    assert limiter.budget() == (60, 1_000)
+    await vtime.run(*(limiter.acquire("other") for _ in range(5)))
+    assert limiter.budget() == (55, 995)

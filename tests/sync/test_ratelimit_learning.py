@@ -297,3 +297,27 @@ async def test_a_later_date_needs_no_date_header_once_the_offset_is_known(
     limiter.on_response(response(limiter, server_now=server_now))
     limiter.on_response(response(limiter, status=429, Retry_After=http_date(server_now + 45)))
     assert 44 <= await elapsed(vtime, limiter) < 46
+
+
+@pytest.mark.parametrize("reset_in", [1, 2, 3])
+async def test_a_scaled_minute_window_is_never_taken_for_the_day(
+    request_log: InMemoryRequestLog, vtime: VirtualTime, reset_in: int
+) -> None:
+    limiter = RateLimiter(
+        request_log,
+        clock=vtime.clock,
+        sleep=vtime.sleep,
+        random=lambda: 0.5,
+        window_seconds=1,
+    )
+    limiter.on_response(
+        response(
+            limiter,
+            server_now=vtime.now,
+            X_RateLimit_Limit="60",
+            X_RateLimit_Remaining="59",
+            X_RateLimit_Reset=str(int(vtime.now + reset_in)),
+        )
+    )
+    times = await vtime.run(*(limiter.acquire("other") for _ in range(200)))
+    assert times[-1] - times[0] < 10, "a minute header read as a 60-a-day limit stalls sending"

@@ -1,0 +1,20 @@
+"""The pull engine: incremental sync from the server into the local cache (SYNC.md 5-7).
+
+`pull(session)` is the entry point; modules, one job each: `engine` (per-resource strategy),
+`keyset` and `walk` (the two ways of paging), `deletes` (count check and id sweep), `context`
+(fetching, page size, storing), `retry`, `stamps` (cursor arithmetic), `report`.
+"""
+
+from sync.pull.engine import LAST_PULL_STATE_KEY, pull
+from sync.pull.report import Mode, PullProgress, PullReport, ResourceReport
+from sync.pull.retry import RetryPolicy
+
+__all__ = [
+    "LAST_PULL_STATE_KEY",
+    "Mode",
+    "PullProgress",
+    "PullReport",
+    "ResourceReport",
+    "RetryPolicy",
+    "pull",
+]

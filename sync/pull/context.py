@@ -1,0 +1,144 @@
+"""One resource's pull in progress: how to list it, the page size in force, the report.
+
+Every strategy (keyset, page walk, sweep) fetches through `ResourceRun.fetch`, so retries,
+page-size learning, skipped records, tombstone sightings and progress are handled once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from cache import ApplyResult, Cursor, Resource
+from sync.client import Response
+from sync.models import Page, Record, Tombstone
+from sync.pull.report import PullProgress, ResourceReport
+from sync.pull.retry import Retrier
+from sync.session import SyncSession, remember_features
+
+REQUEST_PAGE_SIZE = 100
+"""What every list asks for: CONTRACT's maximum; the server's `pagination.per_page` wins."""
+
+
+class Lister(Protocol):
+    def __call__(
+        self,
+        *,
+        page: int | None,
+        per_page: int | None,
+        updated_after: str | None,
+        include_deleted: bool | None,
+    ) -> Awaitable[Response[Page[Any]]]: ...
+
+
+@dataclass
+class ResourceRun:
+    """Shared state of one resource's pull."""
+
+    resource: Resource
+    list: Lister
+    session: SyncSession
+    retrier: Retrier
+    report: ResourceReport
+    progress: Callable[[PullProgress], None] | None
+    can_tombstone: bool
+    size: int = REQUEST_PAGE_SIZE
+    phase: str = "pull"
+    _total: int | None = field(default=None, repr=False)
+
+    @property
+    def tombstones(self) -> bool | None:
+        """Whether to ask for tombstones: unless the server was seen refusing them."""
+        return None if not self.can_tombstone or self.session.features.tombstones is False else True
+
+    @property
+    def deletes_covered(self) -> bool:
+        """Tombstones were seen working, so no count check is needed."""
+        return self.can_tombstone and self.session.features.tombstones is True
+
+    async def fetch(
+        self, *, page: int, updated_after: str | None, per_page: int | None = None
+    ) -> Response[Page[Any]]:
+        asked = per_page or self.size
+        include = self.tombstones if updated_after is not None else None
+        before = self.retrier.requests
+        try:
+            response = await self.retrier.run(
+                lambda: self.list(
+                    page=page, per_page=asked, updated_after=updated_after, include_deleted=include
+                )
+            )
+        finally:
+            self.report.requests += self.retrier.requests - before
+        listing = response.value
+        if per_page is None:
+            self._learn_size(listing, asked, page)
+        known = {(item.id, item.reason) for item in self.report.skipped}
+        self.report.skipped.extend(
+            item
+            for item in listing.skipped
+            if item.id is None or (item.id, item.reason) not in known
+        )
+        if (
+            listing.tombstones
+            and self.can_tombstone
+            and self.session.features.tombstones is not True
+        ):
+            self.session.features = replace(self.session.features, tombstones=True)
+            remember_features(self.session)
+        return response
+
+    def _learn_size(self, listing: Page[Any], asked: int, page: int) -> None:
+        """Follow the server's page size: what it says, or what it sent when it says nothing
+        and `total` shows more records exist."""
+        said = listing.pagination.per_page
+        if said is not None and 0 < said < self.size:
+            self.size = said
+        elif said is None and page == 1:
+            total = listing.pagination.total
+            if total is not None and 0 < listing.received < min(total, asked):
+                self.size = listing.received
+
+    def is_last(self, listing: Page[Any], page: int) -> bool:
+        """Whether `listing`, page number `page` of its query, ends that query."""
+        received = listing.received
+        if received == 0:
+            return True
+        total = listing.pagination.total
+        size = listing.pagination.per_page or self.size
+        if total is not None:
+            return (page - 1) * size + received >= total
+        return received < size
+
+    def store(self, items: Sequence[Record | Tombstone], cursor: Cursor | None) -> None:
+        """Store a page, with the cursor that follows it, in one transaction."""
+        raws = [_raw(item) for item in items]
+        self._count(items, self.session.cache.apply_page(self.resource, raws, cursor))
+
+    def _count(self, items: Sequence[Record | Tombstone], result: ApplyResult) -> None:
+        report = self.report
+        report.pages += 1
+        report.received += len(items)
+        report.inserted += result.inserted
+        report.updated += result.updated
+        report.unchanged += result.unchanged
+        report.deleted += result.deleted
+
+    def tell(self, total: int | None) -> None:
+        if total is not None:
+            self._total = total
+        if self.progress is not None:
+            self.progress(
+                PullProgress(
+                    resource=self.resource.value,
+                    pages=self.report.pages,
+                    received=self.report.received,
+                    total=self._total,
+                    phase=self.phase,
+                )
+            )
+
+
+def _raw(item: Record | Tombstone) -> Mapping[str, Any]:
+    return item.raw

@@ -1,0 +1,154 @@
+"""The pull: each resource's changes since its cursor, then its deletions (SYNC.md 5-7).
+
+Strategy per resource, from what the server was found to support (`ServerFeatures`):
+
+- `updated_after` and sync order: keyset paging (`sync.pull.keyset`); a page out of order
+  switches the resource to page walking for good (the server lied, or changed).
+- `updated_after` without sync order: page walking from the cursor (`sync.pull.walk`).
+- no `updated_after`: page walking over the whole list, which doubles as the id sweep.
+
+Deletions: tombstones when seen working, else a count check and, on a difference, an id sweep
+(`sync.pull.deletes`); `full` sweeps every resource. Comments and users are pulled only from
+servers that list them; a server that refuses to list all comments at once (only per issue)
+leaves comments to the issue view.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from cache import Resource
+from sync.client import ApiClient, Response
+from sync.errors import Forbidden, InvalidRequest, NotFound, UnexpectedStatus
+from sync.models import Page
+from sync.pull.context import Lister, ResourceRun
+from sync.pull.deletes import count_differs, sweep, sweep_with
+from sync.pull.keyset import OrderBroken, keyset_pass
+from sync.pull.report import Mode, PullProgress, PullReport, ResourceReport
+from sync.pull.retry import Retrier, RetryPolicy
+from sync.pull.walk import walk_pass
+from sync.ratelimit import Priority
+from sync.session import SyncSession, known_features, remember_features
+
+LAST_PULL_STATE_KEY = "last_pull"
+"""`{"at": Unix time, "requests", "changed", "full"}` of the last pull that finished."""
+
+OPTIONAL_REFUSALS = (Forbidden, InvalidRequest, NotFound, UnexpectedStatus)
+"""How a server says it will not list an optional resource (comments, users) for this key."""
+
+
+async def pull(
+    session: SyncSession,
+    *,
+    full: bool = False,
+    progress: Callable[[PullProgress], None] | None = None,
+    priority: Priority = Priority.USER,
+    retry: RetryPolicy | None = None,
+) -> PullReport:
+    """Bring the cache up to date with the server; safe to interrupt at any point.
+
+    Errors that retries cannot cure (401, 403 on issues, a network that stays down) propagate
+    as `sync.errors`; everything stored up to then stays, with its cursor, and the next pull
+    resumes there. Unreadable records are skipped and listed in the report.
+    """
+    began = time.monotonic()
+    report = PullReport(full=full)
+    retrier = Retrier(retry or RetryPolicy())
+    client = session.client.with_priority(priority)
+    if session.features.updated_after is None:
+        session.features = await known_features(
+            session.cache, session.client, session.server, refresh=True
+        )
+        report.features_refreshed = True
+    try:
+        for resource, lister, can_tombstone, optional in _listings(session, client):
+            run = ResourceRun(
+                resource=resource,
+                list=lister,
+                session=session,
+                retrier=retrier,
+                report=ResourceReport(resource.value),
+                progress=progress,
+                can_tombstone=can_tombstone,
+            )
+            report.resources[resource.value] = run.report
+            started = time.monotonic()
+            try:
+                await _pull_resource(run, full=full)
+            except OPTIONAL_REFUSALS as error:
+                if not optional:
+                    raise
+                run.report.note = f"not pulled: {error.message}"
+            finally:
+                run.report.seconds = time.monotonic() - started
+        session.cache.set_state(
+            LAST_PULL_STATE_KEY,
+            {
+                "at": time.time(),
+                "requests": report.requests,
+                "changed": report.changed,
+                "full": full,
+            },
+        )
+    finally:
+        report.retries = retrier.retries
+        offset = session.limiter.offset
+        if offset.known:
+            session.cache.set_clock_offset(offset.seconds)
+            report.clock_offset = offset.seconds
+        report.seconds = time.monotonic() - began
+    return report
+
+
+async def _pull_resource(run: ResourceRun, *, full: bool) -> None:
+    features = run.session.features
+    cursor = run.session.cache.get_cursor(run.resource)
+    swept_ids: set[str] | None = None
+    if features.updated_after and features.keyset_order:
+        try:
+            await keyset_pass(run, cursor)
+        except OrderBroken:
+            run.session.features = replace(features, keyset_order=False)
+            remember_features(run.session)
+            run.report.note = "the server broke its sync order; switched to page walking"
+            run.report.mode = Mode.PAGES
+            swept_ids = await walk_pass(run, cursor, filtered=True)
+    else:
+        run.report.mode = Mode.PAGES
+        swept_ids = await walk_pass(run, cursor, filtered=bool(features.updated_after))
+    if swept_ids is not None:
+        await sweep_with(run, swept_ids)
+    elif full or (not run.deletes_covered and await count_differs(run)):
+        await sweep(run)
+
+
+def _listings(session: SyncSession, client: ApiClient) -> list[tuple[Resource, Lister, bool, bool]]:
+    """(resource, how to list it, may it have tombstones, may the server refuse it)."""
+    found: list[tuple[Resource, Lister, bool, bool]] = [
+        (Resource.ISSUES, client.list_issues, True, False),
+        (Resource.PROJECTS, client.list_projects, True, False),
+    ]
+    if session.features.users_list:
+        found.append((Resource.USERS, _users(client), False, True))
+    if session.features.comments_list:
+        found.append((Resource.COMMENTS, client.list_comments, True, True))
+    return found
+
+
+def _users(client: ApiClient) -> Lister:
+    """`GET /users` takes no `include_deleted`: members leave, they are not deleted."""
+
+    async def list_users(
+        *,
+        page: int | None,
+        per_page: int | None,
+        updated_after: str | None,
+        include_deleted: bool | None,
+    ) -> Response[Page[Any]]:
+        del include_deleted
+        return await client.list_users(page=page, per_page=per_page, updated_after=updated_after)
+
+    return list_users

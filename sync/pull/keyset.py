@@ -1,0 +1,119 @@
+"""Keyset paging (SYNC.md 5-6), for servers that sort `updated_after` lists by (updated_at, id).
+
+Every request asks for the records after a point in time, so records edited meanwhile move to
+the end of what is still to read instead of shifting the pages. Each query starts one timestamp
+step before the last record seen (the overlap), so records sharing that timestamp are not lost;
+what was already seen is recognised by `(id, updated_at)`. When moving the point would bring
+back a page of nothing new (a page full of one timestamp, or denser than a page), the engine
+asks for the next page number of the same query instead, so it never loops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from bisect import bisect_right
+from datetime import datetime
+
+from cache import Cursor
+from sync.features import is_keyset_ordered
+from sync.models import Record, Tombstone
+from sync.pull.context import ResourceRun
+from sync.pull.stamps import EPOCH, before, sort_key
+from sync.timeutil import format_timestamp
+
+
+class OrderBroken(Exception):
+    """A page was not in (updated_at, id) order: the server does not keep its sync order."""
+
+
+class _Seen:
+    """Records seen in this pass, by (id, updated_at), with their stamps in ascending order."""
+
+    def __init__(self, cursor: Cursor | None) -> None:
+        self.keys: set[tuple[str, datetime]] = set()
+        self.stamps: list[datetime] = []
+        if cursor is not None:
+            stamp = sort_key(cursor.updated_at)
+            for record_id in cursor.ids:
+                self.add(record_id, stamp)
+
+    def add(self, record_id: str, stamp: datetime) -> bool:
+        key = (record_id, stamp)
+        if key in self.keys:
+            return False
+        self.keys.add(key)
+        self.stamps.append(stamp)
+        return True
+
+    def after(self, stamp: datetime) -> int:
+        return len(self.stamps) - bisect_right(self.stamps, stamp)
+
+
+async def keyset_pass(run: ResourceRun, cursor: Cursor | None) -> None:
+    """Pull everything after `cursor`, saving the cursor with every page.
+
+    Raises `OrderBroken` before storing a page that is out of order; pages stored until then
+    were in order, so their cursors are sound. The next page is requested before the current
+    one is stored (its query depends only on what the current page holds), so the server
+    prepares it while SQLite stores this one.
+    """
+    since = EPOCH if cursor is None else before(cursor.updated_at)
+    seen = _Seen(cursor)
+    page_number = 1
+    pending = asyncio.ensure_future(run.fetch(page=page_number, updated_after=since))
+    try:
+        while True:
+            listing = (await pending).value
+            items = list(listing.items)
+            _check_order(items, since)
+            for item in items:
+                assert item.updated_at is not None
+                seen.add(item.id, item.updated_at)
+            cursor = _next_cursor(items, cursor)
+            last = run.is_last(listing, page_number)
+            total = listing.pagination.total if page_number == 1 else None
+            if not last:
+                assert cursor is not None
+                since, page_number = _next_query(run, seen, cursor, since, page_number)
+                pending = asyncio.ensure_future(run.fetch(page=page_number, updated_after=since))
+                await asyncio.sleep(0)  # let it reach the wire before SQLite holds the thread
+            run.store(items, cursor if items else None)
+            run.tell(total)
+            if last:
+                return
+    finally:
+        if not pending.done():
+            pending.cancel()
+            await asyncio.gather(pending, return_exceptions=True)
+
+
+def _next_query(
+    run: ResourceRun, seen: _Seen, cursor: Cursor, since: str, page_number: int
+) -> tuple[str, int]:
+    """Move the query to just before the last record, unless that would bring back a page of
+    records already seen: then ask for the next page of the same query."""
+    moved = before(cursor.updated_at)
+    if sort_key(moved) > sort_key(since) and seen.after(sort_key(moved)) < run.size:
+        return moved, 1
+    return since, page_number + 1
+
+
+def _check_order(items: list[Record | Tombstone], since: str) -> None:
+    ordered = is_keyset_ordered(items)
+    first = items[0].updated_at if items else None
+    if ordered is False or (items and (first is None or first <= sort_key(since))):
+        raise OrderBroken("the server did not return records in (updated_at, id) order")
+
+
+def _next_cursor(items: list[Record | Tombstone], cursor: Cursor | None) -> Cursor | None:
+    """The last record's own timestamp string, with every id seen at exactly that time."""
+    if not items:
+        return cursor
+    last = items[-1]
+    assert last.updated_at is not None
+    given = last.raw.get("updated_at")
+    text = given if isinstance(given, str) else format_timestamp(last.updated_at)
+    ids = {item.id for item in items if item.updated_at == last.updated_at}
+    if cursor is not None and sort_key(cursor.updated_at) == last.updated_at:
+        ids |= cursor.ids
+    return Cursor(text, frozenset(ids))

@@ -1,0 +1,71 @@
+"""What a pull did, for the command line, the app's status bar and the benchmarks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from sync.models import SkippedRecord
+
+
+class Mode(StrEnum):
+    """How a resource was paged (SYNC.md 6)."""
+
+    KEYSET = "keyset"
+    PAGES = "pages"
+
+
+@dataclass
+class ResourceReport:
+    """One resource's pull. `passes` > 1 when a page walk saw `total` move and walked again."""
+
+    resource: str
+    mode: Mode = Mode.KEYSET
+    requests: int = 0
+    pages: int = 0
+    received: int = 0
+    inserted: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    passes: int = 0
+    swept: bool = False
+    skipped: list[SkippedRecord] = field(default_factory=list)
+    note: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class PullReport:
+    """Every resource's pull; `requests` counts retries too, `retries` only the retries."""
+
+    resources: dict[str, ResourceReport] = field(default_factory=dict)
+    full: bool = False
+    retries: int = 0
+    clock_offset: float | None = None
+    features_refreshed: bool = False
+    seconds: float = 0.0
+
+    @property
+    def requests(self) -> int:
+        return sum(report.requests for report in self.resources.values())
+
+    @property
+    def skipped(self) -> list[SkippedRecord]:
+        return [item for report in self.resources.values() for item in report.skipped]
+
+    @property
+    def changed(self) -> int:
+        """Records inserted, updated or deleted locally."""
+        return sum(r.inserted + r.updated + r.deleted for r in self.resources.values())
+
+
+@dataclass(frozen=True)
+class PullProgress:
+    """Sent after every page: enough for a progress bar (`total` None when unknown)."""
+
+    resource: str
+    pages: int
+    received: int
+    total: int | None
+    phase: str = "pull"

@@ -1,0 +1,108 @@
+"""One `POST /issues/bulk` request for up to 100 entries, its per-operation results mapped back.
+
+Each operation succeeds or fails alone, so each entry is settled from its own result. A result
+missing or unreadable leaves that entry's outcome unknown. The endpoint answering 404/405/501
+means this server has no bulk after all: the entries go one by one from then on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from cache import Operation, OutboxEntry
+from sync.bulkplan import Bulk
+from sync.errors import ApiError, ErrorBody, SyncError
+from sync.models import BulkCreate, BulkDelete, BulkOperation, BulkResult, BulkUpdate
+from sync.push.outcomes import PushContext
+from sync.session import remember_features
+
+ABSENT = frozenset({404, 405, 501})
+STOPS = frozenset({401, 403, 429})
+
+
+def _operation(entry: OutboxEntry) -> BulkOperation:
+    if entry.operation is Operation.CREATE:
+        return BulkCreate(dict(entry.changes))
+    if entry.operation is Operation.DELETE:
+        return BulkDelete(entry.target_id)
+    return BulkUpdate(entry.target_id, dict(entry.changes))
+
+
+async def send(ctx: PushContext, step: Bulk) -> None:
+    """Send one bulk request; the entries are already marked `sending`."""
+    entries = step.entries
+    ctx.report.requests += 1
+    ctx.report.bulk_requests += 1
+    try:
+        answer = await ctx.session.client.bulk(
+            [_operation(entry) for entry in entries], idempotency_key=step.idempotency_key
+        )
+    except ApiError as error:
+        if error.status in ABSENT:
+            _no_bulk(ctx, entries)
+            return
+        await _whole(ctx, entries, error)
+        return
+    except SyncError as error:
+        await _whole(ctx, entries, error)
+        return
+    by_index: dict[int, BulkResult] = {result.index: result for result in answer.value}
+    for index, entry in enumerate(entries):
+        result = by_index.get(index)
+        if result is None:
+            ctx.unknown(entry, "the bulk answer had no result for this operation")
+        else:
+            await _settle_one(ctx, entry, result)
+
+
+def _no_bulk(ctx: PushContext, entries: tuple[OutboxEntry, ...]) -> None:
+    session = ctx.session
+    session.features = replace(session.features, bulk=False)
+    remember_features(session)
+    for entry in entries:
+        session.cache.release(entry.id, "the server has no bulk endpoint")
+        ctx.clean.add(entry.id)
+
+
+async def _whole(ctx: PushContext, entries: tuple[OutboxEntry, ...], error: SyncError) -> None:
+    """The request as a whole failed: every entry shares its outcome, but a 4xx that is about
+    one operation's content must not fail the others, so those go one by one."""
+    if isinstance(error, ApiError) and 400 <= error.status < 500 and error.status not in STOPS:
+        for entry in entries:
+            ctx.session.cache.release(entry.id, str(error))
+            ctx.clean.add(entry.id)
+            ctx.single_only.add(entry.id)
+        return
+    for position, entry in enumerate(entries):
+        if position and isinstance(error, ApiError) and error.status >= 500:
+            ctx.session.cache.release(entry.id, error.message)
+            ctx.clean.add(entry.id)
+            continue
+        await ctx.settle(entry, error)
+
+
+async def _settle_one(ctx: PushContext, entry: OutboxEntry, result: BulkResult) -> None:
+    if result.ok:
+        if entry.operation is Operation.DELETE:
+            ctx.done(entry)
+        elif result.issue is None:
+            ctx.unknown(entry, "the bulk answer had no record for this operation")
+        else:
+            ctx.done(entry, result.issue.raw)
+        return
+    body = result.error or ErrorBody()
+    message = body.message or f"HTTP {result.status}"
+    if entry.operation is Operation.CREATE and _refuses_op(body):
+        ctx.bulk_creates = False
+        ctx.session.cache.release(entry.id, message)
+        ctx.clean.add(entry.id)
+        return
+    if result.status == 429 or result.status >= 500:
+        await ctx.retryable(entry, message, None, wait=result.status >= 500)
+        return
+    ctx.refused(entry, result.status, body.code, message)
+
+
+def _refuses_op(body: ErrorBody) -> bool:
+    """A server whose bulk endpoint takes updates and deletes only."""
+    return any(detail.field == "op" for detail in body.details)

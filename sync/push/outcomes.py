@@ -1,0 +1,170 @@
+"""SYNC.md 4's three outcomes, applied to outbox entries; the state one push run keeps.
+
+Mapping of a failed attempt (the tree is in `sync.errors`):
+
+- retryable: 429, 5xx, a connection that failed before the request left. The entry goes back
+  to pending and is known *not* applied (`clean`), so it is resent without reconciling. A 429
+  needs no wait here: the limiter saw it and blocks the next request until `retry_after`.
+- unknown: a request sent without a readable answer (timeout, reset, garbled 2xx). Back to
+  pending but not `clean`: a create is looked for on the server before it is sent again.
+- rejected: any other 4xx. Failed with the server's message; the rest of the queue goes on.
+  404 on a DELETE is success; on a PATCH it means the record is gone. A workflow refusal also
+  names the moves CONTRACT allows from the record's current status.
+- 401/403 stop the run: every following request would be refused the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cache import OutboxEntry, Resource
+from sync.errors import (
+    ApiError,
+    Forbidden,
+    NetworkError,
+    ProtocolError,
+    RateLimited,
+    ServerError,
+    SyncError,
+    Unauthorized,
+)
+from sync.push.report import Backoff, ProgressCallback, PushReport
+from sync.session import SyncSession
+
+WORKFLOW: dict[str, tuple[str, ...]] = {
+    "backlog": ("todo", "in_progress", "canceled"),
+    "todo": ("backlog", "in_progress", "canceled"),
+    "in_progress": ("todo", "in_review", "done", "canceled"),
+    "in_review": ("in_progress", "done", "canceled"),
+    "done": ("todo",),
+    "canceled": ("todo",),
+}
+"""CONTRACT's allowed status moves, to tell the user what would work instead."""
+
+NOT_FOUND = 404
+
+
+@dataclass
+class PushContext:
+    """Everything one run shares between its concurrent sends."""
+
+    session: SyncSession
+    backoff: Backoff
+    report: PushReport = field(default_factory=PushReport)
+    progress: ProgressCallback | None = None
+    bulk_creates: bool = True
+    preconditions: bool = True
+    clean: set[int] = field(default_factory=set)
+    """Entries whose last attempt surely did not apply: resend without reconciling."""
+    skip: set[int] = field(default_factory=set)
+    """Entries this run will not try again (after too many retryable failures)."""
+    single_only: set[int] = field(default_factory=set)
+    """Entries a bulk request could not carry: they go one by one."""
+    failures: dict[int, int] = field(default_factory=dict)
+
+    def if_match(self, entry: OutboxEntry) -> bool:
+        """Whether this edit goes out as GET + PATCH with `If-Match` (sync.conflicts)."""
+        etag = self.preconditions and bool(self.session.features.etag)
+        return etag and entry.resource is not Resource.COMMENTS
+
+    @property
+    def stopped(self) -> bool:
+        return self.report.stopped is not None
+
+    def stop(self, reason: str) -> None:
+        if self.report.stopped is None:
+            self.report.stopped = reason
+
+    def tick(self) -> None:
+        if self.progress is not None:
+            self.progress(self.report)
+
+    def done(self, entry: OutboxEntry, record: dict[str, object] | None = None) -> None:
+        self.session.cache.mark_done(entry.id, record)
+        self.report.done += 1
+
+    def rejected(self, entry: OutboxEntry, message: str) -> None:
+        self.session.cache.mark_failed(entry.id, message)
+        self.report.failed += 1
+        self.report.messages.append(f"{entry.resource.value} {entry.target_id}: {message}")
+
+    async def retryable(
+        self, entry: OutboxEntry, message: str, retry_after: float | None, *, wait: bool
+    ) -> None:
+        """Back to pending; after `backoff.tries` in a row this run leaves the entry alone."""
+        self.session.cache.release(entry.id, message)
+        self.clean.add(entry.id)
+        self.report.retried += 1
+        count = self.failures.get(entry.id, 0) + 1
+        self.failures[entry.id] = count
+        if count >= self.backoff.tries:
+            self.skip.add(entry.id)
+            self.stop(f"the server keeps failing ({message}); the queue will be retried later")
+        elif wait:
+            await self.backoff.sleep(self.backoff.delay(count, retry_after))
+
+    def unknown(self, entry: OutboxEntry, message: str) -> None:
+        """Back to pending, to be looked for before any resend; counted like a retryable
+        failure, so a server that never answers readably cannot keep the run going."""
+        self.session.cache.release(entry.id, f"outcome unknown: {message}")
+        self.clean.discard(entry.id)
+        self.report.retried += 1
+        count = self.failures.get(entry.id, 0) + 1
+        self.failures[entry.id] = count
+        if count >= self.backoff.tries:
+            self.skip.add(entry.id)
+            self.stop(f"no readable answer from the server ({message}); will retry later")
+
+    async def settle(self, entry: OutboxEntry, error: SyncError) -> None:
+        """File a failed attempt under its outcome."""
+        if isinstance(error, Unauthorized | Forbidden):
+            self.session.cache.release(entry.id, error.message)
+            self.clean.add(entry.id)
+            self.stop(_refusal(error))
+        elif isinstance(error, RateLimited):
+            await self.retryable(entry, error.message, error.retry_after, wait=False)
+        elif isinstance(error, ServerError):
+            await self.retryable(entry, error.message, error.meta.retry_after, wait=True)
+        elif isinstance(error, NetworkError):
+            if error.request_sent:
+                self.unknown(entry, str(error))
+            else:
+                await self.retryable(entry, str(error), None, wait=True)
+        elif isinstance(error, ProtocolError):
+            if 200 <= error.status < 300:
+                self.unknown(entry, str(error))
+            else:
+                await self.retryable(entry, str(error), None, wait=True)
+        elif isinstance(error, ApiError):
+            self.refused(entry, error.status, error.code, error.message)
+        else:
+            await self.retryable(entry, str(error), None, wait=True)
+
+    def refused(self, entry: OutboxEntry, status: int, code: str | None, message: str) -> None:
+        """A 4xx for this one entry (a single request's, or a bulk operation's)."""
+        if status == NOT_FOUND:
+            if entry.operation.value == "delete":
+                self.done(entry)
+                return
+            message = f"the record is gone from the server ({message})"
+        elif code == "invalid_transition":
+            message = self._with_moves(entry, message)
+        self.rejected(entry, message)
+
+    def _with_moves(self, entry: OutboxEntry, message: str) -> str:
+        if entry.resource is not Resource.ISSUES:
+            return message
+        record = self.session.cache.server_record(entry.resource, entry.target_id) or {}
+        status = record.get("status")
+        moves = WORKFLOW.get(status) if isinstance(status, str) else None
+        if not moves:
+            return message
+        return f"{message} (from {status} an issue can move to: {', '.join(moves)})"
+
+
+def _refusal(error: ApiError) -> str:
+    if isinstance(error, Unauthorized):
+        return f"the server refused the API key ({error.message}); log in again"
+    permission = getattr(error, "permission", None)
+    needed = f" (needs {permission})" if permission else ""
+    return f"the API key may not make this change{needed}: {error.message}"

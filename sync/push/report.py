@@ -1,0 +1,60 @@
+"""What a push did, and how it waits after a retryable failure.
+
+The report is counts, not entries: the outbox itself (`Cache.outbox`) holds each entry's state
+and the server's message, so the caller shows those rather than a copy that goes stale.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+
+@dataclass
+class PushReport:
+    """Counts of one `push_outbox` run; `stopped` says why it ended early (401/403, server down,
+    another process pushing), None when it drained all it could."""
+
+    done: int = 0
+    failed: int = 0
+    conflicts: int = 0
+    retried: int = 0
+    reconciled: int = 0
+    requests: int = 0
+    bulk_requests: int = 0
+    stopped: str | None = None
+    remaining: int = 0
+    messages: list[str] = field(default_factory=list)
+    """One line per write the server refused, for a notification."""
+
+    @property
+    def sent(self) -> int:
+        """Entries settled by the server one way or the other."""
+        return self.done + self.failed + self.conflicts
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff with full jitter for 5xx and connection failures (SYNC.md 4).
+
+    `sleep` and `random` are injectable so tests wait for nothing; `tries` is how many retryable
+    failures in a row one run accepts before it stops and leaves the queue for later.
+    """
+
+    base: float = 0.5
+    cap: float = 30.0
+    tries: int = 5
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    random: Callable[[], float] = random.random
+
+    def delay(self, failures: int, retry_after: float | None = None) -> float:
+        """Seconds before the next try after `failures` failures in a row; a server's
+        `retry_after` wins when it asks for longer."""
+        ceiling = min(self.cap, self.base * 2 ** max(0, failures - 1))
+        wait: float = ceiling * (0.5 + self.random() / 2)
+        return max(wait, retry_after or 0.0)
+
+
+ProgressCallback = Callable[[PushReport], None]

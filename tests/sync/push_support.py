@@ -1,0 +1,168 @@
+"""Helpers for the push, engine and live-update tests: the reference service with its real
+variants (no bulk endpoint, Idempotency-Key ignored), wires that count requests or lose an
+answer after the service acted, sessions over a real cache file, and the crash-trial child.
+
+Run as a script (`python push_support.py BASE_URL CACHE_PATH`, key in TRACKER_API_KEY) it is
+the child process of the crash trials: it pushes the outbox of that cache and exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from cache import Cache, Cursor, Resource
+from sync.credentials import KeySource, ResolvedProfile
+from sync.secret import Secret
+from sync.session import SyncSession, open_session
+
+BASE_URL = "http://tracker.test/v1"
+BULK_PATH = "/v1/issues/bulk"
+
+Scope = dict[str, Any]
+Receive = Callable[[], Any]
+Send = Callable[[dict[str, Any]], Any]
+
+
+def without_bulk(app: Any) -> Any:
+    """The service as a server without the bulk endpoint: 404 for it, like any unknown path."""
+
+    async def variant(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == BULK_PATH:
+            body = json.dumps({"error": {"code": "not_found", "message": "Not found."}}).encode()
+            headers = [(b"content-type", b"application/json")]
+            await send({"type": "http.response.start", "status": 404, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await app(scope, receive, send)
+
+    return variant
+
+
+def without_idempotency(app: Any) -> Any:
+    """The service as a server that ignores `Idempotency-Key` (SPEC alone does not have it)."""
+
+    async def variant(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"idempotency-key"]
+            scope = {**scope, "headers": headers}
+        await app(scope, receive, send)
+
+    return variant
+
+
+@dataclass
+class Wire(httpx.AsyncBaseTransport):
+    """An ASGI transport that counts requests and can lose answers after the service acted.
+
+    `lose(request)` True: the request reaches the service, which applies it; the client then
+    gets a read timeout instead of the answer, as when a connection dies at the worst moment.
+    `before(request)` runs first: another writer acting just before the request lands.
+    """
+
+    app: Any
+    lose: Callable[[httpx.Request], bool] | None = None
+    before: Callable[[httpx.Request], Awaitable[None]] | None = None
+    requests: list[tuple[str, str]] = field(default_factory=list)
+    statuses: list[int] = field(default_factory=list)
+    lost: int = 0
+
+    def __post_init__(self) -> None:
+        self._inner = httpx.ASGITransport(app=self.app)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append((request.method, request.url.path))
+        if self.before is not None:
+            await self.before(request)
+        response = await self._inner.handle_async_request(request)
+        self.statuses.append(response.status_code)
+        if self.lose is not None and self.lose(request):
+            await response.aread()
+            await response.aclose()
+            self.lost += 1
+            raise httpx.ReadTimeout("the answer was lost", request=request)
+        return response
+
+    def count(self, method: str, suffix: str) -> int:
+        return sum(1 for m, path in self.requests if m == method and path.endswith(suffix))
+
+    def reset(self) -> None:
+        self.requests.clear()
+        self.statuses.clear()
+
+
+def resolved(key: str, server: str = BASE_URL) -> ResolvedProfile:
+    return ResolvedProfile(
+        name=None, server=server, workspace=None, key=Secret(key), key_source=KeySource.ENV
+    )
+
+
+@asynccontextmanager
+async def session_for(
+    key: str,
+    cache_path: Path,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    server: str = BASE_URL,
+    window_seconds: float = 60.0,
+    timeout: float = 10.0,
+) -> AsyncIterator[SyncSession]:
+    with Cache.open(cache_path) as cache:
+        async with open_session(
+            resolved(key, server),
+            cache=cache,
+            transport=transport,
+            window_seconds=window_seconds,
+            timeout=timeout,
+        ) as session:
+            yield session
+
+
+async def load_issues(session: SyncSession) -> list[dict[str, Any]]:
+    """Copy every issue into the cache, with a cursor at the newest, as a pull would."""
+    found: list[dict[str, Any]] = []
+    page = 1
+    while True:
+        answer = await session.client.list_issues(page=page, per_page=100)
+        found.extend(issue.raw for issue in answer.value.data)
+        if answer.value.received < 100:
+            break
+        page += 1
+    newest = max(str(record["updated_at"]) for record in found) if found else None
+    cursor = None if newest is None else Cursor(newest)
+    session.cache.apply_page(Resource.ISSUES, found, cursor)
+    return found
+
+
+async def server_issues(session: SyncSession) -> list[dict[str, Any]]:
+    """Every issue on the server now (through the session's client)."""
+    found: list[dict[str, Any]] = []
+    page = 1
+    while True:
+        answer = await session.client.list_issues(page=page, per_page=100)
+        found.extend(issue.raw for issue in answer.value.data)
+        if answer.value.received < 100:
+            return found
+        page += 1
+
+
+async def _child(base_url: str, cache_path: Path, bulk_creates: bool) -> None:
+    from sync.push import push_outbox
+
+    async with session_for(
+        os.environ["TRACKER_API_KEY"], cache_path, server=base_url, window_seconds=1.0
+    ) as session:
+        await push_outbox(session, bulk_creates=bulk_creates)
+
+
+if __name__ == "__main__":
+    asyncio.run(_child(sys.argv[1], Path(sys.argv[2]), sys.argv[3] == "bulk"))

@@ -1,0 +1,163 @@
+"""`tracker-tui status` (what the cache knows, offline) and `doctor` (why something fails)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from typing import Any
+
+from cache import Resource
+from cache.models import ACTIVE_STATES
+from sync.client import ApiClient
+from sync.credentials import Level, ResolvedProfile, doctor_report, resolve_profile
+from sync.features import ServerFeatures
+from sync.profiles import ConfigError
+from sync.pull import LAST_PULL_STATE_KEY
+from sync.ratelimit import PLANS
+from sync.session import FEATURES_STATE_KEY
+from tracker_tui.commands.read import open_profile_cache
+from tracker_tui.errors import EXPECTED, describe
+from tracker_tui.output import print_json
+
+DAY = 86_400.0
+MINUTE = 60.0
+
+
+def register(subparsers: Any, issue_commands: Any) -> None:
+    status = subparsers.add_parser(
+        "status",
+        help="last sync, cursors, pending edits and limits left (offline)",
+        description=(
+            "What the local cache knows: when it last synced, where each resource's cursor "
+            "stands, how many local edits wait in the outbox, how much of the rate limits "
+            "this profile used, and the server's plan and features."
+        ),
+    )
+    status.add_argument("--json", action="store_true", help="print as JSON")
+    status.set_defaults(run=run_status)
+    doctor = subparsers.add_parser(
+        "doctor",
+        help="explain where keys, config and data are, and check cache and server",
+        description=(
+            "Which keyring backend is used and why, where config and data live, the profiles, "
+            "the local cache's integrity and whether the server answers with the key."
+        ),
+    )
+    doctor.set_defaults(run=run_doctor)
+
+
+def run_status(args: argparse.Namespace) -> int:
+    with open_profile_cache(args) as cache:
+        now = time.time()
+        last = cache.get_state(LAST_PULL_STATE_KEY)
+        features = _features(cache.get_state(FEATURES_STATE_KEY))
+        plan = PLANS.get((features.plan if features else None) or "free", PLANS["free"])
+        used_minute = len(cache.request_times(now - MINUTE))
+        used_day = len(cache.request_times(now - DAY))
+        cursors = {}
+        for resource in (Resource.ISSUES, Resource.PROJECTS, Resource.USERS, Resource.COMMENTS):
+            cursor = cache.get_cursor(resource)
+            cursors[resource.value] = {
+                "cursor": cursor.updated_at if cursor else None,
+                "records": cache.local_count(resource),
+                "last_full_sweep": cache.last_full_sweep(resource),
+            }
+        pending = len(cache.outbox(ACTIVE_STATES))
+    state: dict[str, Any] = {
+        "last_sync": last if isinstance(last, dict) else None,
+        "resources": cursors,
+        "pending_writes": pending,
+        "plan": plan.name,
+        "limits_left": {
+            "minute": max(0, plan.per_minute - used_minute),
+            "day": max(0, plan.per_day - used_day),
+        },
+        "features": None if features is None else _feature_flags(features),
+    }
+    if args.json:
+        print_json(state)
+        return 0
+    at = state["last_sync"].get("at") if state["last_sync"] else None
+    print(f"last sync      {_ago(now, at) if isinstance(at, int | float) else 'never'}")
+    print(f"pending edits  {pending}")
+    left = state["limits_left"]
+    print(f"limits left    {left['minute']}/{plan.per_minute} this minute, "
+          f"{left['day']}/{plan.per_day} today ({plan.name} plan)")  # fmt: skip
+    for name, info in cursors.items():
+        print(f"{name:<14} {info['records']} records, cursor {info['cursor'] or '-'}")
+    if features is not None:
+        flags = _feature_flags(features)
+        print("features       " + (", ".join(k for k, v in flags.items() if v is True) or "-"))
+    return 0
+
+
+def _features(stored: object) -> ServerFeatures | None:
+    text = stored.get("features") if isinstance(stored, dict) else None
+    if not isinstance(text, str):
+        return None
+    try:
+        return ServerFeatures.from_json(text)
+    except ValueError:
+        return None
+
+
+def _feature_flags(features: ServerFeatures) -> dict[str, Any]:
+    names = (
+        *("me", "updated_after", "tombstones", "keyset_order", "etag", "bulk"),
+        *("comments_list", "users_list", "idempotency", "page_size", "plan"),
+    )
+    return {name: getattr(features, name) for name in names}
+
+
+def _ago(now: float, at: float) -> str:
+    seconds = max(0.0, now - at)
+    if seconds < 120:
+        return f"{seconds:.0f} s ago"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min ago"
+    return f"{seconds / 3600:.1f} h ago"
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    failed = False
+    for line in doctor_report():
+        failed |= line.level is Level.ERROR
+        print(f"[{line.level.value:<5}] {line.topic:<9} {line.text}")
+    try:
+        resolved = resolve_profile(args.profile)
+    except ConfigError as error:
+        print(f"[info ] {'profile':<9} none in use: {describe(error)}")
+        return 1 if failed else 0
+    for warning in resolved.warnings:
+        print(f"[warn ] {'profile':<9} {warning}")
+    try:
+        with open_profile_cache(args) as cache:
+            found = cache.integrity_check()
+            ok = found == ["ok"]
+            text = f"{cache.path} is intact" if ok else f"{cache.path}: {'; '.join(found)}"
+    except EXPECTED as error:
+        ok, text = False, describe(error)
+    failed |= not ok
+    print(f"[{'ok' if ok else 'error':<5}] {'cache':<9} {text}")
+    reached, text = _reach(resolved)
+    failed |= not reached
+    print(f"[{'ok' if reached else 'error':<5}] {'server':<9} {text}")
+    return 1 if failed else 0
+
+
+def _reach(resolved: ResolvedProfile) -> tuple[bool, str]:
+    key = resolved.key
+    if key is None:
+        return False, f"{resolved.server}: no API key to try it with (log in or set one)"
+
+    async def probe() -> None:
+        async with ApiClient(resolved.server, key.reveal(), timeout=5.0) as client:
+            await client.list_issues(per_page=1)
+
+    try:
+        asyncio.run(probe())
+    except EXPECTED as error:
+        return False, f"{resolved.server}: {describe(error)}"
+    source = resolved.key_source.value
+    return True, f"{resolved.server} answers and accepts the key (from {source})"

@@ -1,0 +1,110 @@
+"""Opening the app: for a profile (first run: the login screen), or against the demo service.
+
+This is where the command line hands over to the app, so it gathers what the app is built from:
+the profile, its key (asked for and kept in memory when it is stored nowhere), its cache, its
+saved views and theme, and the sync engine's link.
+"""
+
+from __future__ import annotations
+
+import getpass
+import sys
+import tempfile
+from pathlib import Path
+
+from cache import Cache, open_cache
+from sync.credentials import KeySource, ResolvedProfile, parse_key, resolve_profile
+from sync.profiles import AppPaths, NoProfileError, ProfileStore
+from sync.secret import Secret
+from sync.session import cache_name
+from tracker_tui.app import make_app
+from tracker_tui.data.settings import ProfileSettings, saved_theme, saved_views
+from tracker_tui.demo_activity import AnotherUser
+from tracker_tui.demo_service import DEMO_WORKSPACE, DemoService
+from tracker_tui.engine_link import ME_STATE_KEY, EngineLink
+from tracker_tui.errors import UsageError
+from tracker_tui.screens.login import LoginSetup
+
+
+def run_for_profile(name: str | None, *, read_only: bool = False) -> int:
+    """Open the app on a profile's cache; with no profile at all, on the login screen first."""
+    try:
+        resolved = resolve_profile(name)
+    except NoProfileError:
+        chosen = make_app(login=LoginSetup()).run()
+        if not chosen:
+            return 0
+        resolved = resolve_profile(chosen)
+    for warning in resolved.warnings:
+        print(f"tracker-tui: warning: {warning}", file=sys.stderr)
+    if resolved.key is None:
+        resolved = _with_key_asked(resolved)
+    store = ProfileStore(AppPaths.from_env())
+    ui = store.get(resolved.name).ui if resolved.name else {}
+    settings = ProfileSettings(store, resolved.name) if resolved.name else None
+    with open_cache(cache_name(resolved)) as cache:
+        me = cache.get_state(ME_STATE_KEY)
+        app = make_app(
+            cache=cache,
+            sync=EngineLink(resolved, cache),
+            me=me if isinstance(me, str) else None,
+            profile=resolved.name or "env",
+            views=saved_views(ui),
+            theme=saved_theme(ui),
+            read_only=read_only,
+            on_views_changed=settings.save_views if settings else None,
+            on_theme_changed=settings.save_theme if settings else None,
+        )
+        app.run()
+    return 0
+
+
+def _with_key_asked(resolved: ResolvedProfile) -> ResolvedProfile:
+    """A profile whose key is stored nowhere: ask, and keep the answer in memory only."""
+    if not sys.stdin.isatty():
+        raise UsageError(
+            f"no API key for {resolved.server}: run `tracker-tui login`, or set TRACKER_API_KEY"
+        )
+    typed = Secret(getpass.getpass(f"API key for {resolved.server} (kept in memory only): "))
+    key = parse_key(typed, "the prompt")
+    return ResolvedProfile(
+        name=resolved.name,
+        server=resolved.server,
+        workspace=resolved.workspace,
+        key=key,
+        key_source=KeySource.NONE,
+        warnings=resolved.warnings,
+    )
+
+
+def run_demo(*, issues: int, another_user: bool, read_only: bool = False) -> int:
+    """The whole product with no account: a seeded service, a throw-away cache, live updates."""
+    print(f"Starting the demo service with {issues} issues...", file=sys.stderr)
+    with (
+        DemoService(issues=issues) as service,
+        tempfile.TemporaryDirectory(prefix="tracker-demo-cache-") as folder,
+        Cache.open(Path(folder) / "demo.db") as cache,
+    ):
+        resolved = ResolvedProfile(
+            name="demo",
+            server=service.base_url,
+            workspace=DEMO_WORKSPACE,
+            key=service.key,
+            key_source=KeySource.NONE,
+        )
+        colleague = None
+        if another_user:
+            colleague = AnotherUser(str(service.db_path), DEMO_WORKSPACE, service.base_url)
+            colleague.start()
+        try:
+            app = make_app(
+                cache=cache,
+                sync=EngineLink(resolved, cache, live=True),
+                profile="demo",
+                read_only=read_only,
+            )
+            app.run()
+        finally:
+            if colleague is not None:
+                colleague.stop()
+    return 0

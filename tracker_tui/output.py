@@ -1,0 +1,125 @@
+"""How commands print: JSON for scripts, aligned tables and plain lines for people, and a
+progress display that is a bar on a terminal and a line per step everywhere else.
+
+Data goes to stdout, progress and notices to stderr, so `--json` output stays parseable even
+while a bar is drawn.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+
+
+def print_json(value: Any, out: TextIO | None = None) -> None:
+    """Pretty JSON, keys in the order given (the API's), non-ASCII kept readable."""
+    stream = out or sys.stdout
+    stream.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def print_table(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[tuple[str, str]],
+    *,
+    widest: Mapping[str, int] | None = None,
+    out: TextIO | None = None,
+) -> None:
+    """Rows as aligned columns (`(key, heading)` pairs); `widest` caps a column, cut with '…'."""
+    stream = out or sys.stdout
+    limits = widest or {}
+    cells = [[_cell(row.get(key), limits.get(key)) for key, _ in columns] for row in rows]
+    headings = [heading for _, heading in columns]
+    widths = [max([len(h), *(len(line[i]) for line in cells)]) for i, h in enumerate(headings)]
+    for line in [headings, *cells]:
+        stream.write(
+            "  ".join(text.ljust(width) for text, width in zip(line, widths, strict=True)).rstrip()
+        )
+        stream.write("\n")
+
+
+def _cell(value: Any, limit: int | None) -> str:
+    if value is None:
+        text = "-"
+    elif isinstance(value, list | tuple):
+        text = ",".join(str(item) for item in value)
+    else:
+        text = " ".join(str(value).split())
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text
+
+
+def notice(text: str) -> None:
+    """A line for the person at the terminal (stderr), never mixed into data."""
+    print(text, file=sys.stderr)
+
+
+class ProgressDisplay:
+    """Receives progress events (`resource`, `received`, `total`, `phase` attributes where
+    present) and shows them: a rich bar per resource on a terminal, else a plain line per
+    event. `quiet` shows nothing (for `--json`)."""
+
+    def __init__(self, *, quiet: bool = False, stream: TextIO | None = None) -> None:
+        self._stream = stream or sys.stderr
+        self._quiet = quiet
+        self._bar: Progress | None = None
+        self._tasks: dict[str, TaskID] = {}
+        if not quiet and self._stream.isatty():
+            self._bar = Progress(
+                TextColumn("{task.description:<10}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                console=Console(file=self._stream),
+                transient=False,
+            )
+
+    def __enter__(self) -> Callable[[object], None]:
+        if self._bar is not None:
+            self._bar.start()
+        return self.update
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def update(self, event: object) -> None:
+        if self._quiet:
+            return
+        if not hasattr(event, "resource"):
+            self._line(event)
+            return
+        resource = str(getattr(event, "resource", "") or type(event).__name__)
+        received = getattr(event, "received", None)
+        total = getattr(event, "total", None)
+        phase = getattr(event, "phase", "")
+        if self._bar is not None and isinstance(received, int):
+            task = self._tasks.get(resource)
+            if task is None:
+                task = self._bar.add_task(resource, total=total)
+                self._tasks[resource] = task
+            self._bar.update(task, completed=received, total=total)
+            return
+        of = f"/{total}" if isinstance(total, int) else ""
+        done = f" {received}{of}" if isinstance(received, int) else ""
+        label = f" ({phase})" if phase and phase != "pull" else ""
+        self._stream.write(f"{resource}{label}:{done}\n")
+
+    def _line(self, event: object) -> None:
+        """A push's progress: counts of edits sent and left."""
+        sent, left = getattr(event, "sent", None), getattr(event, "remaining", None)
+        text = f"push: {sent} sent, {left} left"
+        if self._bar is not None:
+            self._bar.console.print(text)
+        else:
+            self._stream.write(text + "\n")
