@@ -43,6 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="open the app without any way to change issues (browse and search only)",
     )
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="register a webhook so the server pokes this app on every change (the server must "
+        "be able to reach back to this machine on a loopback port); otherwise it polls",
+    )
     parser.set_defaults(run=_open_app)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     issues = subparsers.add_parser(
@@ -61,7 +67,7 @@ def _open_app(args: argparse.Namespace) -> int:
     """No command: the app itself, on the chosen profile (first run: the login screen)."""
     from tracker_tui.launch import run_for_profile
 
-    return run_for_profile(args.profile, read_only=args.read_only)
+    return run_for_profile(args.profile, read_only=args.read_only, live=args.live)
 
 
 def _help(parser: argparse.ArgumentParser) -> int:

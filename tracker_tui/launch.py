@@ -26,8 +26,11 @@ from tracker_tui.errors import UsageError
 from tracker_tui.screens.login import LoginSetup
 
 
-def run_for_profile(name: str | None, *, read_only: bool = False) -> int:
-    """Open the app on a profile's cache; with no profile at all, on the login screen first."""
+def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = False) -> int:
+    """Open the app on a profile's cache; with no profile at all, on the login screen first.
+
+    Live updates are off unless asked for: a webhook only helps when the server can reach
+    this machine, which only the user knows; polling within the budget always works."""
     try:
         resolved = resolve_profile(name)
     except NoProfileError:
@@ -46,7 +49,7 @@ def run_for_profile(name: str | None, *, read_only: bool = False) -> int:
         me = cache.get_state(ME_STATE_KEY)
         app = make_app(
             cache=cache,
-            sync=EngineLink(resolved, cache),
+            sync=EngineLink(resolved, cache, live=live),
             me=me if isinstance(me, str) else None,
             profile=resolved.name or "env",
             views=saved_views(ui),

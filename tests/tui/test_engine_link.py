@@ -104,3 +104,20 @@ async def test_an_unreachable_server_is_offline_not_an_error(tmp_path: Path) -> 
             await pilot.pause()
             assert app.sync_status is not None and not app.sync_status.online
             assert failures == []
+
+
+def webhooks_on(service: DemoService) -> int:
+    headers = {"Authorization": f"Bearer {service.key.reveal()}"}
+    answer = httpx.get(f"{service.base_url}/webhooks", headers=headers, timeout=5)
+    return int(answer.json()["pagination"]["total"])
+
+
+async def test_live_updates_register_a_webhook_for_the_session_only(
+    service: DemoService, tmp_path: Path
+) -> None:
+    assert webhooks_on(service) == 0
+    with Cache.open(tmp_path / "cache.db") as cache:
+        app = make_app(cache=cache, sync=EngineLink(profile_for(service), cache, live=True))
+        async with app.run_test(size=(120, 36)) as pilot:
+            await until(lambda: webhooks_on(service) == 1, pilot)
+    assert webhooks_on(service) == 0
