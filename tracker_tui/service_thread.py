@@ -27,6 +27,11 @@ class ServiceThread:
         self._thread = threading.Thread(target=self._server.run, name="service", daemon=True)
         self.base_url = ""
 
+    @property
+    def running(self) -> bool:
+        """Whether the server's thread is still alive (it ends within `__exit__`)."""
+        return self._thread.is_alive()
+
     def __enter__(self) -> ServiceThread:
         self._thread.start()
         deadline = time.monotonic() + START_TIMEOUT

@@ -30,16 +30,7 @@ from sync.errors import (
 )
 from sync.push.report import Backoff, ProgressCallback, PushReport
 from sync.session import SyncSession
-
-WORKFLOW: dict[str, tuple[str, ...]] = {
-    "backlog": ("todo", "in_progress", "canceled"),
-    "todo": ("backlog", "in_progress", "canceled"),
-    "in_progress": ("todo", "in_review", "done", "canceled"),
-    "in_review": ("in_progress", "done", "canceled"),
-    "done": ("todo",),
-    "canceled": ("todo",),
-}
-"""CONTRACT's allowed status moves, to tell the user what would work instead."""
+from sync.workflow import TRANSITIONS
 
 NOT_FOUND = 404
 
@@ -156,7 +147,7 @@ class PushContext:
             return message
         record = self.session.cache.server_record(entry.resource, entry.target_id) or {}
         status = record.get("status")
-        moves = WORKFLOW.get(status) if isinstance(status, str) else None
+        moves = TRANSITIONS.get(status) if isinstance(status, str) else None
         if not moves:
             return message
         return f"{message} (from {status} an issue can move to: {', '.join(moves)})"

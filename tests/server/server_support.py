@@ -3,8 +3,6 @@ real loopback server."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -12,7 +10,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 import httpx
-import uvicorn
+
+from tracker_tui.service_thread import ServiceThread
 
 START = datetime(2026, 11, 21, 15, 33, 11, 561385, tzinfo=UTC)
 
@@ -93,21 +92,10 @@ def served(app: Any) -> Iterator[str]:
     Requests then cross a real socket and run on uvicorn's event loop and FastAPI's thread pool,
     as in a deployed service.
     """
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        assert not thread.is_alive()
+    service = ServiceThread(app)
+    with service:
+        yield service.base_url
+    assert not service.running
 
 
 def rate_headers(response: httpx.Response) -> tuple[int, int, int]:

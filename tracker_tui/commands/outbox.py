@@ -13,11 +13,9 @@ import argparse
 import json
 from typing import Any
 
-from cache import Cache, EntryState, Resolution
+from cache import ACTIVE_STATES, Cache, EntryState, Resolution
 from tracker_tui.commands.write import add_push_option, open_local_cache, outcome
 from tracker_tui.errors import UsageError
-
-WAITING = (EntryState.PENDING, EntryState.SENDING, EntryState.FAILED, EntryState.CONFLICT)
 
 
 def register(subparsers: Any, issue_commands: Any) -> None:
@@ -50,7 +48,7 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 
 def run_list(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
-        entries = cache.outbox(WAITING)
+        entries = cache.outbox(ACTIVE_STATES)
         for entry in entries:
             if args.json:
                 row = {

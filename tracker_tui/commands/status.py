@@ -7,8 +7,7 @@ import asyncio
 import time
 from typing import Any
 
-from cache import Resource
-from cache.models import ACTIVE_STATES
+from cache import ACTIVE_STATES, Resource
 from sync.client import ApiClient
 from sync.credentials import Level, ResolvedProfile, doctor_report, resolve_profile
 from sync.features import ServerFeatures

@@ -37,8 +37,8 @@ from sync.credentials import resolve_profile
 from sync.errors import SyncError
 from sync.push import PushReport, push_outbox
 from sync.session import cache_name, open_session
+from sync.workflow import TRANSITIONS
 from tracker_tui.data.workflow import (
-    TRANSITIONS,
     can_move,
     description_problem,
     labels_problem,

@@ -8,15 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-TRANSITIONS: dict[str, tuple[str, ...]] = {
-    "backlog": ("todo", "in_progress", "canceled"),
-    "todo": ("backlog", "in_progress", "canceled"),
-    "in_progress": ("todo", "in_review", "done", "canceled"),
-    "in_review": ("in_progress", "done", "canceled"),
-    "done": ("todo",),
-    "canceled": ("todo",),
-}
-"""The CONTRACT workflow table: from a status, the statuses it may move to."""
+from sync.workflow import TRANSITIONS
 
 TITLE_MAX = 255
 DESCRIPTION_MAX = 65_535

@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Markdown, Static
 
 from cache import (
-    EntryState,
+    ACTIVE_STATES,
     IssueDetail,
     IssueRow,
     JsonValue,
@@ -46,8 +46,6 @@ from tracker_tui.screens.labels_dialog import LabelsDialog
 from tracker_tui.services import Services
 from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.workers import read_in_thread, write_in_thread
-
-UNSETTLED = (EntryState.PENDING, EntryState.SENDING, EntryState.FAILED, EntryState.CONFLICT)
 
 
 @dataclass(frozen=True)
@@ -121,7 +119,7 @@ class IssueDetailScreen(Screen[None]):
             issue_id = detail.issue.id if detail else self.issue_id
             children = tuple(
                 entry
-                for entry in cache.outbox(UNSETTLED)
+                for entry in cache.outbox(ACTIVE_STATES)
                 if entry.resource is Resource.COMMENTS and entry.parent_id == issue_id
             )
             return DetailData(

@@ -22,7 +22,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from cache import Conflict, EntryState, OutboxEntry, Resolution, Resource
+from cache import ACTIVE_STATES, Conflict, EntryState, OutboxEntry, Resolution, Resource
 from tracker_tui.data.changes import entry_summary, value_text
 from tracker_tui.formatting import count_label, relative_time
 from tracker_tui.messages import EditIssueRequested, SyncStatusChanged
@@ -31,7 +31,6 @@ from tracker_tui.services import Services
 from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.workers import read_in_thread, write_in_thread
 
-ACTIVE_STATES = (EntryState.PENDING, EntryState.SENDING, EntryState.FAILED, EntryState.CONFLICT)
 """Outbox entries not yet settled: what the panel is about."""
 
 PENDING_SHOWN = 30
