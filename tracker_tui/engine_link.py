@@ -70,12 +70,17 @@ class EngineLink:
 
     async def start(self, post: Poster) -> None:
         self._post = post
-        self._report()
         self._thread = threading.Thread(target=self._thread_main, name="sync-engine", daemon=True)
         self._thread.start()
 
     def poke(self) -> None:
-        self._call(lambda: self._sync_loop.poke() if self._sync_loop else None)
+        self._call(self._poked)
+
+    def _poked(self) -> None:
+        """On the engine's loop: send soon, and show the new pending count (a SQLite read,
+        kept off the app's loop)."""
+        if self._sync_loop is not None:
+            self._sync_loop.poke()
         self._report()
 
     async def stop(self) -> None:
@@ -101,6 +106,7 @@ class EngineLink:
     async def _run(self) -> None:
         self._engine_loop = asyncio.get_running_loop()
         self._stopped = asyncio.Event()
+        self._report()
         while not self._stopped.is_set():
             try:
                 await self._session_lifetime()
