@@ -16,7 +16,9 @@ never decide the result. Figures:
   where tombstones have not been seen working).
 
 Cold and bare runs alternate twice and the faster of each is kept: on a shared machine the
-slower run measures the neighbours.
+slower run measures the neighbours. The load average is printed before and after, and the
+client's CPU seconds (both of the pull's threads) beside the wall times: on a busy machine
+wall times measure the neighbours, CPU seconds much less so.
 """
 
 from __future__ import annotations
@@ -25,12 +27,16 @@ import argparse
 import asyncio
 import math
 import multiprocessing
+import os
 import pathlib
 import re
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from multiprocessing.synchronize import Event
+from typing import Generic, TypeVar
 
 # Run as a script, this file's directory comes first on sys.path and its name would shadow the
 # `sync` package: put the repository root there instead.
@@ -55,6 +61,7 @@ MARGIN = 5.0
 error of whole-second `Date` headers and resets (uvicorn refreshes its `Date` once a second,
 later when busy), and the limiter then takes a minute's reset for a day's and waits a "day"."""
 PAGE = 100
+T = TypeVar("T")
 _LAST_STAMP = re.compile(rb'"updated_at":\s*"([^"]+)"')
 _RECORD = re.compile(rb'"id":')
 
@@ -99,23 +106,37 @@ async def bare_loop(base_url: str, key: str) -> tuple[float, int]:
     return time.perf_counter() - started, requests
 
 
-def table(issues: int, cold: PullReport, bare: float, bare_requests: int, quiet: PullReport) -> str:
-    mine = cold.resources["issues"]
+def load() -> str:
+    return "load average " + " ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def table(
+    issues: int,
+    cold: Timed[PullReport],
+    bare: Timed[tuple[float, int]],
+    quiet: PullReport,
+) -> str:
+    mine = cold.value.resources["issues"]
+    (bare_seconds, bare_requests), bare_cpu = bare.value, bare.cpu
     checks = quiet.resources["issues"].requests
     rows = [
         (
             f"cold sync of {issues:,} issues (all resources), wall time",
-            f"{cold.seconds:.1f} s",
+            f"{cold.value.seconds:.1f} s (client CPU {cold.cpu:.1f} s)",
             "-",
         ),
-        ("cold sync, requests (all resources)", str(cold.requests), "-"),
+        ("cold sync, requests (all resources)", str(cold.value.requests), "-"),
         (
             "cold sync, issue list requests",
             str(mine.requests),
             f"{math.ceil(issues / PAGE)} (+1 delete check)",
         ),
-        ("bare httpx loop, same issue pages", f"{bare:.1f} s ({bare_requests} requests)", "-"),
-        ("issues: pull time / bare loop time", f"{mine.seconds / bare:.2f}", "≤ 1.3"),
+        (
+            "bare httpx loop, same issue pages",
+            f"{bare_seconds:.1f} s ({bare_requests} requests, client CPU {bare_cpu:.1f} s)",
+            "-",
+        ),
+        ("issues: pull time / bare loop time", f"{mine.seconds / bare_seconds:.2f}", "≤ 1.3"),
         ("incremental sync, no changes: issue requests", str(checks), "1 (+1 delete check)"),
         (
             "incremental sync, no changes: requests (all resources)",
@@ -126,6 +147,20 @@ def table(issues: int, cold: PullReport, bare: float, bare_requests: int, quiet:
     lines = ["| figure | measured | goal |", "|---|---|---|"]
     lines += [f"| {figure} | {measured} | {goal} |" for figure, measured, goal in rows]
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Timed(Generic[T]):
+    """A result with the client's CPU seconds (every thread of this process) to get it."""
+
+    value: T
+    cpu: float
+
+
+def timed(run: Callable[[], T]) -> Timed[T]:
+    began = time.process_time()
+    value = run()
+    return Timed(value, time.process_time() - began)
 
 
 def serve(db: pathlib.Path, ready: multiprocessing.Queue[str], stop: Event) -> None:
@@ -155,23 +190,26 @@ def main() -> None:
         server.start()
         try:
             base_url = ready.get(timeout=60)
-            colds: list[PullReport] = []
-            bares: list[tuple[float, int]] = []
+            print(f"before: {load()}", file=sys.stderr)
+            colds: list[Timed[PullReport]] = []
+            bares: list[Timed[tuple[float, int]]] = []
             for run in range(2):
-                colds.append(asyncio.run(cold_pull(base_url, key, folder, run)))
-                bares.append(asyncio.run(bare_loop(base_url, key)))
+                colds.append(timed(lambda n=run: asyncio.run(cold_pull(base_url, key, folder, n))))
+                bares.append(timed(lambda: asyncio.run(bare_loop(base_url, key))))
                 print(
-                    f"run {run}: pull {colds[-1].seconds:.1f} s (issues "
-                    f"{colds[-1].resources['issues'].seconds:.1f} s), bare {bares[-1][0]:.1f} s",
+                    f"run {run}: pull {colds[-1].value.seconds:.1f} s (issues "
+                    f"{colds[-1].value.resources['issues'].seconds:.1f} s, client CPU "
+                    f"{colds[-1].cpu:.1f} s), bare {bares[-1].value[0]:.1f} s (client CPU "
+                    f"{bares[-1].cpu:.1f} s), {load()}",
                     file=sys.stderr,
                 )
             quiet = asyncio.run(incremental(base_url, key, folder))
         finally:
             stop.set()
             server.join(timeout=15)
-        cold = min(colds, key=lambda report: report.resources["issues"].seconds)
-        bare, bare_requests = min(bares)
-        print(table(args.issues, cold, bare, bare_requests, quiet))
+        cold = min(colds, key=lambda timed: timed.value.resources["issues"].seconds)
+        bare = min(bares, key=lambda timed: timed.value[0])
+        print(table(args.issues, cold, bare, quiet))
 
 
 if __name__ == "__main__":

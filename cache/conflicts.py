@@ -1,10 +1,11 @@
 """Per-field conflicts between a pending edit and what the server now holds (principle 2).
 
 A field conflicts when the server's value moved away from the entry's base to something other
-than the user's value; fields nobody else touched merge silently. Settling a conflict edits
-the entry: `MINE` rebases the field on the server's value (so the resend is not flagged
-again), `THEIRS` drops the field. Once every conflict of an entry is settled it is pending
-again, or gone if no field is left to send.
+than the user's value; fields nobody else touched merge silently: `park` splits them off to be
+sent at once, and only the conflicting ones wait. Settling a conflict edits the entry: `MINE`
+rebases the field on the server's value (so the resend is not flagged again), `THEIRS` drops
+the field. Once every conflict of an entry is settled it is pending again, or gone if no field
+is left to send.
 """
 
 from __future__ import annotations
@@ -82,6 +83,29 @@ def record(
         for c in found
     ]
     return [get(conn, int(conflict_id or 0)) for conflict_id in ids]
+
+
+def park(
+    conn: sqlite3.Connection, entry_id: int, found: Sequence[FieldConflict], now: float
+) -> OutboxEntry | None:
+    """Park only the conflicting fields of an update; return the entry to send now: a new one
+    (in the original's state, pending or sending) holding the fields nobody else touched, the
+    entry itself when nothing conflicts, or None when every field does.
+
+    The original entry keeps the conflicting fields and its place in the record's queue, so
+    the user's later edits still replay after it; the conflict rows point at it as before.
+    """
+    entry = outbox.get(conn, entry_id)
+    clashing = {conflict.field for conflict in found}
+    clean = [name for name in entry.changes if name not in clashing]
+    if not clashing:
+        return entry
+    if entry.operation is not Operation.UPDATE or not clean:
+        record(conn, entry_id, found, now)
+        return None
+    going = outbox.split_off(conn, entry, clean, now)
+    record(conn, entry_id, found, now)
+    return going
 
 
 def get(conn: sqlite3.Connection, conflict_id: int) -> Conflict:

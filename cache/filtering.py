@@ -69,6 +69,7 @@ class CompiledFilter:
     scan_where: str
     params: tuple[object, ...]
     kinds: frozenset[str]
+    label_mask: int | None = None
 
     @property
     def sql(self) -> str:
@@ -132,6 +133,7 @@ def compile_filter(f: IssueFilter, text: TextQuery | None, bits: labels.Bits) ->
     """`text` is `f.text` parsed by `fts.parse`, `bits` the label bits (both read from the
     database, hence passed in)."""
     seek, scan = _clauses(f, text, bits, scan=False), _clauses(f, text, bits, scan=True)
+    overflowed = any(label in bits and bits[label] is None for label in f.label)
     return CompiledFilter(
         f,
         text,
@@ -139,4 +141,5 @@ def compile_filter(f: IssueFilter, text: TextQuery | None, bits: labels.Bits) ->
         " AND ".join(clause for clause, _ in scan.values()),
         tuple(param for _, values in seek.values() for param in values),
         frozenset(seek),
+        None if overflowed else labels.mask_of((x for x in f.label if x in bits), bits),
     )

@@ -320,7 +320,10 @@ def transition(
     *,
     error: str | None = None,
     attempt: bool = False,
+    not_applied: bool = False,
 ) -> OutboxEntry:
+    """An attempt leaves its outcome open until told otherwise: it clears `not_applied`, which
+    only a failure known to have changed nothing sets again."""
     entry = get(conn, entry_id)
     if entry.state not in tuple(allowed):
         raise OutboxStateError(
@@ -328,10 +331,65 @@ def transition(
         )
     conn.execute(
         "UPDATE outbox SET state = ?, last_error = ?, updated_at = ?, "
-        "attempts = attempts + ?, sent_at = CASE WHEN ? THEN ? ELSE sent_at END WHERE id = ?",
-        (state.value, error, now, int(attempt), attempt, now, entry_id),
+        "attempts = attempts + ?, sent_at = CASE WHEN ? THEN ? ELSE sent_at END, "
+        "not_applied = CASE WHEN ? THEN 0 WHEN ? THEN 1 ELSE not_applied END WHERE id = ?",
+        (state.value, error, now, int(attempt), attempt, now, attempt, not_applied, entry_id),
     )
     return get(conn, entry_id)
+
+
+def mark_not_applied(conn: sqlite3.Connection, entry_ids: Iterable[int]) -> None:
+    """Pending entries whose last attempt was looked for on the server and not found."""
+    conn.execute(
+        "UPDATE outbox SET not_applied = 1 WHERE state = 'pending' "
+        "AND id IN (SELECT value FROM json_each(?))",
+        (dumps(list(entry_ids)),),
+    )
+
+
+def doubtful(conn: sqlite3.Connection) -> set[int]:
+    """Pending creates tried before whose outcome nobody knows: to look for before a resend."""
+    rows = conn.execute(
+        "SELECT id FROM outbox WHERE state = 'pending' AND operation = 'create' "
+        "AND attempts > 0 AND not_applied = 0"
+    )
+    return {int(row[0]) for row in rows}
+
+
+def split_off(
+    conn: sqlite3.Connection, entry: OutboxEntry, names: Iterable[str], now: float
+) -> OutboxEntry:
+    """Move the fields `names` of an update into a new entry of the same record, batch and
+    state, and return it; `entry` keeps the rest. The new entry gets its own id (after any
+    later entry of the record) and a fresh idempotency key: it is meant to be sent at once."""
+    moved = [name for name in names if name in entry.changes]
+    base = {name: entry.base[name] for name in moved if name in entry.base}
+    changes = {name: entry.changes[name] for name in moved}
+    kept_base = {name: value for name, value in entry.base.items() if name not in base}
+    kept = {name: value for name, value in entry.changes.items() if name not in changes}
+    _save(conn, entry, kept_base, kept, now)
+    cursor = conn.execute(
+        "INSERT INTO outbox (resource, record_id, server_id, parent_id, operation, base, "
+        "changes, idempotency_key, attempts, state, batch_id, created_at, updated_at, sent_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            entry.resource.value,
+            entry.record_id,
+            entry.server_id,
+            entry.parent_id,
+            entry.operation.value,
+            dumps(base),
+            dumps(changes),
+            uuid.uuid4().hex,
+            entry.attempts,
+            entry.state.value,
+            entry.batch_id,
+            entry.created_at,
+            now,
+            entry.sent_at,
+        ),
+    )
+    return get(conn, int(cursor.lastrowid or 0))
 
 
 def map_created(conn: sqlite3.Connection, entry: OutboxEntry, server_id: str) -> None:

@@ -13,6 +13,11 @@ small and known in Python with their exact sort keys (cache.ordering mirrors SQL
 order), so fetching S at positions `[offset - |V|, offset + limit + |X|)` is enough to place
 every row of the window exactly: a row's position is its rank in S, minus the X rows before
 it, plus the V rows before it. Counts are `|S| - |X| + |V|`.
+
+A search's matches sit in `temp.fts_hits`, which the walk probes. A shallow window of a
+search alone needs only the matches among the first few hundred issues in its order, plus
+the exact total; storing all of them (most of 100,000 for a common word) is what made such a
+search slow, so cache.hits stores every match only when a filter or a deep walk needs them.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cache import fts, labels, overlay
+from cache import fts, hits, labels, overlay
 from cache.db import ThreadState
 from cache.filtering import CompiledFilter, compile_filter
 from cache.fts import TextQuery
@@ -52,16 +57,13 @@ class Query:
 
 
 def prepare(state: ThreadState, f: IssueFilter) -> Query:
-    """Call inside a read transaction. Parsing and evaluating the search text happen once
-    per snapshot and text (memoised), not once per window."""
+    """Call inside a read transaction. Parsing the search text happens once per snapshot
+    and text (memoised), evaluating it once per snapshot and need (see cache.hits)."""
     conn, memo = state.conn, state.memo()
     text = _parsed(conn, memo, f.text)
     view = overlay.current(state)
     matches: frozenset[str] = frozenset()
     if text is not None:
-        if memo.get("fts_hits") != text:
-            fts.load_hits(conn, text)
-            memo["fts_hits"] = text
         matches = _overlay_matches(conn, memo, view, text)
     bits = memo.get("label_bits")
     if not isinstance(bits, dict):
@@ -196,20 +198,34 @@ def window_sql(compiled: CompiledFilter, sort: IssueSort) -> str:
     )
 
 
-def count_sql(compiled: CompiledFilter) -> str:
-    """A search alone is counted from its hits and one label alone from the label table;
-    anything else lets the planner pick among the covering indexes."""
+# Distinct masks are few (one per label combination in use), so hopping from one to the next
+# along `issues_by_label_mask` and counting only the matching ones reads the matching index
+# entries once instead of testing every issue's mask.
+MASK_COUNT_SQL = (
+    "WITH RECURSIVE masks(v) AS ("
+    "SELECT min(label_mask) FROM issues INDEXED BY issues_by_label_mask "
+    "UNION ALL SELECT (SELECT min(label_mask) FROM issues INDEXED BY issues_by_label_mask "
+    "WHERE label_mask > masks.v) FROM masks WHERE masks.v IS NOT NULL) "
+    "SELECT coalesce(sum((SELECT count(*) FROM issues INDEXED BY issues_by_label_mask "
+    "WHERE label_mask = masks.v)), 0) FROM masks WHERE (masks.v & ?) != 0"
+)
+
+
+def _count_query(compiled: CompiledFilter) -> tuple[str, tuple[object, ...]]:
+    """A search alone is counted from its hits, one label alone from the label table and
+    several labels alone from the label masks; anything else lets the planner pick among
+    the covering indexes."""
     if compiled.kinds == {"text"}:
-        return f"SELECT count(*) FROM {fts.HITS_TABLE}"
+        return f"SELECT count(*) FROM {fts.HITS_TABLE}", ()
     if compiled.kinds == {"label"} and len(compiled.filter.label) == 1:
-        return "SELECT count(*) FROM issue_labels WHERE label = ?"
-    return f"SELECT count(*) FROM issues {compiled.sql}"
+        return "SELECT count(*) FROM issue_labels WHERE label = ?", tuple(compiled.filter.label)
+    if compiled.kinds == {"label"} and compiled.label_mask is not None:
+        return MASK_COUNT_SQL, (compiled.label_mask,)
+    return f"SELECT count(*) FROM issues {compiled.sql}", compiled.params
 
 
-def _count_params(compiled: CompiledFilter) -> tuple[object, ...]:
-    if compiled.kinds == {"label"} and len(compiled.filter.label) == 1:
-        return tuple(compiled.filter.label)
-    return compiled.params
+def _search(q: Query, text: TextQuery, need: hits.Need | None) -> hits.Hits:
+    return hits.evaluate(q.conn, q.memo, q.overlay, q.compiled, text, need)
 
 
 def count(q: Query) -> int:
@@ -217,7 +233,12 @@ def count(q: Query) -> int:
     found = q.memo.get(key)
     if isinstance(found, int):
         return found
-    total = int(q.conn.execute(count_sql(q.compiled), _count_params(q.compiled)).fetchone()[0])
+    text = q.compiled.text
+    found_hits = None if text is None else _search(q, text, None)
+    if found_hits is not None and q.compiled.kinds == {"text"}:
+        total = found_hits.total
+    else:
+        total = int(q.conn.execute(*_count_query(q.compiled)).fetchone()[0])
     shadowed = _shadowed_keys(q, ORDERINGS[IssueSort().key])
     result = total - len(shadowed) + len(_visible(q))
     q.memo[key] = result
@@ -226,8 +247,9 @@ def count(q: Query) -> int:
 
 def window(q: Query, sort: IssueSort, offset: int, limit: int) -> list[IssueRow]:
     """Rows `[offset, offset + limit)` of the effective list in `sort` order."""
-    total = count(q)
     offset = max(0, offset)
+    _walk_hits(q, sort, offset + max(0, limit))
+    total = count(q)
     end = min(total, offset + max(0, limit))
     if offset >= end:
         return []
@@ -244,7 +266,34 @@ def _before(keys_ascending: Sequence[Key], key: Key, descending: bool) -> int:
     return bisect.bisect_left(keys_ascending, key)
 
 
+def _walk_hits(q: Query, sort: IssueSort, reach: int) -> None:
+    """Search hits fit for walking `sort` to position `reach`: the walk may pass one server
+    row for each overlaid issue on the way."""
+    if q.compiled.text is not None:
+        _search(q, q.compiled.text, (sort, reach + len(q.overlay.of(Resource.ISSUES))))
+
+
+def _server_keys(q: Query, sort: IssueSort, start: int, count: int) -> list[tuple[Key, int]]:
+    """`(sort key, rid)` of the server rows at `[start, start + count)` of S. A search with
+    few matches is read from its matches and sorted here (ordering keys sort exactly as
+    SQLite does): walking the sort index would test every issue to find them."""
+    ordering = ORDERINGS[sort.key]
+    if hits.few(q.memo, q.compiled.text):
+        rows = q.conn.execute(
+            f"SELECT {', '.join(ordering.columns)} FROM issues "
+            f"WHERE rid IN (SELECT rid FROM {fts.HITS_TABLE}) AND {q.compiled.scan_where}",
+            q.compiled.params,
+        )
+        keyed = sorted(((ordering.key(row), int(row[-1])) for row in rows), reverse=sort.descending)
+        return keyed[start : start + count]
+    return [
+        (ordering.key(row), int(row[-1]))
+        for row in q.conn.execute(window_sql(q.compiled, sort), (*q.compiled.params, count, start))
+    ]
+
+
 def _window(q: Query, sort: IssueSort, offset: int, limit: int) -> list[IssueRow]:
+    _walk_hits(q, sort, offset + limit)
     ordering, descending = ORDERINGS[sort.key], sort.descending
     x_keys = _shadowed_keys(q, ordering)
     visible = [(ordering.key_of(e.values), e) for e in _visible(q)]
@@ -252,10 +301,7 @@ def _window(q: Query, sort: IssueSort, offset: int, limit: int) -> list[IssueRow
     v_keys = sorted(key for key, _ in visible)
     start = max(0, offset - len(visible))
     wanted = offset + limit + len(x_keys) - start
-    fetched = [
-        (ordering.key(row), int(row[-1]))
-        for row in q.conn.execute(window_sql(q.compiled, sort), (*q.compiled.params, wanted, start))
-    ]
+    fetched = _server_keys(q, sort, start, wanted)
     shadowed = {e.server_rid for e in q.overlay.of(Resource.ISSUES).values()}
     placed: dict[int, int | Effective] = {}
     for index, (key, rid) in enumerate(fetched):
@@ -291,10 +337,11 @@ def _window(q: Query, sort: IssueSort, offset: int, limit: int) -> list[IssueRow
 
 def plans(q: Query, sort: IssueSort) -> list[str]:
     """EXPLAIN QUERY PLAN lines of the window and count queries, for tests and diagnosis."""
+    fts.ensure_temp_tables(q.conn)
     lines: list[str] = []
     for sql, params in (
         (window_sql(q.compiled, sort), (*q.compiled.params, 50, 0)),
-        (count_sql(q.compiled), _count_params(q.compiled)),
+        _count_query(q.compiled),
     ):
         lines += [str(row[3]) for row in q.conn.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
     return lines

@@ -35,6 +35,11 @@ from cache.resources import (
     record_id,
 )
 
+BULK_CHECKPOINT_PAGES = 16384
+"""WAL frames (64 MB) a bulk writer lets pile up before it checkpoints (`Cache.bulk_writes`)."""
+DEFAULT_CHECKPOINT_PAGES = 1000
+"""SQLite's own interval, restored when the bulk run ends."""
+
 
 def json_list(values: Iterable[str]) -> str:
     return dumps(list(values))

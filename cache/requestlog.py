@@ -1,17 +1,54 @@
-"""The sliding log of sent requests behind the client-side rate limiter.
+"""The sliding log of sent requests behind the client-side rate limiter, in a file of its own.
 
 Every process of a profile (the TUI, a `sync` in another terminal) shares one key's limits, so
-the log lives in the profile's database and a reservation is one `BEGIN IMMEDIATE`
+the log is a SQLite file beside the profile's cache and a reservation is one `BEGIN IMMEDIATE`
 transaction: count, compare, insert. Two processes can never both take the last slot.
-Times are server-clock unix seconds, as the caller computes them.
+It is not a table of the cache because a request is logged just before it is sent: in the
+cache, that would wait for whatever write transaction holds the cache's lock (a pull's group
+of pages being stored), and requests would be paced by the writer instead of the limits.
+The log holds no copy of server data, so it needs no migrations: its one table is created
+where missing. Times are unix seconds, as the caller computes them.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from pathlib import Path
 
 from cache.models import LogCheck
+
+SUFFIX = ".requests"
+"""Appended to the cache file's name (`p.db` -> `p.db.requests`): the log belongs to that one
+cache, and the name does not end in `.db`, so looking for a profile's cache finds one file."""
+
+_SCHEMA_SQL = """
+CREATE TABLE IF NOT EXISTS request_log (
+    id INTEGER PRIMARY KEY,
+    at REAL NOT NULL,
+    bucket TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS request_log_by_at ON request_log (at);
+CREATE INDEX IF NOT EXISTS request_log_by_bucket ON request_log (bucket, at);
+"""
+
+
+def log_path(cache_path: Path) -> Path:
+    """The request log of the cache at `cache_path`."""
+    return cache_path.with_name(cache_path.name + SUFFIX)
+
+
+def create(conn: sqlite3.Connection) -> None:
+    """Create the table where missing (in one transaction, so concurrent openers agree)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in _SCHEMA_SQL.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute("COMMIT")
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
 
 
 def reserve(conn: sqlite3.Connection, at: float, bucket: str, checks: Sequence[LogCheck]) -> bool:

@@ -26,6 +26,7 @@ from cache import (
     views,
 )
 from cache.db import Connector, translated
+from cache.errors import CorruptCacheError
 from cache.models import (
     ApplyResult,
     CommentRow,
@@ -44,7 +45,12 @@ from cache.models import (
     WorkspaceRow,
 )
 from cache.overlay import Overlay
-from cache.paths import ensure_private_dir, ensure_private_file, profile_path
+from cache.paths import (
+    COMPANION_SUFFIXES,
+    ensure_private_dir,
+    ensure_private_file,
+    profile_path,
+)
 from cache.resources import SPECS
 from cache.writes import OutboxWrites
 
@@ -55,6 +61,29 @@ def open_cache(profile: str, *, root: Path | None = None) -> Cache:
     path = profile_path(profile, root)
     ensure_private_dir(path.parent)
     return Cache.open(path)
+
+
+def _open_request_log(path: Path) -> Connector:
+    """The request log's file, replaced when damaged: it holds no edits and no server data,
+    only recent request times, which the server's rate-limit headers stand in for meanwhile."""
+    try:
+        return _request_log(path)
+    except CorruptCacheError:
+        for stale in (path, *(Path(f"{path}{suffix}") for suffix in COMPANION_SUFFIXES)):
+            stale.unlink(missing_ok=True)
+    return _request_log(path)
+
+
+def _request_log(path: Path) -> Connector:
+    ensure_private_file(path)
+    requests = Connector(path)
+    try:
+        with translated():
+            requestlog.create(requests.conn())
+    except BaseException:
+        requests.close()
+        raise
+    return requests
 
 
 class Cache(OutboxWrites):
@@ -72,17 +101,34 @@ class Cache(OutboxWrites):
         try:
             with translated():
                 schema.migrate(connector.conn())
+            requests = _open_request_log(requestlog.log_path(path))
         except BaseException:
             connector.close()
             raise
-        return cls(connector, clock)
+        return cls(connector, clock, requests=requests)
+
+    def __init__(
+        self,
+        connector: Connector,
+        clock: Callable[[], float] = time.time,
+        *,
+        requests: Connector,
+    ) -> None:
+        super().__init__(connector, clock)
+        self._requests = requests
 
     @property
     def path(self) -> Path:
         return self._db.path
 
+    @property
+    def request_log_path(self) -> Path:
+        """The file of the request log (see cache.requestlog), beside the cache's."""
+        return self._requests.path
+
     def close(self) -> None:
         self._db.close()
+        self._requests.close()
 
     def __enter__(self) -> Cache:
         return self
@@ -107,6 +153,10 @@ class Cache(OutboxWrites):
                     )
                 except sqlite3.DatabaseError as error:
                     found = [*(f for f in found if f != "ok"), f"{table}: {error}"]
+        with self._requests.read() as conn:
+            log = [str(row[0]) for row in conn.execute("PRAGMA integrity_check")]
+        if log != ["ok"]:
+            found = [*(f for f in found if f != "ok"), *(f"request log: {f}" for f in log)]
         return found
 
     # -- server copy (the sync engine is its only writer) ------------------------------------
@@ -126,6 +176,25 @@ class Cache(OutboxWrites):
             if cursor is not None:
                 syncstate.set_cursor(conn, syncstate.cursor_key(resource, scope), cursor)
         return result
+
+    def bulk_writes(self, on: bool) -> None:
+        """Let the calling thread's connection grow the WAL to `records.BULK_CHECKPOINT_PAGES`
+        before it checkpoints (`on`), or go back to SQLite's usual 1,000 pages.
+
+        Every page of a cold sync rewrites many of the same index and FTS pages; a checkpoint
+        copies each distinct page once and fsyncs, so checkpointing every 1,000 WAL frames
+        cost a cold sync more than the inserts did. Any connection that commits past its own
+        limit runs the checkpoint, so every connection writing to the cache during the run
+        needs the setting. It belongs to the connection only (the request log's file, with its
+        few small rows, keeps the usual limit)."""
+        pages = records.BULK_CHECKPOINT_PAGES if on else records.DEFAULT_CHECKPOINT_PAGES
+        with translated():
+            self._db.conn().execute(f"PRAGMA wal_autocheckpoint = {pages}")
+
+    def checkpoint(self) -> None:
+        """Copy the WAL back into the database as far as readers allow (never waits for them)."""
+        with translated():
+            self._db.conn().execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def delete_missing(
         self,
@@ -197,16 +266,16 @@ class Cache(OutboxWrites):
 
     def reserve_request(self, at: float, bucket: str, checks: Sequence[LogCheck]) -> bool:
         """Atomically: if every check passes, log `(at, bucket)` and return True."""
-        with self._db.write() as conn:
+        with self._requests.write() as conn:
             return requestlog.reserve(conn, at, bucket, checks)
 
     def request_times(self, since: float, bucket: str | None = None) -> list[float]:
         """Logged request times at or after `since`, ascending."""
-        with self._db.read() as conn:
+        with self._requests.read() as conn:
             return requestlog.times(conn, since, bucket)
 
     def prune_requests(self, before: float) -> int:
-        with self._db.write() as conn:
+        with self._requests.write() as conn:
             return requestlog.prune(conn, before)
 
     # -- the effective view (what the TUI draws) ---------------------------------------------
@@ -255,3 +324,11 @@ class Cache(OutboxWrites):
     def workspace(self) -> WorkspaceRow | None:
         with self._db.read() as conn:
             return views.workspace(conn)
+
+    def issue_by_number(self, number: int) -> IssueDetail | None:
+        """The issue shown as `#number` (what a user types to jump to one), as `issue` gives
+        it; None when no issue here has that number."""
+        with self._db.read() as conn:
+            overlay_now = self._overlay()
+            found = views.issue_id_by_number(conn, overlay_now, number)
+            return None if found is None else views.issue_detail(conn, overlay_now, found)

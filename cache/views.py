@@ -116,6 +116,21 @@ def issue_detail(conn: sqlite3.Connection, overlay: Overlay, issue_id: str) -> I
     )
 
 
+def issue_id_by_number(conn: sqlite3.Connection, overlay: Overlay, number: int) -> str | None:
+    """The id of the issue shown as `#number`: numbers are the server's, unique in a
+    workspace, so the first by storage order wins should a stale copy share one. Overlaid
+    issues count with their effective number, so one deleted locally is not found."""
+    local = overlay.of(Resource.ISSUES)
+    for effective in local.values():
+        if effective.record is not None and effective.values["number"] == number:
+            return effective.id
+    rows = conn.execute(
+        "SELECT id FROM issues INDEXED BY issues_by_number WHERE number = ? ORDER BY rid",
+        (number,),
+    )
+    return next((str(row[0]) for row in rows if row[0] not in local), None)
+
+
 def projects(conn: sqlite3.Connection, overlay: Overlay) -> list[ProjectRow]:
     found = _merged(conn, overlay, Resource.PROJECTS, "", ())
     found.sort(key=lambda e: (nocase_key(e.values["name"]), e.order_rid))

@@ -231,18 +231,26 @@ class OutboxWrites:
 
     def mark_sending(self, entry_id: int) -> OutboxEntry:
         """Before each attempt: counts the attempt and freezes the entry against coalescing."""
-        with self._db.write() as conn:
-            return outbox.transition(
-                conn,
-                entry_id,
-                (EntryState.PENDING,),
-                EntryState.SENDING,
-                self._clock(),
-                attempt=True,
-            )
+        return self.mark_sending_many([entry_id])[0]
 
-    def release(self, entry_id: int, error: str | None = None) -> OutboxEntry:
-        """A retryable failure (or an unknown outcome): back to pending, key unchanged."""
+    def mark_sending_many(self, entry_ids: Sequence[int]) -> list[OutboxEntry]:
+        """`mark_sending` for the entries of one request, in one transaction."""
+        with self._db.write() as conn:
+            now = self._clock()
+            return [
+                outbox.transition(
+                    conn, entry_id, (EntryState.PENDING,), EntryState.SENDING, now, attempt=True
+                )
+                for entry_id in entry_ids
+            ]
+
+    def release(
+        self, entry_id: int, error: str | None = None, *, not_applied: bool = False
+    ) -> OutboxEntry:
+        """A retryable failure (or an unknown outcome): back to pending, key unchanged.
+        `not_applied` says the attempt surely changed nothing (refused before the server
+        acted), so a create goes out again without being looked for; it stays so, across
+        runs, until the next attempt."""
         with self._db.write() as conn:
             return outbox.transition(
                 conn,
@@ -251,7 +259,20 @@ class OutboxWrites:
                 EntryState.PENDING,
                 self._clock(),
                 error=error,
+                not_applied=not_applied,
             )
+
+    def mark_not_applied(self, entry_ids: Sequence[int]) -> None:
+        """Creates looked for on the server and not found: sendable again without looking,
+        by this run or any later one (until their next attempt)."""
+        with self._db.write() as conn:
+            outbox.mark_not_applied(conn, entry_ids)
+
+    def doubtful(self) -> set[int]:
+        """Ids of pending creates whose earlier attempt may have been applied: each must be
+        looked for on the server before it is sent again (SYNC.md 4)."""
+        with self._db.read() as conn:
+            return outbox.doubtful(conn)
 
     def mark_failed(self, entry_id: int, error: str) -> OutboxEntry:
         """The server rejected the write: keep it, with the server's message, for the user."""
@@ -270,30 +291,47 @@ class OutboxWrites:
         transaction, so the edit never flickers back to the old value. A create must pass it
         (its id replaces the temporary one everywhere); without it, an update shows the old
         server copy until the next pull (fine when that pull is how the result was found)."""
+        self.mark_done_many([(entry_id, record)])
+
+    def mark_done_many(self, landed: Sequence[tuple[int, Mapping[str, Any] | None]]) -> None:
+        """`mark_done` for the entries of one bulk answer, in one transaction, the records
+        stored a page at a time: a hundred commits would cost more than the request."""
         with self._db.write() as conn:
-            entry = outbox.get(conn, entry_id)
-            if entry.operation is Operation.CREATE and record is None:
-                raise OutboxStateError("a create is done only with the record the server made")
-            outbox.transition(
-                conn,
-                entry_id,
-                (EntryState.SENDING, EntryState.PENDING),
-                EntryState.DONE,
-                self._clock(),
-            )
-            spec = SPECS[entry.resource]
-            if entry.operation is Operation.DELETE:
-                records.delete_records(conn, spec, {entry.target_id: None})
-            elif record is not None:
-                records.apply_page(conn, spec, [record])
-            if entry.operation is Operation.CREATE and record is not None:
-                outbox.map_created(conn, entry, record_id(record))
+            now = self._clock()
+            stored: dict[Resource, list[Mapping[str, Any]]] = {}
+            gone: dict[Resource, dict[str, str | None]] = {}
+            created: list[tuple[OutboxEntry, str]] = []
+            for entry_id, record in landed:
+                entry = outbox.get(conn, entry_id)
+                if entry.operation is Operation.CREATE and record is None:
+                    raise OutboxStateError("a create is done only with the record the server made")
+                outbox.transition(
+                    conn, entry_id, (EntryState.SENDING, EntryState.PENDING), EntryState.DONE, now
+                )
+                if entry.operation is Operation.DELETE:
+                    gone.setdefault(entry.resource, {})[entry.target_id] = None
+                elif record is not None:
+                    stored.setdefault(entry.resource, []).append(record)
+                    if entry.operation is Operation.CREATE:
+                        created.append((entry, record_id(record)))
+            for resource, found in stored.items():
+                records.apply_page(conn, SPECS[resource], found)
+            for resource, ids in gone.items():
+                records.delete_records(conn, SPECS[resource], ids)
+            for entry, server_id in created:
+                outbox.map_created(conn, entry, server_id)
             records.prune_tombstones(conn)
 
     def record_conflicts(self, entry_id: int, found: Sequence[FieldConflict]) -> list[Conflict]:
         """Park an entry as conflicting, one row per field for the user to settle."""
         with self._db.write() as conn:
             return conflicts.record(conn, entry_id, found, self._clock())
+
+    def park_conflicts(self, entry_id: int, found: Sequence[FieldConflict]) -> OutboxEntry | None:
+        """Park only the conflicting fields of an update, one row each for the user to settle;
+        returns the entry carrying the other fields (to send now), None if nothing is left."""
+        with self._db.write() as conn:
+            return conflicts.park(conn, entry_id, found, self._clock())
 
     @staticmethod
     def detect_conflicts(

@@ -68,7 +68,9 @@ def _serve(args: argparse.Namespace) -> int:
         window_seconds=args.window_seconds,
         allow_private_webhooks=args.allow_private_webhooks,
     )
-    uvicorn.run(app, host=args.host, port=args.port)
+    # No proxy is part of this service: trusting `X-Forwarded-For` from loopback peers (uvicorn's
+    # default) would let any local client pick the address its failed authentications count to.
+    uvicorn.run(app, host=args.host, port=args.port, proxy_headers=False)
     return 0
 
 

@@ -9,12 +9,14 @@ storable UTF-8 text).
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
@@ -62,6 +64,19 @@ def _storable(value: str) -> str:
 
 
 Storable = AfterValidator(_storable)
+
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _iso_text(value: Any) -> Any:
+    """Left alone, pydantic reads a number (`1.0`) as Unix time; CONTRACT times are ISO 8601."""
+    if isinstance(value, datetime) or (isinstance(value, str) and _ISO_DATE.match(value)):
+        return value
+    raise PydanticCustomError("datetime_iso", "must be an ISO 8601 date and time")
+
+
+IsoDateTime = Annotated[datetime, BeforeValidator(_iso_text)]
+"""A point in time given as ISO 8601 text, such as `2026-11-21T15:33:11.561385Z`."""
 
 Title = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255), Storable
@@ -208,7 +223,7 @@ class ApiKeyCreate(RequestModel):
     expires_in_days: Annotated[float, Field(gt=0, le=36_500)] = omittable(
         description="Expire this many days from now; or give `expires_at`, or neither."
     )
-    expires_at: datetime = omittable(description="Expire at this future time (UTC if naive).")
+    expires_at: IsoDateTime = omittable(description="Expire at this future time (UTC if naive).")
 
     _check_not_null = field_validator(
         "permissions", "expires_in_days", "expires_at", mode="before"

@@ -19,6 +19,8 @@ import ipaddress
 import socket
 from urllib.parse import urlsplit
 
+import httpx
+
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 
 
@@ -31,8 +33,10 @@ def check_webhook_url(url: str, *, allow_private: bool = False) -> None:
     try:
         parts = urlsplit(url)
         port = parts.port
-    except ValueError as exc:
-        raise WebhookURLError(f"webhook URL {url!r} is malformed: {exc}") from None
+        httpx.URL(url)  # what the dispatcher will send to; control characters fail here
+    except (ValueError, httpx.InvalidURL) as exc:
+        reason = str(exc).rstrip(".")
+        raise WebhookURLError(f"webhook URL {url!r} is malformed: {reason}") from None
     if parts.scheme.lower() not in ALLOWED_SCHEMES:
         raise WebhookURLError(
             f"webhook URL {url!r} must use http or https, not {parts.scheme or 'no scheme'!r}"

@@ -12,9 +12,10 @@ Two ways to know the server's current value of the fields an edit changes:
   listing and the write is the cost of a server without preconditions.
 
 In both, a field whose server value left the edit's base for something other than the user's
-value is a conflict (recorded for the user: keep mine / take theirs); an entry with none goes
-out, and since a PATCH carries only the changed fields, whatever others changed elsewhere in
-the record stays as they left it.
+value is a conflict (recorded for the user: keep mine / take theirs). Only those fields wait:
+the edit's other fields are split off and go out at once (`Cache.park_conflicts`), and since
+a PATCH carries only the changed fields, whatever others changed elsewhere in the record stays
+as they left it.
 """
 
 from __future__ import annotations
@@ -24,12 +25,16 @@ from typing import Any
 
 from cache import FieldConflict, OutboxEntry, Resource
 from sync.errors import NotFound
-from sync.reconcile import list_since
+from sync.pull.retry import Retrier
+from sync.reconcile import list_since, read
 from sync.session import SyncSession
 
 
-async def refresh(session: SyncSession, entries: Sequence[OutboxEntry]) -> None:
-    """Bring the cache's copy of every entry's target up to date with the server."""
+async def refresh(
+    session: SyncSession, entries: Sequence[OutboxEntry], *, reads: Retrier | None = None
+) -> None:
+    """Bring the cache's copy of every entry's target up to date with the server; each read
+    retried by `reads` when given."""
     cache = session.cache
     groups: dict[tuple[Resource, str | None], list[OutboxEntry]] = {}
     for entry in entries:
@@ -38,9 +43,9 @@ async def refresh(session: SyncSession, entries: Sequence[OutboxEntry]) -> None:
     for (resource, parent), group in groups.items():
         since = _since(session, resource, group)
         if since is None and resource is not Resource.COMMENTS:
-            await _fetch_each(session, resource, group)
+            await _fetch_each(session, resource, group, reads)
             continue
-        changed = await list_since(session, resource, since, parent=parent)
+        changed = await list_since(session, resource, since, parent=parent, reads=reads)
         if changed:
             cache.apply_page(resource, [record.raw for record in changed])
 
@@ -63,12 +68,12 @@ def _since(session: SyncSession, resource: Resource, group: Sequence[OutboxEntry
 
 
 async def _fetch_each(
-    session: SyncSession, resource: Resource, group: Sequence[OutboxEntry]
+    session: SyncSession, resource: Resource, group: Sequence[OutboxEntry], reads: Retrier | None
 ) -> None:
     found: list[dict[str, Any]] = []
     for entry in group:
         try:
-            record = await fetch(session, resource, entry.target_id)
+            record = await fetch(session, resource, entry.target_id, reads=reads)
         except NotFound:
             continue
         found.append(record[0])
@@ -77,14 +82,14 @@ async def _fetch_each(
 
 
 async def fetch(
-    session: SyncSession, resource: Resource, record_id: str
+    session: SyncSession, resource: Resource, record_id: str, *, reads: Retrier | None = None
 ) -> tuple[dict[str, Any], str | None]:
     """One record as the server holds it now, and its ETag when the server sent one."""
     client = session.client
     if resource is Resource.PROJECTS:
-        project = await client.get_project(record_id)
+        project = await read(reads, lambda: client.get_project(record_id))
         return project.value.raw, project.meta.etag
-    issue = await client.get_issue(record_id)
+    issue = await read(reads, lambda: client.get_issue(record_id))
     return issue.value.raw, issue.meta.etag
 
 

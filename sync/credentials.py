@@ -42,6 +42,7 @@ from sync.profiles import (
     ConfigError,
     InvalidKeyError,
     InvalidServerURLError,
+    KeyFileError,
     KeyringBackendError,
     KeyringTimeoutError,
     KeyringUnavailableError,
@@ -205,6 +206,76 @@ def store_key(
     if stored.key_storage is not KeyStorage.KEYRING:
         profiles.update(replace(stored, key_storage=KeyStorage.KEYRING))
     return KeySource.KEYRING
+
+
+class KeyNotKeptError(ConfigError):
+    """The keyring refused the key and no plaintext file was allowed: nothing was saved."""
+
+
+def save_login(
+    profile: Profile,
+    key: Secret,
+    *,
+    insecure: bool,
+    env: Mapping[str, str] | None = None,
+    keyring: KeyringStore | None = None,
+) -> KeySource:
+    """Keep the key of a checked login, then write its profile (keeping stored `ui` settings).
+
+    The key goes first because a profile written before its key is kept outlives a keyring
+    that refuses: the next start would find a profile it cannot use. If writing the profile
+    fails, the key just kept for a new profile is taken back; the config file is as it was.
+    """
+    paths = AppPaths.from_env(env)
+    store = ProfileStore(paths)
+    checked = parse_key(key, "the key given")
+    previous = store.load().profiles.get(validate_profile_name(profile.name))
+    ring = keyring or KeyringStore()
+    source = _keep_key(profile.name, checked, insecure=insecure, paths=paths, keyring=ring)
+    storage = KeyStorage.KEYRING if source is KeySource.KEYRING else KeyStorage.INSECURE_FILE
+    saved = replace(profile, key_storage=storage, ui=previous.ui if previous else {})
+    try:
+        if previous is None:
+            store.add(saved)
+        else:
+            store.update(saved)
+    except ConfigError:
+        if previous is None:
+            _forget_new_key(profile.name, source, paths=paths, keyring=ring)
+        raise
+    return source
+
+
+def _keep_key(
+    name: str, key: Secret, *, insecure: bool, paths: AppPaths, keyring: KeyringStore
+) -> KeySource:
+    """The keyring when it takes the key (an old key file is then removed), else the file."""
+    files = KeyFileStore(paths)
+    try:
+        keyring.set(name, key)
+    except _KEYRING_FAILURES as exc:
+        if not insecure:
+            raise KeyNotKeptError(
+                f"Cannot keep the key of profile {name!r}: {exc}. Nothing was saved. "
+                f"{HOW_TO_PROCEED}"
+            ) from None
+        files.write(name, key)
+        return KeySource.INSECURE_FILE
+    files.delete(name)
+    return KeySource.KEYRING
+
+
+def _forget_new_key(
+    name: str, source: KeySource, *, paths: AppPaths, keyring: KeyringStore
+) -> None:
+    """Best effort: the profile write's error is the one to report."""
+    try:
+        if source is KeySource.KEYRING:
+            keyring.delete(name)
+        else:
+            KeyFileStore(paths).delete(name)
+    except (*_KEYRING_FAILURES, KeyFileError):
+        return
 
 
 def delete_key(

@@ -25,7 +25,7 @@ from sync.ratelimit import Priority
 from sync.session import SyncSession
 
 if TYPE_CHECKING:
-    from sync.pull import PullReport
+    from sync.pull import PullReport, RetryPolicy
 
 PUSH_DELAY = 0.2
 """Seconds a poke waits for more local writes, so a burst of edits leaves as one round."""
@@ -48,15 +48,17 @@ async def sync_once(
     full: bool = False,
     progress: Callable[[object], None] | None = None,
     backoff: Backoff | None = None,
+    retry: RetryPolicy | None = None,
 ) -> SyncReport:
     """Push the outbox, then pull. Errors of the pull propagate (`sync.errors`); the push
-    never raises for a refused write (see `push_outbox`)."""
+    never raises for a refused write (see `push_outbox`). `backoff` paces the push's retries,
+    `retry` the pull's (scaled down by tests against a fast service)."""
     from sync.pull import pull
 
     pushed = await push_outbox(session, progress=progress, backoff=backoff)
     if pushed.stopped is not None and "another process" not in pushed.stopped:
         return SyncReport(pushed, None)
-    pulled = await pull(session, full=full, progress=progress)
+    pulled = await pull(session, full=full, progress=progress, retry=retry)
     return SyncReport(pushed, pulled)
 
 

@@ -21,6 +21,7 @@ outcome, looks for its write before sending it again (SYNC.md 4).
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import time
@@ -33,8 +34,11 @@ from sync.client import ApiClient, Response
 from sync.errors import (
     ApiError,
     InvalidRequest,
+    NetworkError,
     ProtocolError,
     RateLimited,
+    ServerError,
+    SyncError,
     Unauthorized,
 )
 from sync.models import BulkUpdate, Issue, Page, Record
@@ -45,6 +49,12 @@ PROBE_PAGE_SIZE = 100
 PROBE_ID = "iss_feature_probe"
 ABSENT_STATUSES = frozenset({404, 405, 501})
 """What a server answers for an endpoint it does not have."""
+TRANSIENT = (NetworkError, RateLimited, ServerError, ProtocolError)
+"""Failures that may say nothing about the server (a dropped connection, a proxy's 502, a body
+cut short or garbled on the way): with retries, a probe is sent again before they count."""
+RETRY_PAUSE = 0.2
+"""Seconds before a probe's first retry after a 5xx or a network failure (doubling after each);
+a 429 needs none, since the limiter holds the next request for as long as the server asked."""
 
 T = TypeVar("T")
 
@@ -120,13 +130,16 @@ def is_keyset_ordered(items: Sequence[Record]) -> bool | None:
     return all((a.updated_at, a.id) < (b.updated_at, b.id) for a, b in pairwise(items))
 
 
-async def detect_features(client: ApiClient) -> ServerFeatures:
+async def detect_features(client: ApiClient, *, retries: int = 0) -> ServerFeatures:
     """Probe a server for CONTRACT's extensions with as few requests as possible.
 
     Raises `Unauthorized`, `RateLimited` and `NetworkError` (nothing can be learned then);
-    every other refusal just leaves a feature False or None.
+    every other refusal just leaves a feature False or None. Features are stored and trusted
+    for good, so a caller that stores them should pass `retries`: each probe whose answer was
+    `TRANSIENT` is sent again up to that many times before the failure is read as an answer
+    (a 500 as "undecided", an unreadable body as "absent"). Every probe is safe to resend.
     """
-    probe = _Prober()
+    probe = _Prober(retries)
     me = await probe.run(client.me)
     listing = await _probe_listing(probe, client)
     page = None if listing.response is None else listing.response.value
@@ -168,25 +181,42 @@ class _Outcome(Generic[T]):
 class _Prober:
     """Runs probes, counts them, and turns refusals into answers."""
 
-    def __init__(self) -> None:
+    def __init__(self, retries: int = 0) -> None:
         self.requests = 0
+        self._retries = retries
 
     async def run(
         self, call: Callable[[], Awaitable[T]], *, exists_on_400: bool = False
     ) -> _Outcome[T]:
-        self.requests += 1
-        try:
-            return _Outcome(True, await call())
-        except (Unauthorized, RateLimited):
-            raise
-        except ApiError as error:
-            if error.status in ABSENT_STATUSES:
-                return _Outcome(False, error=error)
-            if exists_on_400 and isinstance(error, InvalidRequest):
-                return _Outcome(True, error=error)
-            return _Outcome(None, error=error)
-        except ProtocolError:
-            return _Outcome(False)
+        attempt = 0
+        while True:
+            self.requests += 1
+            try:
+                return _Outcome(True, await call())
+            except TRANSIENT as error:
+                absent = isinstance(error, ServerError) and error.status in ABSENT_STATUSES
+                if absent or attempt >= self._retries:
+                    return _answer(error, exists_on_400)
+                if not isinstance(error, RateLimited):
+                    await asyncio.sleep(RETRY_PAUSE * 2**attempt)
+                attempt += 1
+            except SyncError as error:
+                return _answer(error, exists_on_400)
+
+
+def _answer(error: SyncError, exists_on_400: bool) -> _Outcome[Any]:
+    """What a failed probe says about the feature; raises when it says nothing at all."""
+    if isinstance(error, Unauthorized | RateLimited | NetworkError):
+        raise error
+    if isinstance(error, ProtocolError):
+        return _Outcome(False)
+    if not isinstance(error, ApiError):
+        raise error
+    if error.status in ABSENT_STATUSES:
+        return _Outcome(False, error=error)
+    if exists_on_400 and isinstance(error, InvalidRequest):
+        return _Outcome(True, error=error)
+    return _Outcome(None, error=error)
 
 
 @dataclass(frozen=True)

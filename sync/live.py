@@ -6,7 +6,8 @@ as the backstop, since deliveries can be lost or late.
 
 The receiver is a minimal HTTP/1.1 server on asyncio (no web framework: it answers one POST
 path), bound to 127.0.0.1 only. It answers at once: 413 for a body over `MAX_BODY` (unread),
-401 for a bad or stale signature, 200 for a duplicate delivery (so the sender stops retrying)
+401 for a bad or stale signature, 400 for a delivery id that is not the signed event's,
+200 for a duplicate delivery (so the sender stops retrying)
 without waking anyone, 200 and a wake for a new one.
 
 Registration: the webhook's id and secret are kept in the cache's sync state, so a run that
@@ -27,7 +28,7 @@ from types import TracebackType
 
 from sync.errors import ApiError, Forbidden, NotFound, SyncError
 from sync.session import SyncSession
-from sync.webhook_verify import MAX_BODY, DeliveryLog, WebhookRejected, verify
+from sync.webhook_verify import MAX_BODY, DeliveryLog, WebhookRejected, delivery_id, verify
 
 STATE_KEY = "live_webhook"
 PATH = "/tracker-webhook"
@@ -108,14 +109,14 @@ class WebhookReceiver:
         length_text = headers.get("content-length")
         if length_text is None:
             return 411
-        length = int(length_text)
-        if length < 0 or length > MAX_BODY:
+        if not (length_text.isascii() and length_text.isdigit()):
+            return 400  # int() would take "-1", "+1" and "1_0"
+        if len(length_text) > len(str(MAX_BODY)) or int(length_text) > MAX_BODY:
             raise WebhookRejected(413, "body too large")
+        length = int(length_text)
         body = await reader.readexactly(length)
         verify(self.secret, headers.get("x-tracker-signature"), body, self._clock())
-        delivery = headers.get("x-tracker-delivery")
-        if not delivery:
-            return 400
+        delivery = delivery_id(headers.get("x-tracker-delivery"), body)
         if not self._deliveries.first_time(delivery):
             self.stats.duplicates += 1
             return 200

@@ -10,17 +10,27 @@ so two identical creates are told apart by count.
 Limits, by design: a record edited by someone else between the lost answer and this look no
 longer matches, and would be created again on a server without idempotency. Listing pages are
 bounded by what changed in the window, which after a crash is usually seconds.
+
+Comments are looked for with one listing of every comment where the server lists them without
+an issue (`features.comments_list`), else (or when that listing is refused) one per issue: a
+hundred doubtful comments on a hundred issues were a hundred listings, each one more chance
+to fail on a lossy network. A comment's fingerprint names its issue, so one listing loses
+nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from cache import OutboxEntry, Resource
+from sync.errors import Forbidden, InvalidRequest, NotFound, UnexpectedStatus
 from sync.models import Record
+from sync.pull.retry import Retrier
 from sync.session import SyncSession
+
+T = TypeVar("T")
 
 KNOWN_OFFSET_MARGIN = 5.0
 """Seconds before the attempt to start looking, when the server clock offset is measured."""
@@ -28,6 +38,8 @@ UNKNOWN_OFFSET_MARGIN = 11 * 60.0
 """When it is not: SYNC.md asks for correctness with the local clock ±10 minutes off."""
 PAGE_SIZE = 100
 MAX_PAGES = 200
+ALL_COMMENTS_REFUSALS = (Forbidden, InvalidRequest, NotFound, UnexpectedStatus)
+"""How a server that lists comments only per issue refuses a listing of them all."""
 
 
 def server_time(session: SyncSession, local: float) -> datetime:
@@ -43,23 +55,26 @@ async def list_since(
     since: datetime | str | None,
     *,
     parent: str | None = None,
+    reads: Retrier | None = None,
 ) -> list[Record]:
     """Every record of `resource` changed after `since` (all of them when the server cannot
-    filter by time), walking pages until a short one or the total."""
+    filter by time), walking pages until a short one or the total; each page retried by
+    `reads` when given, so a lost page costs one request rather than the listing."""
     client = session.client
     if not session.features.updated_after:
         since = None
     size = min(session.features.page_size or PAGE_SIZE, PAGE_SIZE)
     found: list[Record] = []
     for page in range(1, MAX_PAGES + 1):
-        if resource is Resource.ISSUES:
-            answer: Any = await client.list_issues(page=page, per_page=size, updated_after=since)
-        elif resource is Resource.PROJECTS:
-            answer = await client.list_projects(page=page, per_page=size, updated_after=since)
-        else:
-            answer = await client.list_comments(
-                parent, page=page, per_page=size, updated_after=since
-            )
+
+        async def one(page: int = page) -> Any:
+            if resource is Resource.ISSUES:
+                return await client.list_issues(page=page, per_page=size, updated_after=since)
+            if resource is Resource.PROJECTS:
+                return await client.list_projects(page=page, per_page=size, updated_after=since)
+            return await client.list_comments(parent, page=page, per_page=size, updated_after=since)
+
+        answer = await read(reads, one)
         listing = answer.value
         found.extend(listing.data)
         total = listing.pagination.total
@@ -84,24 +99,61 @@ def _same(mine: Any, theirs: Any) -> bool:
     return bool(mine == theirs)
 
 
+async def read(reads: Retrier | None, call: Callable[[], Awaitable[T]]) -> T:
+    """`call` through `reads` when there is one, else once."""
+    return await call() if reads is None else await reads.run(call)
+
+
+def listings(
+    session: SyncSession, entries: Iterable[OutboxEntry], *, all_comments: bool | None = None
+) -> list[list[OutboxEntry]]:
+    """The entries grouped by the listing that looks for them: one per resource, and for
+    comments one in all where the server lists them so (`all_comments`, by default
+    `features.comments_list`), else one per parent issue."""
+    together = bool(session.features.comments_list) if all_comments is None else all_comments
+    groups: dict[tuple[Resource, str | None], list[OutboxEntry]] = {}
+    for entry in entries:
+        per_issue = entry.resource is Resource.COMMENTS and not together
+        groups.setdefault((entry.resource, entry.parent_id if per_issue else None), []).append(
+            entry
+        )
+    return list(groups.values())
+
+
 async def find_applied_creates(
-    session: SyncSession, entries: Sequence[OutboxEntry]
+    session: SyncSession, entries: Sequence[OutboxEntry], *, reads: Retrier | None = None
 ) -> dict[int, dict[str, Any]]:
     """The server record each create already made, by entry id; absent ones were not applied.
 
-    One listing per resource (per parent issue for comments) covers all the entries.
+    One listing per group of `listings` covers all the entries; a refused listing of all
+    comments falls back to one per issue.
     """
     found: dict[int, dict[str, Any]] = {}
-    groups: dict[tuple[Resource, str | None], list[OutboxEntry]] = {}
-    for entry in entries:
-        parent = entry.parent_id if entry.resource is Resource.COMMENTS else None
-        groups.setdefault((entry.resource, parent), []).append(entry)
-    for (resource, parent), group in groups.items():
-        started = [entry.sent_at or entry.created_at for entry in group]
-        since = server_time(session, min(started))
-        candidates = await list_since(session, resource, since, parent=parent)
-        found.update(_claim(group, candidates, since))
+    for group in listings(session, entries):
+        try:
+            found.update(await _look(session, group, reads))
+        except ALL_COMMENTS_REFUSALS:
+            if group[0].resource is not Resource.COMMENTS or len(_parents(group)) < 2:
+                raise
+            for part in listings(session, group, all_comments=False):
+                found.update(await _look(session, part, reads))
     return found
+
+
+def _parents(group: Iterable[OutboxEntry]) -> set[str | None]:
+    return {entry.parent_id for entry in group}
+
+
+async def _look(
+    session: SyncSession, group: Sequence[OutboxEntry], reads: Retrier | None
+) -> dict[int, dict[str, Any]]:
+    resource = group[0].resource
+    parents = _parents(group)
+    parent = next(iter(parents)) if resource is Resource.COMMENTS and len(parents) == 1 else None
+    started = [entry.sent_at or entry.created_at for entry in group]
+    since = server_time(session, min(started))
+    candidates = await list_since(session, resource, since, parent=parent, reads=reads)
+    return _claim(group, candidates, since)
 
 
 def _claim(

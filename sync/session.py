@@ -23,6 +23,9 @@ from sync.ratelimit import RateLimiter
 
 FEATURES_STATE_KEY = "server_features"
 ENV_PROFILE_CACHE = "env"
+PROBE_RETRIES = 2
+"""Features are stored for good, so a probe that met a dropped connection, a 5xx or a garbled
+body is sent again before that failure is taken for the server's answer."""
 
 
 @dataclass
@@ -54,7 +57,7 @@ async def known_features(
                 return ServerFeatures.from_json(text)
             except ValueError:
                 pass
-    features = await detect_features(client)
+    features = await detect_features(client, retries=PROBE_RETRIES)
     _store_features(cache, server, features)
     return features
 

@@ -6,12 +6,17 @@ the body came from a holder of the secret, the time bound (5 minutes either way,
 stops a captured delivery being replayed later, and the delivery id (`X-Tracker-Delivery`)
 drops the duplicates at-least-once delivery sends within that window. Several `v1` values
 may be present (secret rotation): any one matching is enough. The comparison is constant-time.
+
+The delivery id header is not covered by the signature, so it is trusted only when it names the
+event id inside the signed body (`delivery_id`): otherwise a captured delivery could be replayed
+under a fresh id and pass as new.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 from collections import OrderedDict
 
 MAX_AGE = 300.0
@@ -58,6 +63,20 @@ def verify(secret: str, header: str | None, body: bytes, now: float) -> None:
     expected = _digest(secret, timestamp, body)
     if not any(hmac.compare_digest(expected, given) for given in candidates):
         raise WebhookRejected(401, "bad signature")
+
+
+def delivery_id(header: str | None, body: bytes) -> str:
+    """The delivery's id: the signed body's event `id`, which the header must repeat."""
+    try:
+        event = json.loads(body)
+    except ValueError:
+        raise WebhookRejected(400, "the body is not JSON") from None
+    event_id = event.get("id") if isinstance(event, dict) else None
+    if not isinstance(event_id, str) or not event_id:
+        raise WebhookRejected(400, "the body names no event id")
+    if header != event_id:
+        raise WebhookRejected(400, "the delivery id is not the signed event's id")
+    return event_id
 
 
 class DeliveryLog:

@@ -1,7 +1,9 @@
 """An ASGI app served by uvicorn on a free loopback port, in a thread of this process.
 
 The demo embeds the reference service this way, and tests and benchmarks use it to put a real
-HTTP hop between the client and the service.
+HTTP hop between the client and the service. Forwarded headers are ignored: uvicorn trusts
+`X-Forwarded-For` from loopback by default, which would let any local client spread failed
+logins over made-up addresses and dodge the service's failed-auth limit.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ class ServiceThread:
     """A running server for the life of a `with` block; `base_url` ends in `/v1`."""
 
     def __init__(self, app: Any, *, host: str = "127.0.0.1") -> None:
-        config = uvicorn.Config(app, host=host, port=0, log_level="warning", lifespan="on")
+        config = uvicorn.Config(
+            app, host=host, port=0, log_level="warning", lifespan="on", proxy_headers=False
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name="service", daemon=True)
         self.base_url = ""

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Query, Request, Response
 
 from server.etag import etag
+from server.models import IsoDateTime
 from server.records.listing import ListQuery, Paging
 from server.records.rows import Record
 from server.schemas import ErrorEnvelope
@@ -36,7 +36,7 @@ PagingDep = Annotated[Paging, Depends(_paging)]
 def _list_query(
     paging: PagingDep,
     updated_after: Annotated[
-        datetime | None,
+        IsoDateTime | None,
         Query(
             description="Only records updated strictly after this ISO 8601 time (UTC when it "
             "has no offset); the list is then ordered by (updated_at, id)."

@@ -9,14 +9,13 @@ checked by resolving its host, which blocks.
 from __future__ import annotations
 
 import secrets
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 
 from server.auth import AuthContext, require
 from server.errors import InvalidRequest, NotFound
-from server.models import WebhookCreate, WebhookUpdate
+from server.models import IsoDateTime, WebhookCreate, WebhookUpdate
 from server.records.listing import Paging
 from server.routes.deps import PagingDep, errors
 from server.schemas import DeliveryList, Webhook, WebhookCreated, WebhookList
@@ -58,7 +57,7 @@ def list_webhooks(
     webhooks: Dispatcher,
     paging: PagingDep,
     updated_after: Annotated[
-        datetime | None,
+        IsoDateTime | None,
         Query(description="Only webhooks updated strictly after this ISO 8601 time."),
     ] = None,
 ) -> dict[str, Any]:

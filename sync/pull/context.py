@@ -6,7 +6,7 @@ page-size learning, skipped records, tombstone sightings and progress are handle
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -113,13 +113,18 @@ class ResourceRun:
 
     def store(self, items: Sequence[Record | Tombstone], cursor: Cursor | None) -> None:
         """Store a page, with the cursor that follows it, in one transaction."""
-        raws = [_raw(item) for item in items]
-        self._count(items, self.session.cache.apply_page(self.resource, raws, cursor))
+        raws = [item.raw for item in items]
+        self.count(self.session.cache.apply_page(self.resource, raws, cursor))
+        self.count_page(len(items))
 
-    def _count(self, items: Sequence[Record | Tombstone], result: ApplyResult) -> None:
+    def count_page(self, received: int) -> None:
+        """Add a stored page to the report."""
+        self.report.pages += 1
+        self.report.received += received
+
+    def count(self, result: ApplyResult) -> None:
+        """Add what storing one or more pages did to the report."""
         report = self.report
-        report.pages += 1
-        report.received += len(items)
         report.inserted += result.inserted
         report.updated += result.updated
         report.unchanged += result.unchanged
@@ -138,7 +143,3 @@ class ResourceRun:
                     phase=self.phase,
                 )
             )
-
-
-def _raw(item: Record | Tombstone) -> Mapping[str, Any]:
-    return item.raw

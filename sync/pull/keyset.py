@@ -19,6 +19,7 @@ from sync.features import is_keyset_ordered
 from sync.models import Record, Tombstone
 from sync.pull.context import ResourceRun
 from sync.pull.stamps import EPOCH, before, sort_key
+from sync.pull.writer import PageWriter
 from sync.timeutil import format_timestamp
 
 
@@ -50,41 +51,46 @@ class _Seen:
 
 
 async def keyset_pass(run: ResourceRun, cursor: Cursor | None) -> None:
-    """Pull everything after `cursor`, saving the cursor with every page.
+    """Pull everything after `cursor`, saving the cursor with every group of pages.
 
     Raises `OrderBroken` before storing a page that is out of order; pages stored until then
     were in order, so their cursors are sound. The next page is requested before the current
-    one is stored (its query depends only on what the current page holds), so the server
-    prepares it while SQLite stores this one.
+    one is stored (its query depends only on what the current page holds), and pages are
+    stored in groups on the writer's thread (`sync.pull.writer`), so the server prepares the
+    next page and the client parses it while SQLite stores the group.
     """
     since = EPOCH if cursor is None else before(cursor.updated_at)
     seen = _Seen(cursor)
     page_number = 1
-    pending = asyncio.ensure_future(run.fetch(page=page_number, updated_after=since))
-    try:
-        while True:
-            listing = (await pending).value
-            items = list(listing.items)
-            _check_order(items, since)
-            for item in items:
-                assert item.updated_at is not None
-                seen.add(item.id, item.updated_at)
-            cursor = _next_cursor(items, cursor)
-            last = run.is_last(listing, page_number)
-            total = listing.pagination.total if page_number == 1 else None
-            if not last:
-                assert cursor is not None
-                since, page_number = _next_query(run, seen, cursor, since, page_number)
-                pending = asyncio.ensure_future(run.fetch(page=page_number, updated_after=since))
-                await asyncio.sleep(0)  # let it reach the wire before SQLite holds the thread
-            run.store(items, cursor if items else None)
-            run.tell(total)
-            if last:
-                return
-    finally:
-        if not pending.done():
-            pending.cancel()
-            await asyncio.gather(pending, return_exceptions=True)
+    async with PageWriter(run) as writer:
+        pending = asyncio.ensure_future(run.fetch(page=page_number, updated_after=since))
+        try:
+            while True:
+                listing = (await pending).value
+                items = list(listing.items)
+                _check_order(items, since)
+                for item in items:
+                    assert item.updated_at is not None
+                    seen.add(item.id, item.updated_at)
+                cursor = _next_cursor(items, cursor)
+                last = run.is_last(listing, page_number)
+                total = listing.pagination.total if page_number == 1 else None
+                await writer.drain()
+                if not last:
+                    assert cursor is not None
+                    since, page_number = _next_query(run, seen, cursor, since, page_number)
+                    pending = asyncio.ensure_future(
+                        run.fetch(page=page_number, updated_after=since)
+                    )
+                    await asyncio.sleep(0)  # the request goes out before the writer starts
+                writer.submit(items, cursor if items else None, total, last=last)
+                if last:
+                    await writer.drain()
+                    return
+        finally:
+            if not pending.done():
+                pending.cancel()
+                await asyncio.gather(pending, return_exceptions=True)
 
 
 def _next_query(

@@ -1,7 +1,8 @@
 """One `POST /issues/bulk` request for up to 100 entries, its per-operation results mapped back.
 
-Each operation succeeds or fails alone, so each entry is settled from its own result. A result
-missing or unreadable leaves that entry's outcome unknown. The endpoint answering 404/405/501
+Each operation succeeds or fails alone, so each entry is settled from its own result; the
+successes are recorded together, in one transaction. A result missing or unreadable leaves
+that entry's outcome unknown. The endpoint answering 404/405/501
 means this server has no bulk after all: the entries go one by one from then on.
 """
 
@@ -47,12 +48,22 @@ async def send(ctx: PushContext, step: Bulk) -> None:
         await _whole(ctx, entries, error)
         return
     by_index: dict[int, BulkResult] = {result.index: result for result in answer.value}
+    landed: list[tuple[OutboxEntry, dict[str, object] | None]] = []
+    others: list[tuple[OutboxEntry, BulkResult | None]] = []
     for index, entry in enumerate(entries):
         result = by_index.get(index)
-        if result is None:
+        if result is not None and result.ok and entry.operation is Operation.DELETE:
+            landed.append((entry, None))
+        elif result is not None and result.ok and result.issue is not None:
+            landed.append((entry, result.issue.raw))
+        else:
+            others.append((entry, result))
+    ctx.done_many(landed)
+    for entry, maybe in others:
+        if maybe is None:
             ctx.unknown(entry, "the bulk answer had no result for this operation")
         else:
-            await _settle_one(ctx, entry, result)
+            await _settle_one(ctx, entry, maybe)
 
 
 def _no_bulk(ctx: PushContext, entries: tuple[OutboxEntry, ...]) -> None:
@@ -60,8 +71,7 @@ def _no_bulk(ctx: PushContext, entries: tuple[OutboxEntry, ...]) -> None:
     session.features = replace(session.features, bulk=False)
     remember_features(session)
     for entry in entries:
-        session.cache.release(entry.id, "the server has no bulk endpoint")
-        ctx.clean.add(entry.id)
+        ctx.not_applied(entry, "the server has no bulk endpoint")
 
 
 async def _whole(ctx: PushContext, entries: tuple[OutboxEntry, ...], error: SyncError) -> None:
@@ -69,33 +79,25 @@ async def _whole(ctx: PushContext, entries: tuple[OutboxEntry, ...], error: Sync
     one operation's content must not fail the others, so those go one by one."""
     if isinstance(error, ApiError) and 400 <= error.status < 500 and error.status not in STOPS:
         for entry in entries:
-            ctx.session.cache.release(entry.id, str(error))
-            ctx.clean.add(entry.id)
+            ctx.not_applied(entry, str(error))
             ctx.single_only.add(entry.id)
         return
     for position, entry in enumerate(entries):
         if position and isinstance(error, ApiError) and error.status >= 500:
-            ctx.session.cache.release(entry.id, error.message)
-            ctx.clean.add(entry.id)
+            ctx.not_applied(entry, error.message)
             continue
         await ctx.settle(entry, error)
 
 
 async def _settle_one(ctx: PushContext, entry: OutboxEntry, result: BulkResult) -> None:
     if result.ok:
-        if entry.operation is Operation.DELETE:
-            ctx.done(entry)
-        elif result.issue is None:
-            ctx.unknown(entry, "the bulk answer had no record for this operation")
-        else:
-            ctx.done(entry, result.issue.raw)
+        ctx.unknown(entry, "the bulk answer had no record for this operation")
         return
     body = result.error or ErrorBody()
     message = body.message or f"HTTP {result.status}"
     if entry.operation is Operation.CREATE and _refuses_op(body):
         ctx.bulk_creates = False
-        ctx.session.cache.release(entry.id, message)
-        ctx.clean.add(entry.id)
+        ctx.not_applied(entry, message)
         return
     if result.status == 429 or result.status >= 500:
         await ctx.retryable(entry, message, None, wait=result.status >= 500)

@@ -3,12 +3,19 @@
 A run holds the cache's push lock (`sync.push.lock`), then works in rounds until nothing more
 can go: each round takes the entries `Cache.sendable` offers (at most one per record, in queue
 order, those waiting for a create's server id held back), reconciles creates whose earlier
-attempt has an unknown outcome, checks edits for conflicts, and sends the rest, bulk where it
-can, up to `CONCURRENCY` requests at a time; the limiter paces them all. Entries whose create
+attempt has an unknown outcome, checks edits for conflicts (parking only the conflicting
+fields; the rest of an edit goes out), and sends the rest, bulk where it can, up to
+`CONCURRENCY` requests at a time; the limiter paces them all. Entries whose create
 just landed become sendable in the next round with the server id substituted.
 
 Entries found `sending` at the start were left by a run that died mid-request: their outcome
 is unknown, so they go back to pending and are reconciled like any other unknown.
+
+Every read the rounds need (reconcile and conflict listings, the GET before `If-Match`) is
+retried in place (`sync.push.reads`); one that still fails ends its round without charging
+any entry, and `Backoff.tries` such rounds in a row end the run. What reconciling learned
+(a create not on the server) is kept in the outbox, so no later round or run looks again
+until the create has been sent again.
 """
 
 from __future__ import annotations
@@ -19,18 +26,21 @@ from collections.abc import Sequence
 from cache import EntryState, Operation, OutboxEntry
 from sync import conflicts
 from sync.bulkplan import Bulk, Single, Step, plan
-from sync.errors import SyncError
+from sync.errors import ApiError, Forbidden, SyncError, Unauthorized
 from sync.push import bulk, single
 from sync.push.lock import PushLock
 from sync.push.outcomes import PushContext
+from sync.push.reads import RETRYABLE
 from sync.push.report import Backoff, ProgressCallback, PushReport
-from sync.reconcile import find_applied_creates
+from sync.reconcile import find_applied_creates, listings
 from sync.session import SyncSession
 
 CONCURRENCY = 4
 """Requests in flight at once: enough to keep the limiter's slots used, few enough that a
 burst of failures stays small."""
 MAX_ROUNDS = 10_000
+UNCHARGED = (*RETRYABLE, Unauthorized, Forbidden)
+"""Failures of a read that say nothing about any entry."""
 
 
 async def push_outbox(
@@ -67,6 +77,7 @@ async def push_outbox(
                 break
             await _round(ctx, ready)
             ctx.tick()
+    ctx.count_reads()
     active = (EntryState.PENDING, EntryState.SENDING)
     ctx.report.remaining = len(session.cache.outbox(active))
     return ctx.report
@@ -89,8 +100,9 @@ async def _round(ctx: PushContext, ready: list[OutboxEntry]) -> None:
         )
         await _check_listed(ctx, steps)
     except SyncError as error:
-        await _settle_all(ctx, ready, error)
+        await _read_failed(ctx, ready, error)
         return
+    ctx.read_failures = 0
     gate = asyncio.Semaphore(CONCURRENCY)
 
     async def run(step: Step) -> None:
@@ -102,22 +114,26 @@ async def _round(ctx: PushContext, ready: list[OutboxEntry]) -> None:
 
 
 async def _reconcile(ctx: PushContext, ready: list[OutboxEntry]) -> list[OutboxEntry]:
-    """Creates tried before without a known outcome are looked for first (SYNC.md 4)."""
-    doubtful = [
-        e
-        for e in ready
-        if e.operation is Operation.CREATE and e.attempts > 0 and e.id not in ctx.clean
-    ]
+    """Creates tried before without a known outcome are looked for first (SYNC.md 4).
+
+    One listing per group of `sync.reconcile.listings`, each settled as soon as it is read
+    and its findings stored (done, or `not_applied`): when a later one fails, the round ends
+    but the next round, or run, starts from there. All or nothing, a lossy network failed one
+    of many listings nearly every round and the push never moved on.
+    """
+    unsure = ctx.session.cache.doubtful()
+    doubtful = [e for e in ready if e.id in unsure]
     if not doubtful:
         return ready
-    ctx.report.requests += len({(e.resource, e.parent_id) for e in doubtful})
-    found = await find_applied_creates(ctx.session, doubtful)
-    for entry_id, record in found.items():
-        ctx.session.cache.mark_done(entry_id, record)
-        ctx.report.done += 1
-        ctx.report.reconciled += 1
-    for entry in doubtful:
-        ctx.clean.add(entry.id)
+    found: set[int] = set()
+    for group in listings(ctx.session, doubtful):
+        applied = await find_applied_creates(ctx.session, group, reads=ctx.reads)
+        for entry_id, record in applied.items():
+            ctx.session.cache.mark_done(entry_id, record)
+            ctx.report.done += 1
+            ctx.report.reconciled += 1
+        found.update(applied)
+        ctx.session.cache.mark_not_applied([e.id for e in group if e.id not in applied])
     return [e for e in ready if e.id not in found]
 
 
@@ -133,35 +149,37 @@ async def _check_listed(ctx: PushContext, steps: Sequence[Step]) -> None:
                 continue
             listed.append(entry)
     if listed:
-        ctx.report.requests += 1
-        await conflicts.refresh(ctx.session, listed)
+        await conflicts.refresh(ctx.session, listed, reads=ctx.reads)
 
 
 async def _run_step(ctx: PushContext, step: Step) -> None:
     if isinstance(step, Single):
-        entry = ctx.session.cache.mark_sending(step.entry.id)
-        try:
-            await single.send(ctx, entry)
-        except SyncError as error:
-            await ctx.settle(entry, error)
+        await single.send(ctx, ctx.session.cache.mark_sending(step.entry.id))
         return
-    sending: list[OutboxEntry] = []
+    going: list[int] = []
     for entry in step.entries:
+        clean: OutboxEntry | None = entry
         server = conflicts.current(ctx.session, entry)
         if entry.operation is Operation.UPDATE and server is not None:
-            found = conflicts.detect(ctx.session, entry, server)
-            if found:
-                ctx.session.cache.record_conflicts(entry.id, found)
-                ctx.report.conflicts += 1
-                continue
-        sending.append(ctx.session.cache.mark_sending(entry.id))
-    if sending:
+            clean = ctx.park(entry, conflicts.detect(ctx.session, entry, server))
+        if clean is not None:
+            going.append(clean.id)
+    if going:
+        sending = ctx.session.cache.mark_sending_many(going)
         await bulk.send(ctx, Bulk(tuple(sending)))
 
 
-async def _settle_all(ctx: PushContext, entries: list[OutboxEntry], error: SyncError) -> None:
-    """A failure before anything was sent (the reconcile or conflict listing)."""
-    first = ctx.session.cache.mark_sending(entries[0].id)
-    await ctx.settle(first, error)
-    if not ctx.stopped:
-        ctx.clean.discard(first.id)
+async def _read_failed(ctx: PushContext, entries: list[OutboxEntry], error: SyncError) -> None:
+    """A read before anything was sent (the reconcile or conflict listing) failed. Transient
+    failures (retries spent) and 401/403 charge no entry (`PushContext.read_failed`). Any other
+    refusal says the request itself is wrong, which retrying cannot mend: it is charged to the
+    first entry still pending (the reconcile may have settled some before it failed), so the
+    queue moves on."""
+    if not isinstance(error, ApiError) or isinstance(error, UNCHARGED):
+        await ctx.read_failed(error)
+        return
+    cache = ctx.session.cache
+    pending = (e for e in entries if cache.outbox_entry(e.id).state is EntryState.PENDING)
+    waiting = next(pending, None)
+    if waiting is not None:
+        ctx.refused(waiting, error.status, error.code, error.message)

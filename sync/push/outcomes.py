@@ -3,10 +3,11 @@
 Mapping of a failed attempt (the tree is in `sync.errors`):
 
 - retryable: 429, 5xx, a connection that failed before the request left. The entry goes back
-  to pending and is known *not* applied (`clean`), so it is resent without reconciling. A 429
-  needs no wait here: the limiter saw it and blocks the next request until `retry_after`.
+  to pending and is known *not* applied (`Cache.release(not_applied=True)`, kept in the outbox
+  across runs), so it is resent without reconciling. A 429 needs no wait here: the limiter saw
+  it and blocks the next request until `retry_after`.
 - unknown: a request sent without a readable answer (timeout, reset, garbled 2xx). Back to
-  pending but not `clean`: a create is looked for on the server before it is sent again.
+  pending, outcome open: a create is looked for on the server before it is sent again.
 - rejected: any other 4xx. Failed with the server's message; the rest of the queue goes on.
   404 on a DELETE is success; on a PATCH it means the record is gone. A workflow refusal also
   names the moves CONTRACT allows from the record's current status.
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cache import OutboxEntry, Resource
+from cache import FieldConflict, OutboxEntry, Resource
 from sync.errors import (
     ApiError,
     Forbidden,
@@ -28,6 +29,8 @@ from sync.errors import (
     SyncError,
     Unauthorized,
 )
+from sync.pull.retry import Retrier
+from sync.push.reads import read_retrier
 from sync.push.report import Backoff, ProgressCallback, PushReport
 from sync.session import SyncSession
 from sync.workflow import TRANSITIONS
@@ -45,13 +48,19 @@ class PushContext:
     progress: ProgressCallback | None = None
     bulk_creates: bool = True
     preconditions: bool = True
-    clean: set[int] = field(default_factory=set)
-    """Entries whose last attempt surely did not apply: resend without reconciling."""
     skip: set[int] = field(default_factory=set)
     """Entries this run will not try again (after too many retryable failures)."""
     single_only: set[int] = field(default_factory=set)
     """Entries a bulk request could not carry: they go one by one."""
     failures: dict[int, int] = field(default_factory=dict)
+    reads: Retrier = field(init=False)
+    """Every read of the run goes through it (`sync.push.reads`); it also counts them."""
+    read_failures: int = 0
+    """Rounds in a row whose reads failed even after their retries."""
+    _reads_counted: int = 0
+
+    def __post_init__(self) -> None:
+        self.reads = read_retrier(self.backoff)
 
     def if_match(self, entry: OutboxEntry) -> bool:
         """Whether this edit goes out as GET + PATCH with `If-Match` (sync.conflicts)."""
@@ -66,13 +75,33 @@ class PushContext:
         if self.report.stopped is None:
             self.report.stopped = reason
 
+    def count_reads(self) -> None:
+        """Add the reads sent since the last call (retries included) to the report."""
+        self.report.requests += self.reads.requests - self._reads_counted
+        self._reads_counted = self.reads.requests
+
     def tick(self) -> None:
+        self.count_reads()
         if self.progress is not None:
             self.progress(self.report)
 
     def done(self, entry: OutboxEntry, record: dict[str, object] | None = None) -> None:
         self.session.cache.mark_done(entry.id, record)
         self.report.done += 1
+
+    def done_many(self, landed: list[tuple[OutboxEntry, dict[str, object] | None]]) -> None:
+        """`done` for the successes of one bulk answer, in one transaction."""
+        if landed:
+            self.session.cache.mark_done_many([(entry.id, record) for entry, record in landed])
+            self.report.done += len(landed)
+
+    def park(self, entry: OutboxEntry, found: list[FieldConflict]) -> OutboxEntry | None:
+        """Settle an edit's conflicting fields as conflicts; returns the entry with the fields
+        nobody else touched, to send now (None when every field conflicts)."""
+        if not found:
+            return entry
+        self.report.conflicts += 1
+        return self.session.cache.park_conflicts(entry.id, found)
 
     def rejected(self, entry: OutboxEntry, message: str) -> None:
         self.session.cache.mark_failed(entry.id, message)
@@ -83,8 +112,7 @@ class PushContext:
         self, entry: OutboxEntry, message: str, retry_after: float | None, *, wait: bool
     ) -> None:
         """Back to pending; after `backoff.tries` in a row this run leaves the entry alone."""
-        self.session.cache.release(entry.id, message)
-        self.clean.add(entry.id)
+        self.not_applied(entry, message)
         self.report.retried += 1
         count = self.failures.get(entry.id, 0) + 1
         self.failures[entry.id] = count
@@ -94,11 +122,27 @@ class PushContext:
         elif wait:
             await self.backoff.sleep(self.backoff.delay(count, retry_after))
 
+    def not_applied(self, entry: OutboxEntry, message: str) -> None:
+        """Back to pending, known not applied: a create goes out again without a look."""
+        self.session.cache.release(entry.id, message, not_applied=True)
+
+    async def read_failed(self, error: SyncError) -> None:
+        """A read the round needed failed, retries spent; no entry was sent, so none is
+        charged. After `backoff.tries` such rounds in a row the run stops."""
+        if isinstance(error, Unauthorized | Forbidden):
+            self.stop(_refusal(error))
+            return
+        self.read_failures += 1
+        if self.read_failures >= self.backoff.tries:
+            self.stop(f"the server keeps failing ({error}); the queue will be retried later")
+            return
+        retry_after = error.meta.retry_after if isinstance(error, ApiError) else None
+        await self.backoff.sleep(self.backoff.delay(self.read_failures, retry_after))
+
     def unknown(self, entry: OutboxEntry, message: str) -> None:
         """Back to pending, to be looked for before any resend; counted like a retryable
         failure, so a server that never answers readably cannot keep the run going."""
         self.session.cache.release(entry.id, f"outcome unknown: {message}")
-        self.clean.discard(entry.id)
         self.report.retried += 1
         count = self.failures.get(entry.id, 0) + 1
         self.failures[entry.id] = count
@@ -109,8 +153,7 @@ class PushContext:
     async def settle(self, entry: OutboxEntry, error: SyncError) -> None:
         """File a failed attempt under its outcome."""
         if isinstance(error, Unauthorized | Forbidden):
-            self.session.cache.release(entry.id, error.message)
-            self.clean.add(entry.id)
+            self.not_applied(entry, error.message)
             self.stop(_refusal(error))
         elif isinstance(error, RateLimited):
             await self.retryable(entry, error.message, error.retry_after, wait=False)

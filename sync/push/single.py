@@ -1,31 +1,45 @@
 """One outbox entry, one request (plus the GET of the ETag path).
 
-The caller has marked the entry `sending`; this settles it as done, conflicting or rejected,
-or raises the `SyncError` of the failed attempt for `PushContext.settle` to file.
+The caller has marked the entry `sending`; this settles it as done, conflicting, rejected or
+under the outcome of its failed attempt (`PushContext.settle`). An edit whose fields partly
+conflict is split (`PushContext.park`): the conflicting fields wait for the user, the others
+go out as a new entry, which is the one every later outcome applies to.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from cache import Operation, OutboxEntry, Resource
 from sync import conflicts
-from sync.errors import NotFound, PreconditionFailed
+from sync.errors import NotFound, PreconditionFailed, SyncError
 from sync.push.outcomes import PushContext
 
 MAX_PRECONDITION_ROUNDS = 3
 """412s in a row before leaving the entry for the next run: the record is being written hard."""
 
 
+@dataclass
+class _Sending:
+    """The entry in flight: a split replaces it with the part that still goes out."""
+
+    entry: OutboxEntry
+
+
 async def send(ctx: PushContext, entry: OutboxEntry) -> None:
-    if entry.operation is Operation.CREATE:
-        await _create(ctx, entry)
-    elif entry.operation is Operation.DELETE:
-        await _delete(ctx, entry)
-    elif ctx.if_match(entry):
-        await _update_if_match(ctx, entry)
-    else:
-        await _update(ctx, entry, conflicts.current(ctx.session, entry), None)
+    sending = _Sending(entry)
+    try:
+        if entry.operation is Operation.CREATE:
+            await _create(ctx, entry)
+        elif entry.operation is Operation.DELETE:
+            await _delete(ctx, entry)
+        elif ctx.if_match(entry):
+            await _update_if_match(ctx, sending)
+        else:
+            await _update(ctx, sending, conflicts.current(ctx.session, entry), None)
+    except SyncError as error:
+        await ctx.settle(sending.entry, error)
 
 
 async def _create(ctx: PushContext, entry: OutboxEntry) -> None:
@@ -59,31 +73,33 @@ async def _delete(ctx: PushContext, entry: OutboxEntry) -> None:
     ctx.done(entry)
 
 
-async def _update_if_match(ctx: PushContext, entry: OutboxEntry) -> None:
+async def _update_if_match(ctx: PushContext, sending: _Sending) -> None:
     for _ in range(MAX_PRECONDITION_ROUNDS):
-        ctx.report.requests += 1
+        entry = sending.entry
         try:
-            record, etag = await conflicts.fetch(ctx.session, entry.resource, entry.target_id)
+            record, etag = await conflicts.fetch(
+                ctx.session, entry.resource, entry.target_id, reads=ctx.reads
+            )
         except NotFound as error:
             ctx.refused(entry, error.status, error.code, error.message)
             return
         try:
-            await _update(ctx, entry, record, etag)
+            await _update(ctx, sending, record, etag)
         except PreconditionFailed:
             continue
         return
-    await ctx.retryable(entry, "the record kept changing on the server", None, wait=True)
+    await ctx.retryable(sending.entry, "the record kept changing on the server", None, wait=True)
 
 
 async def _update(
-    ctx: PushContext, entry: OutboxEntry, server: dict[str, Any] | None, etag: str | None
+    ctx: PushContext, sending: _Sending, server: dict[str, Any] | None, etag: str | None
 ) -> None:
     if server is not None:
-        found = conflicts.detect(ctx.session, entry, server)
-        if found:
-            ctx.session.cache.record_conflicts(entry.id, found)
-            ctx.report.conflicts += 1
+        going = ctx.park(sending.entry, conflicts.detect(ctx.session, sending.entry, server))
+        if going is None:
             return
+        sending.entry = going
+    entry = sending.entry
     client, target, changes = ctx.session.client, entry.target_id, dict(entry.changes)
     ctx.report.requests += 1
     if entry.resource is Resource.ISSUES:

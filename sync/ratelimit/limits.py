@@ -141,6 +141,7 @@ class Limits:
         if meta.date is not None:
             self.offset.add(meta.date, received_at=now, sent_at=meta.sent_at)
         rate = meta.rate
+        self._bound_offset(meta, now)
         scope = self._scope(meta)
         reset: float | None = None
         if rate is not None and rate.reset is not None:
@@ -159,6 +160,21 @@ class Limits:
             self._block(scope, wait + self._random_jitter())
         elif remaining is not None and reset is not None:
             self._remember(scope, meta.sent_at, remaining, reset + self.margin, now)
+
+    def _bound_offset(self, meta: ResponseMeta, now: float) -> None:
+        """Bound the clock offset by the minute window a response was counted in (see
+        `ClockOffset`). Windows start at whole minutes (CONTRACT), so a reset names a window's
+        end exactly when the window is a whole number of seconds; otherwise it may be rounded,
+        and the response teaches nothing. Headers with the day's limit, or a limit that is no
+        minute limit, describe some other window."""
+        rate = meta.rate
+        if rate is None or rate.reset is None or rate.limit is None or meta.sent_at is None:
+            return
+        minute_limits = {self.per_minute, *ENDPOINT_LIMITS.values()}
+        if rate.limit == self.per_day or rate.limit not in minute_limits:
+            return
+        if float(self.window).is_integer():
+            self.offset.bound(rate.reset - self.window, rate.reset, meta.sent_at, now)
 
     def _scope(self, meta: ResponseMeta) -> str | None:
         """The bucket a response's headers describe: its endpoint's, or (None) the whole key's.

@@ -205,6 +205,32 @@ def test_offline_records_wait_for_their_create_then_get_the_server_id(cache: Cac
     assert [c.body for c in detail.comments] == ["first"]
 
 
+def test_a_bulk_answer_is_settled_in_one_step(cache: Cache, add_issues: AddIssues) -> None:
+    add_issues(issue(1, title="one"), issue(2, title="two"))
+    edit = cache.update(ISSUE, "iss_000001", {"title": "edited"})
+    gone = cache.delete(ISSUE, "iss_000002")
+    local = cache.create(ISSUE, {"title": "made"})
+    made = cache.outbox()[-1]
+    assert edit is not None and gone is not None
+    sending = cache.mark_sending_many([edit.id, gone.id, made.id])
+    assert [e.state for e in sending] == [EntryState.SENDING] * 3
+    assert all(e.attempts == 1 for e in sending)
+    cache.mark_done_many(
+        [
+            (edit.id, issue(1, title="edited", updated_at=stamp(90))),
+            (gone.id, None),
+            (made.id, issue(600, title="made")),
+        ]
+    )
+    assert {e.state for e in cache.outbox()} == {EntryState.DONE}
+    assert row(cache, "iss_000001") == ("edited", "todo", SyncState.SYNCED)
+    assert cache.issue("iss_000002") is None
+    assert cache.resolve_id(local) == "iss_000600"
+    assert row(cache, local) == ("made", "todo", SyncState.SYNCED)
+    with pytest.raises(OutboxStateError):
+        cache.mark_done_many([(made.id, issue(600, title="made"))])
+
+
 def test_a_create_is_done_only_with_the_servers_record(cache: Cache) -> None:
     cache.create(ISSUE, {"title": "x"})
     entry = cache.outbox()[0]
@@ -277,6 +303,41 @@ def test_conflicts_are_recorded_per_field_and_settled(cache: Cache, one: str) ->
         cache.resolve_conflict(conflict.id, Resolution.THEIRS)
 
 
+def test_parking_a_partial_conflict_splits_off_the_clean_fields(cache: Cache, one: str) -> None:
+    entry = cache.update(ISSUE, one, {"title": "mine", "status": "in_progress"})
+    assert entry is not None
+    cache.mark_sending(entry.id)
+    found = [FieldConflict("title", "original", "mine", "theirs")]
+    going = cache.park_conflicts(entry.id, found)
+    assert going is not None and going.id != entry.id
+    assert (going.state, going.changes, going.base) == (
+        EntryState.SENDING,
+        {"status": "in_progress"},
+        {"status": "todo"},
+    )
+    parked = cache.outbox_entry(entry.id)
+    assert (parked.state, parked.changes, parked.base) == (
+        EntryState.CONFLICT,
+        {"title": "mine"},
+        {"title": "original"},
+    )
+    assert [c.entry_id for c in cache.conflicts()] == [entry.id]
+    assert row(cache, one) == ("mine", "in_progress", SyncState.CONFLICT)
+    cache.mark_done(going.id, issue(1, title="theirs", status="in_progress", updated_at=stamp(70)))
+    assert row(cache, one) == ("mine", "in_progress", SyncState.CONFLICT)
+    [conflict] = cache.conflicts()
+    assert cache.resolve_conflict(conflict.id, Resolution.THEIRS) is None
+    assert row(cache, one) == ("theirs", "in_progress", SyncState.SYNCED)
+
+
+def test_parking_every_field_parks_the_entry_whole(cache: Cache, one: str) -> None:
+    entry = cache.update(ISSUE, one, {"title": "mine"})
+    assert entry is not None
+    found = [FieldConflict("title", "original", "mine", "theirs")]
+    assert cache.park_conflicts(entry.id, found) is None
+    assert [(e.id, e.state) for e in cache.outbox()] == [(entry.id, EntryState.CONFLICT)]
+
+
 def test_taking_theirs_for_every_field_drops_the_entry(cache: Cache, one: str) -> None:
     entry = cache.update(ISSUE, one, {"title": "mine"})
     assert entry is not None
@@ -347,3 +408,26 @@ def test_undoing_an_unsent_create_removes_it_and_its_dependents(cache: Cache) ->
     assert cache.undo_batch(batch) is None
     assert cache.outbox() == []
     assert cache.issue(local) is None
+
+
+def test_a_create_known_not_applied_stays_so_across_reopening_until_sent_again(
+    cache: Cache,
+) -> None:
+    """What a push learned about a create's last attempt is in the file, not in one run's
+    memory: doubtful after an unknown outcome, not after a refusal before the server acted or
+    a look that did not find it, and doubtful again once a new attempt goes out."""
+    cache.create(ISSUE, {"title": "lost answer"})
+    cache.create(ISSUE, {"title": "refused"})
+    lost, refused = cache.sendable()
+    assert cache.doubtful() == set()
+    for entry in (lost, refused):
+        cache.mark_sending(entry.id)
+    cache.release(lost.id, "outcome unknown")
+    cache.release(refused.id, "503", not_applied=True)
+    assert cache.doubtful() == {lost.id}
+    cache.mark_not_applied([lost.id])
+    with Cache.open(cache.path) as reopened:
+        assert reopened.doubtful() == set()
+        reopened.mark_sending(lost.id)
+        reopened.release(lost.id, "outcome unknown")
+        assert reopened.doubtful() == {lost.id}

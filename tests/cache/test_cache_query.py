@@ -246,3 +246,30 @@ def test_labels_past_the_mask_bits_still_filter_exactly(cache: Cache) -> None:
         assert sorted(row.id for row in cache.window(flt, IssueSort(), 0, 100)) == want
         assert cache.count(flt) == len(want)
         assert bad_plan_lines(cache.query_plans(flt, IssueSort())) == []
+
+
+def test_several_labels_are_counted_from_the_label_masks(cache: Cache) -> None:
+    sets = [["bug"], ["ui"], ["bug", "ui"], ["api"], [], ["ui", "api"], ["bug", "api", "ui"]]
+    cache.apply_page(Resource.ISSUES, [issue(n, labels=s) for n, s in enumerate(sets, start=1)])
+    cache.update(Resource.ISSUES, "iss_000004", {"labels": ["bug"]})
+    cache.update(Resource.ISSUES, "iss_000003", {"labels": []})
+    for wanted, count in (({"bug", "ui"}, 5), ({"ui", "api"}, 3), ({"db", "ui"}, 3)):
+        flt = IssueFilter(label=frozenset(wanted))
+        assert cache.count(flt) == count, wanted
+        plans = cache.query_plans(flt, IssueSort())
+        assert any("issues_by_label_mask" in line for line in plans), plans
+
+
+def test_an_issue_is_found_by_its_number_as_shown(cache: Cache) -> None:
+    cache.apply_page(Resource.ISSUES, [issue(n) for n in (1, 2, 3)] + [issue(4, number="X-4")])
+    cache.update(Resource.ISSUES, "iss_000002", {"title": "Edited here"})
+    cache.delete(Resource.ISSUES, "iss_000003")
+    cache.create(Resource.ISSUES, {"title": "Offline, no number yet"})
+    found = {n: cache.issue_by_number(n) for n in (1, 2, 3, 4, 99)}
+    assert {n: d.issue.id for n, d in found.items() if d is not None} == {
+        1: "iss_000001",
+        2: "iss_000002",
+    }
+    detail = found[2]
+    assert detail is not None
+    assert (detail.issue.title, len(detail.entries)) == ("Edited here", 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 
 import pytest
@@ -238,3 +239,25 @@ def test_other_resources_keep_whole_records(
         Resource.WORKSPACES: [w.name for w in [cache.workspace()] if w],
     }[resource]
     assert names == [column_value]
+
+
+def wal_frames(cache: Cache) -> int:
+    """Frames in the WAL, as a checkpoint from another connection reports them."""
+    with sqlite3.connect(cache.path) as conn:
+        return int(conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1])
+
+
+@pytest.mark.parametrize("bulk", [True, False])
+def test_bulk_writes_defer_checkpoints_until_the_run_ends(cache: Cache, bulk: bool) -> None:
+    cache.bulk_writes(bulk)
+    text = " ".join(f"word{n}" for n in range(400))
+    for page in range(24):
+        records = [issue(page * 100 + n, description=f"{text} {n}") for n in range(1, 101)]
+        cache.apply_page(Resource.ISSUES, records, Cursor(stamp(page * 100 + 100)))
+    frames = wal_frames(cache)
+    # SQLite's default checkpoints once a commit takes the WAL past 1,000 frames
+    assert (frames > 2000) is bulk, frames
+    cache.checkpoint()
+    cache.bulk_writes(False)
+    cache.apply_page(Resource.ISSUES, [issue(5000)])
+    assert wal_frames(cache) < 100  # checkpointed: the WAL started over

@@ -1,9 +1,12 @@
-"""The shared request log: reservations are atomic across processes."""
+"""The shared request log: reservations are atomic across processes, in a file of its own."""
 
 from __future__ import annotations
 
+import sqlite3
+import stat
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 from cache import Cache, LogCheck
@@ -60,3 +63,54 @@ def test_two_processes_never_exceed_the_limit_together(tmp_path: Path) -> None:
     assert sum(taken) == limit
     with Cache.open(path) as cache:
         assert len(cache.request_times(0.0)) == limit
+
+
+def test_the_log_is_a_private_file_beside_the_cache(tmp_path: Path) -> None:
+    with Cache.open(tmp_path / "p.db") as cache:
+        assert cache.reserve_request(1.0, "list", [])
+        assert cache.request_log_path == tmp_path / "p.db.requests"
+        files = [cache.request_log_path, Path(f"{cache.request_log_path}-wal")]
+        assert [stat.S_IMODE(path.stat().st_mode) for path in files] == [0o600, 0o600]
+        assert cache.integrity_check() == ["ok"]
+    with closing(sqlite3.connect(tmp_path / "p.db")) as conn:
+        found = conn.execute("SELECT name FROM sqlite_master WHERE name = 'request_log'")
+        assert found.fetchall() == []
+
+
+def test_a_reservation_does_not_wait_for_the_caches_write_lock(tmp_path: Path) -> None:
+    """A pull stores pages on a writer thread while the event loop sends the next request."""
+    with Cache.open(tmp_path / "p.db") as cache, closing(sqlite3.connect(cache.path)) as writer:
+        writer.execute("PRAGMA busy_timeout = 0")
+        writer.execute("BEGIN IMMEDIATE")
+        assert cache.reserve_request(1.0, "list", [LogCheck(since=0.0, limit=1, bucket=None)])
+        assert cache.request_times(0.0) == [1.0]
+        writer.execute("ROLLBACK")
+
+
+def test_an_old_caches_log_table_is_dropped_on_open(tmp_path: Path) -> None:
+    path = tmp_path / "p.db"
+    Cache.open(path).close()
+    with closing(sqlite3.connect(path)) as old:
+        old.execute("CREATE TABLE request_log (id INTEGER PRIMARY KEY, at REAL, bucket TEXT)")
+        old.execute("DELETE FROM _sqlite_migrations WHERE name = 'request_log_own_file'")
+        old.commit()
+    with Cache.open(path) as cache:
+        assert cache.reserve_request(1.0, "list", [])
+    with closing(sqlite3.connect(path)) as reopened:
+        found = reopened.execute("SELECT name FROM sqlite_master WHERE name = 'request_log'")
+        assert found.fetchall() == []
+
+
+def test_a_damaged_log_is_replaced_and_the_cache_kept(tmp_path: Path) -> None:
+    path = tmp_path / "p.db"
+    with Cache.open(path) as cache:
+        cache.set_state("kept", 1)
+        assert cache.reserve_request(1.0, "list", [])
+        log = cache.request_log_path
+    log.write_bytes(b"this is not a database" * 100)
+    Path(f"{log}-wal").unlink(missing_ok=True)
+    with Cache.open(path) as cache:
+        assert cache.get_state("kept") == 1
+        assert cache.request_times(0.0) == []
+        assert cache.reserve_request(2.0, "list", [])
+        assert cache.integrity_check() == ["ok"]

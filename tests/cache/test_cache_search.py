@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
-from cache_factories import Record, comment, issue, stamp
+from cache_factories import Clock, Record, comment, issue, stamp
+from cache_oracle import Row, expected
 
-from cache import Cache, IssueFilter, IssueSort, Resource
+from cache import Cache, IssueFilter, IssueSort, Resource, SortKey
 
 AddIssues = Callable[..., list[Record]]
 
@@ -116,3 +119,92 @@ def test_non_latin_text_is_found(cache: Cache, add_issues: AddIssues) -> None:
     add_issues(issue(1, title="日本語 テスト"), issue(2, title="Привет мир"))
     assert found(cache, "привет") == ["iss_000002"]
     assert found(cache, "日本語") == ["iss_000001"]
+
+
+SEARCH_SORTS = [IssueSort(key, descending) for key in SortKey for descending in (False, True)]
+FILLER = ["alpha", "beta", "gamma", "delta", "zzq", "other"]
+
+
+def large_world(path: Path) -> tuple[Cache, list[Row]]:
+    """More issues than a shallow window probes, most of them matching `the`, with local
+    edits, deletes, creates and comments that change which issues match."""
+    rnd = random.Random(11)
+    cache = Cache.open(path, clock=Clock(start=1000.0))
+    records: list[Record] = []
+    for n in range(1, 1201):
+        words = rnd.choices(FILLER, k=rnd.randint(1, 5))
+        if rnd.random() < 0.9:
+            words.append(rnd.choice(["the", "the", "then", "there", "theirs"]))
+        if rnd.random() < 0.03:
+            words.append("rare")
+        rnd.shuffle(words)
+        records.append(
+            issue(
+                n,
+                title=" ".join(words[:2]).capitalize(),
+                description=" ".join(words[2:]),
+                status=rnd.choice(["todo", "done", "triage", None]),
+                priority=rnd.choice(["urgent", "low", "p0"]),
+                updated_at=stamp(rnd.randint(0, 500)),
+            )
+        )
+    records.append(issue(1201, title=" ".join(f"zzq{n:02d}" for n in range(40))))
+    cache.apply_page(Resource.ISSUES, records)
+    rows = {r["id"]: Row(r["id"], i + 1, dict(r), []) for i, r in enumerate(records)}
+    lacking = [r["id"] for r in records if "the" not in f"{r['title']} {r['description']}"]
+    bodies = {lacking[0]: "the comment", lacking[1]: "rare words", records[5]["id"]: "theirs"}
+    cache.apply_page(
+        Resource.COMMENTS,
+        [comment(i, issue_id, body) for i, (issue_id, body) in enumerate(bodies.items())],
+    )
+    for issue_id, body in bodies.items():
+        rows[issue_id].comments.append(body)
+    for n in rnd.sample(range(1, 1201), 30):
+        changes: Record = rnd.choice(
+            [
+                {"title": "Plain", "description": "nothing here"},
+                {"title": "The rare one"},
+                {"status": "done"},
+            ]
+        )
+        cache.update(Resource.ISSUES, f"iss_{n:06d}", changes)
+        rows[f"iss_{n:06d}"].record.update(changes)
+    for n in rnd.sample(range(1, 1201), 5):
+        if f"iss_{n:06d}" in rows:
+            cache.delete(Resource.ISSUES, f"iss_{n:06d}")
+            del rows[f"iss_{n:06d}"]
+    for title in ("Then local", "Local plain"):
+        local = cache.create(Resource.ISSUES, {"title": title, "status": "todo"})
+        detail = cache.issue(local)
+        assert detail is not None
+        rows[local] = Row(local, (1 << 62) + detail.entries[0].id, dict(detail.record), [])
+    cache.create(Resource.COMMENTS, {"issue_id": lacking[2], "body": "there it is"})
+    rows[lacking[2]].comments.append("there it is")
+    return cache, list(rows.values())
+
+
+@pytest.fixture(scope="module")
+def large(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cache, list[Row]]]:
+    cache, rows = large_world(tmp_path_factory.mktemp("large") / "cache.db")
+    with cache:
+        yield cache, rows
+
+
+@pytest.mark.parametrize("text", ["the", "the ", "ther", "rare", "alpha the", "zzq"])
+def test_searches_matching_most_or_few_issues_page_exactly(
+    large: tuple[Cache, list[Row]], text: str
+) -> None:
+    cache, rows = large
+    flt = IssueFilter(text=text)
+    narrowed = IssueFilter(text=text, status=frozenset({"done", "triage"}))
+    for tick, sort in enumerate(SEARCH_SORTS):
+        cache.set_state("test:tick", tick)
+        want = expected(rows, flt, sort)
+        assert [row.id for row in cache.window(flt, sort, 0, 50)] == want[:50], sort
+        assert cache.count(flt) == len(want), sort
+        narrow = expected(rows, narrowed, sort)
+        assert cache.count(narrowed) == len(narrow), sort
+        assert [row.id for row in cache.window(narrowed, sort, 0, 1000)] == narrow, sort
+        for offset in (7, 200, len(want) // 2, len(want) - 10):
+            page = [row.id for row in cache.window(flt, sort, offset, 50)]
+            assert page == want[max(0, offset) : max(0, offset) + 50], (sort, offset)

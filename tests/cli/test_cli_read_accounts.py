@@ -65,6 +65,29 @@ def test_login_refuses_a_wrong_key_and_stores_nothing(cli: Cli, service: Loopbac
     assert "No profiles" in cli.run("profiles")[1]
 
 
+def test_login_without_a_keyring_or_file_changes_nothing(cli: Cli, service: Loopback) -> None:
+    """The refusal comes before any write: a new profile is not made, an old one not changed."""
+    cli.monkeypatch.setattr(sys, "stdin", io.StringIO(service.key + "\n"))
+    one_line_failure(
+        cli.run("login", "--server", service.base_url, "--with-key"),
+        "Nothing was saved",
+        "--insecure-storage",
+    )
+    assert "No profiles" in cli.run("profiles")[1]
+    cli.monkeypatch.setattr(sys, "stdin", io.StringIO(service.key + "\n"))
+    assert (
+        cli.run("login", "--server", service.base_url, "--with-key", "--insecure-storage")[0] == 0
+    )
+    config = (cli.home / "config" / "config.toml").read_text()
+    cli.monkeypatch.setattr(sys, "stdin", io.StringIO(service.key + "\n"))
+    one_line_failure(
+        cli.run("login", "--server", service.base_url, "--with-key", "--workspace", "elsewhere"),
+        "Nothing was saved",
+    )
+    assert (cli.home / "config" / "config.toml").read_text() == config
+    assert cli.run("sync")[0] == 0
+
+
 def test_login_without_a_terminal_or_stdin_flag_says_how(cli: Cli, service: Loopback) -> None:
     cli.monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     one_line_failure(cli.run("login", "--server", service.base_url), "--with-key")

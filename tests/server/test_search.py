@@ -10,7 +10,7 @@ import httpx
 import pytest
 from server_support import assert_error, create_issue
 
-from server.records.search import MATCHES
+from server.records.search import MATCHES, RANKED
 from server.search_query import MAX_TERMS, match_expression
 
 
@@ -139,9 +139,12 @@ def test_the_query_builder_quotes_every_word_as_a_prefix() -> None:
     assert match_expression(" ".join(f"w{n}" for n in range(50))).count('"*') == MAX_TERMS
 
 
-@pytest.mark.parametrize("select", ["count(*)", "issues.*"])
+@pytest.mark.parametrize(
+    ("select", "query"),
+    [("count(*)", MATCHES), ("issues.*", MATCHES), ("issues.*", RANKED)],
+)
 async def test_the_full_text_index_drives_the_search_queries(
-    client: httpx.AsyncClient, db_path: Path, select: str
+    client: httpx.AsyncClient, db_path: Path, select: str, query: str
 ) -> None:
     """With the issues table as the outer loop SQLite would run the MATCH once per issue of the
     workspace (a minute for 100,000 issues), so the plan must start from the index."""
@@ -151,6 +154,21 @@ async def test_the_full_text_index_drives_the_search_queries(
     with closing(sqlite3.connect(db_path)) as conn:
         conn.execute("ANALYZE")
         plan = conn.execute(
-            f"EXPLAIN QUERY PLAN SELECT {select} {MATCHES}", ('"crash"*', workspace_id)
+            f"EXPLAIN QUERY PLAN SELECT {select} {query}", ('"crash"*', workspace_id)
         ).fetchall()
     assert plan[0][-1].startswith("SCAN issues_fts VIRTUAL TABLE"), plan
+    assert not any("TEMP B-TREE" in step[-1] for step in plan), plan
+
+
+async def test_equally_ranked_results_keep_creation_order_across_pages(
+    client: httpx.AsyncClient,
+) -> None:
+    operations = [{"op": "create", "fields": {"title": "Crash report"}} for _ in range(60)]
+    operations[30]["fields"]["title"] = "Crash crash"
+    created = await client.post("/issues/bulk", json={"operations": operations})
+    order = [result["issue"]["id"] for result in created.json()["data"]]
+    pages = []
+    for page in (1, 2, 3):
+        response = await client.get("/search", params={"q": "crash", "per_page": 25, "page": page})
+        pages.extend(issue["id"] for issue in response.json()["data"])
+    assert pages == [order[30], *order[:30], *order[31:]]

@@ -60,6 +60,25 @@ def without_idempotency(app: Any) -> Any:
     return variant
 
 
+def comments_per_issue_only(app: Any) -> Any:
+    """The service as a server that lists comments of one issue at a time: a listing without
+    `issue_id` is refused with a 400, as CONTRACT allows."""
+
+    async def variant(scope: Scope, receive: Receive, send: Send) -> None:
+        query = scope.get("query_string", b"") if scope["type"] == "http" else b""
+        listing = scope["type"] == "http" and scope["method"] == "GET"
+        if listing and scope["path"] == "/v1/comments" and b"issue_id=" not in query:
+            error = {"code": "invalid_request", "message": "issue_id is required."}
+            body = json.dumps({"error": error}).encode()
+            headers = [(b"content-type", b"application/json")]
+            await send({"type": "http.response.start", "status": 400, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await app(scope, receive, send)
+
+    return variant
+
+
 @dataclass
 class Wire(httpx.AsyncBaseTransport):
     """An ASGI transport that counts requests and can lose answers after the service acted.

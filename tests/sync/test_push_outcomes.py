@@ -175,6 +175,75 @@ async def test_different_fields_merge(tmp_path: Path, bulk: bool) -> None:
         assert (issue.title, issue.description) == ("my title", "their words")
 
 
+MODES = {
+    "bulk-listing": (True, True),
+    "single-if-match": (False, True),
+    "single-listing": (False, False),
+}
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+async def test_a_partly_conflicting_edit_sends_the_clean_fields_and_parks_the_clash(
+    tmp_path: Path, mode: str
+) -> None:
+    bulk, preconditions = MODES[mode]
+    async with serve(tmp_path, issues=2, bulk=bulk) as (_wire, session, _key):
+        before = (await server_issues(session))[0]
+        issue_id = before["id"]
+        priority = "low" if before["priority"] == "urgent" else "urgent"
+        session.cache.update(Resource.ISSUES, issue_id, {"title": "mine", "priority": priority})
+        await session.client.update_issue(
+            issue_id, {"title": "theirs", "description": "their words"}
+        )
+        report = await push_outbox(session, backoff=QUICK, preconditions=preconditions)
+        assert (report.conflicts, report.done, report.remaining) == (1, 1, 0)
+        issue = (await session.client.get_issue(issue_id)).value
+        assert (issue.title, issue.priority, issue.description) == (
+            "theirs",
+            priority,
+            "their words",
+        )
+        [conflict] = session.cache.conflicts()
+        assert (conflict.field, conflict.mine, conflict.theirs) == ("title", "mine", "theirs")
+        [parked] = session.cache.outbox((EntryState.CONFLICT,))
+        assert parked.changes == {"title": "mine"} and parked.id == conflict.entry_id
+        session.cache.resolve_conflict(conflict.id, Resolution.MINE)
+        report = await push_outbox(session, backoff=QUICK, preconditions=preconditions)
+        assert (report.conflicts, report.done, report.remaining) == (0, 1, 0)
+        issue = (await session.client.get_issue(issue_id)).value
+        assert (issue.title, issue.priority, issue.description) == ("mine", priority, "their words")
+
+
+async def test_the_split_off_fields_survive_a_412_and_go_out_once(tmp_path: Path) -> None:
+    async with serve(tmp_path, issues=2, bulk=False) as (wire, session, key):
+        before = (await server_issues(session))[0]
+        issue_id = before["id"]
+        priority = "low" if before["priority"] == "urgent" else "urgent"
+        session.cache.update(Resource.ISSUES, issue_id, {"title": "mine", "priority": priority})
+        await session.client.update_issue(issue_id, {"title": "theirs"})
+        wire.reset()
+        sneaked: list[str] = []
+
+        async with ApiClient(BASE_URL, key, transport=httpx.ASGITransport(app=wire.app)) as other:
+
+            async def sneak(request: httpx.Request) -> None:
+                if request.method == "PATCH" and not sneaked:
+                    sneaked.append(request.url.path)
+                    await other.update_issue(issue_id, {"description": "sneaked in"})
+
+            wire.before = sneak
+            report = await push_outbox(session, backoff=QUICK)
+        assert sneaked and (report.conflicts, report.done, report.remaining) == (1, 1, 0)
+        assert wire.count("PATCH", issue_id) == 2 and wire.statuses.count(412) == 1
+        issue = (await session.client.get_issue(issue_id)).value
+        assert (issue.title, issue.priority, issue.description) == (
+            "theirs",
+            priority,
+            "sneaked in",
+        )
+        assert [c.field for c in session.cache.conflicts()] == ["title"]
+
+
 async def test_a_write_between_check_and_patch_is_caught_by_if_match(tmp_path: Path) -> None:
     async with serve(tmp_path, issues=2, bulk=False) as (wire, session, key):
         issue_id = (await server_issues(session))[0]["id"]

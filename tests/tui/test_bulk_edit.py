@@ -13,6 +13,7 @@ from tracker_tui.screens.bulk_edit import BulkEditScreen
 from tracker_tui.screens.bulk_preview import BulkPreviewScreen
 from tracker_tui.screens.choice_dialog import ChoiceDialog
 from tracker_tui.screens.issue_list import IssueListScreen
+from tracker_tui.widgets.label_picker import LabelPicker
 
 SIZE = (120, 36)
 
@@ -80,7 +81,9 @@ async def test_marked_rows_get_a_preview_then_one_batch_then_undo(
         assert detail is not None and detail.issue.status == row.status
 
 
-async def test_all_in_query_with_a_label(app_factory: AppFactory, cache: Cache) -> None:
+async def test_all_in_query_with_labels_picked_and_typed(
+    app_factory: AppFactory, cache: Cache
+) -> None:
     """ "Mark all" in a filtered query: resolved against the cache, one batch for all of it."""
     mine_todo = IssueQuery(statuses=frozenset({"todo"}), mine=True)
     wanted = IssueFilter(status=frozenset({"todo"}), mine=ME)
@@ -94,16 +97,24 @@ async def test_all_in_query_with_a_label(app_factory: AppFactory, cache: Cache) 
         await settle(pilot)
         await pilot.press("asterisk", "b")
         await settle(pilot)
-        await choose(pilot, "Add a label")
-        await pilot.press(*"triage", "enter")
+        await choose(pilot, "Add labels")
+        picker = app.screen.query_one(LabelPicker)
+        await pilot.press(*"triage", "enter", "down", "space")
+        assert picker.labels == ["triage", "bug"]
+        await pilot.press("ctrl+s")
         await settle(pilot)
         assert isinstance(app.screen, BulkPreviewScreen)
         assert len(app.screen.plan.updates) == total
+        assert app.screen.plan.summary({})[0] == f"{total} issues: add labels triage, bug"
         await pilot.press("enter")
         await settle(pilot)
     tagged = IssueFilter(label=frozenset({"triage"}))
     assert cache.count(tagged) == total
     assert cache.count(IssueFilter(label=frozenset({"triage"}), mine=ME)) == total
+    assert (
+        cache.count(IssueFilter(label=frozenset({"bug"}), mine=ME, status=frozenset({"todo"})))
+        == total
+    )
     assert len({entry.batch_id for entry in cache.outbox()}) == 1
 
 

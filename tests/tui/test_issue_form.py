@@ -5,11 +5,12 @@ from __future__ import annotations
 from textual.widgets import Input, Label
 from tui_support import AppFactory, Notices, settle
 
-from cache import Cache, EntryState, IssueFilter, Operation
+from cache import Cache, EntryState, IssueFilter, Operation, PickerField
 from tracker_tui.screens.confirm import ConfirmDialog
 from tracker_tui.screens.issue_form import IssueFormScreen
 from tracker_tui.screens.issue_list import IssueListScreen
 from tracker_tui.sync_link import OfflineLink
+from tracker_tui.widgets.label_picker import LabelInput, LabelList, LabelPicker
 
 SIZE = (120, 40)
 
@@ -56,11 +57,50 @@ async def test_labels_are_checked_as_typed(app_factory: AppFactory) -> None:
         await settle(pilot)
         await pilot.press("c")
         await settle(pilot)
-        labels = app.screen.query_one("#labels", Input)
-        labels.value = ",".join(f"l{n}" for n in range(20))
-        labels.focus()
-        await pilot.press("end", ",", "x")
+        field = app.screen.query_one("#labels", LabelPicker).query_one(LabelInput)
+        field.value = ",".join(f"l{n}" for n in range(20))
+        field.focus()
+        await pilot.press("enter")
+        assert problem(app, "labels-problem") == ""
+        await pilot.press("x", "enter")
         assert problem(app, "labels-problem") == "At most 20 labels (21 now)."
+
+
+async def test_labels_are_picked_from_those_in_use_or_typed_new(
+    app_factory: AppFactory, cache: Cache
+) -> None:
+    """Typing narrows the known labels; space ticks one; enter adds a new one; both are saved."""
+    known = [label for label in cache.distinct_values(PickerField.LABEL) if label]
+    assert "security" in known and "perf" in known
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        app.screen.query_one("#title", Input).value = "Picked labels"
+        picker = app.screen.query_one("#labels", LabelPicker)
+        picker.focus()
+        await pilot.press(*"secu")
+        shown = picker.query_one(LabelList)
+        assert [str(shown.get_option_at_index(i).prompt) for i in range(shown.option_count)] == [
+            "security"
+        ]
+        await pilot.press("down", "space")
+        assert picker.labels == ["security"]
+        picker.focus()
+        await pilot.press("ctrl+u", *"needs-repro", "enter")
+        assert picker.labels == ["security", "needs-repro"]
+        assert shown.option_count == len(known) + 1
+        assert "Ticked: security, needs-repro" in str(
+            picker.query_one(".label-picker--chosen", Label).render()
+        )
+        await pilot.press(*"security", "enter")
+        assert picker.labels == ["needs-repro"]
+        await pilot.press(*"perf", "enter", "ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, IssueListScreen)
+    [entry] = cache.outbox([EntryState.PENDING])
+    assert entry.changes["labels"] == ["needs-repro", "perf"]
 
 
 async def test_edit_queues_only_the_changed_fields(app_factory: AppFactory, cache: Cache) -> None:

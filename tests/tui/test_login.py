@@ -93,3 +93,22 @@ async def test_a_malformed_url_is_refused_before_any_request(service: Service) -
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert str(app.screen.query_one("#login-error", Label).render())
+
+
+async def test_a_refused_keyring_without_the_file_saves_no_profile(service: Service) -> None:
+    """The key is good but cannot be kept (no keyring, file not allowed): the error says how to
+    go on, and no profile is written that would lack its key."""
+    app = make_app(login=service.setup, clock=fixed_clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#login-server", Input).value = SERVER
+        app.screen.query_one("#login-key", Input).value = service.key
+        assert not app.screen.query_one("#login-insecure", Checkbox).value
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        error = str(app.screen.query_one("#login-error", Label).render())
+        assert "Cannot keep the key" in error
+        assert isinstance(app.screen, LoginScreen)
+    paths = AppPaths.from_env(service.setup.env)
+    assert ProfileStore(paths).load().profiles == {}
+    assert not paths.keys_dir.exists() or not any(paths.keys_dir.iterdir())

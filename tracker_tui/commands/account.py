@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sync.client import ApiClient
-from sync.credentials import delete_key, parse_key, store_key
+from sync.credentials import delete_key, parse_key, save_login
 from sync.errors import NotFound, UnexpectedStatus
 from sync.profiles import (
     AppPaths,
@@ -111,18 +111,7 @@ def run_login(args: argparse.Namespace) -> int:
     store = ProfileStore(AppPaths.from_env())
     workspace = args.workspace or identity.workspace or DEFAULT_PROFILE
     profile = Profile(name=name, server=server, workspace=workspace)
-    config = store.load()
-    previous = config.profiles.get(name)
-    if previous is None:
-        store.add(profile)
-    else:
-        store.update(Profile(name, server, workspace, previous.key_storage, previous.ui))
-    try:
-        where = store_key(name, key, insecure=args.insecure_storage)
-    except Exception:
-        if previous is None:
-            store.remove(name)
-        raise
+    where = save_login(profile, key, insecure=args.insecure_storage)
     default = store.load().default == name
     who = f" as {identity.user}" if identity.user else ""
     print(

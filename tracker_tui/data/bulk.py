@@ -18,30 +18,38 @@ from tracker_tui.formatting import count_label, status_label
 
 BULK_DELETE = "delete"
 BULK_ACTIONS = ("status", "priority", "assignee", "project_id", "add_label", "remove_label")
-"""What a bulk change can do besides delete: set one of four fields, or add / remove a label."""
+"""What a bulk change can do besides delete: set one of four fields, or add / remove labels."""
 
 
 @dataclass(frozen=True)
 class BulkChange:
-    """One change for every marked issue: a field set, a label added or removed, or delete."""
+    """One change for every marked issue: a field set, labels added or removed, or delete."""
 
     action: str
     """One of `BULK_ACTIONS`, or `BULK_DELETE`."""
     value: JsonValue = None
+    """The field's new value; for the label actions, the labels to add or remove (a list, or
+    one label)."""
+
+    @property
+    def labels(self) -> list[str]:
+        """The labels a label action adds or removes."""
+        if isinstance(self.value, list):
+            return [str(label) for label in self.value]
+        return [] if self.value is None else [str(self.value)]
 
     def apply(self, row: IssueRow) -> JsonObject | None:
         """The changes for one issue; None when it already is that way."""
         if self.action == BULK_DELETE:
             return {}
         if self.action in ("add_label", "remove_label"):
-            labels = list(row.labels)
-            if self.action == "add_label" and self.value not in labels:
-                new: list[JsonValue] = [*labels, self.value]
-            elif self.action == "remove_label" and self.value in labels:
-                new = [label for label in labels if label != self.value]
+            labels: list[JsonValue] = list(row.labels)
+            given = self.labels
+            if self.action == "add_label":
+                new = labels + [label for label in given if label not in labels]
             else:
-                return None
-            return {"labels": new}
+                new = [label for label in labels if label not in given]
+            return None if new == labels else {"labels": new}
         current = getattr(row, self.action)
         return None if current == self.value else {self.action: self.value}
 
@@ -70,8 +78,10 @@ class BulkPlan:
         if change.action == BULK_DELETE:
             lines.append(f"{count_label(len(self.updates), 'issue')}: delete")
         elif change.action in ("add_label", "remove_label"):
-            verb = "add label" if change.action == "add_label" else "remove label"
-            lines.append(f"{count_label(len(self.updates), 'issue')}: {verb} {change.value}")
+            verb = "add" if change.action == "add_label" else "remove"
+            noun = "label" if len(change.labels) == 1 else "labels"
+            named = ", ".join(change.labels)
+            lines.append(f"{count_label(len(self.updates), 'issue')}: {verb} {noun} {named}")
         else:
             target = value_text(change.action, change.value, names)
             for current, count in self.moves:

@@ -15,19 +15,20 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, OptionList
+from textual.widgets import Footer, Label, OptionList
 from textual.widgets.option_list import Option
 
-from cache import PickerField
+from cache import JsonValue, PickerField
 from tracker_tui.data.bulk import BULK_DELETE, BulkChange, BulkPlan, plan
 from tracker_tui.data.cache_source import NO_VALUE
 from tracker_tui.data.marks import MarkedSelection
 from tracker_tui.data.source import PRIORITIES, STATUSES
-from tracker_tui.data.workflow import LABEL_MAX
+from tracker_tui.data.workflow import labels_problem
 from tracker_tui.formatting import count_label, priority_label, status_label
 from tracker_tui.screens.bulk_preview import BulkPreviewScreen
 from tracker_tui.screens.choice_dialog import ChoiceDialog
 from tracker_tui.services import Services
+from tracker_tui.widgets.label_picker import LabelPicker
 from tracker_tui.workers import read_in_thread
 
 ACTIONS: tuple[tuple[str, str], ...] = (
@@ -35,8 +36,8 @@ ACTIONS: tuple[tuple[str, str], ...] = (
     ("priority", "Set priority"),
     ("assignee", "Set assignee"),
     ("project_id", "Set project"),
-    ("add_label", "Add a label"),
-    ("remove_label", "Remove a label"),
+    ("add_label", "Add labels"),
+    ("remove_label", "Remove labels"),
     (BULK_DELETE, "Delete"),
 )
 
@@ -54,7 +55,10 @@ class BulkEditScreen(ModalScreen[None]):
     """Pick an action and a value for the marked issues."""
 
     HELP_GROUP: ClassVar[str] = "Bulk edit"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Cancel"),
+        Binding("ctrl+s", "preview_labels", "Preview labels"),
+    ]
 
     DEFAULT_CSS: ClassVar[str] = """
     BulkEditScreen {
@@ -67,8 +71,6 @@ class BulkEditScreen(ModalScreen[None]):
             padding: 0 1;
         }
         & OptionList { height: auto; }
-        & #label-value { display: none; }
-        & #label-value.-shown { display: block; }
         & .dialog-title { text-style: bold; }
         & .dialog-hint { color: $text-muted; }
     }
@@ -94,8 +96,8 @@ class BulkEditScreen(ModalScreen[None]):
             title = f"Change {count_label(self.selection.count, 'marked issue')}"
             yield Label(title, classes="dialog-title")
             yield OptionList(*(Option(label, id=key) for key, label in ACTIONS), id="actions")
-            yield Input(placeholder="Label, enter to preview", id="label-value")
-            yield Label("enter picks · esc cancels", classes="dialog-hint")
+            yield Label("enter picks · esc cancels", classes="dialog-hint", id="bulk-hint")
+        yield Footer()
 
     def on_mount(self) -> None:
         services = self._services
@@ -115,16 +117,14 @@ class BulkEditScreen(ModalScreen[None]):
         self.names = message.names
 
     @on(OptionList.OptionSelected, "#actions")
-    def pick_action(self, event: OptionList.OptionSelected) -> None:
+    async def pick_action(self, event: OptionList.OptionSelected) -> None:
         """Ask for the value the action needs (none for delete)."""
         self._action = action = event.option.id or ""
         if action == BULK_DELETE:
             self._plan(BulkChange("delete"))
             return
         if action in ("add_label", "remove_label"):
-            field = self.query_one("#label-value", Input)
-            field.add_class("-shown")
-            field.focus()
+            await self._pick_labels()
             return
         choices: list[tuple[str, str]]
         if action == "status":
@@ -137,13 +137,33 @@ class BulkEditScreen(ModalScreen[None]):
             choices = [(NO_VALUE, "No project"), *sorted(self.names.projects.items())]
         self.app.push_screen(ChoiceDialog(dict(ACTIONS)[action], choices), self._picked)
 
-    @on(Input.Submitted, "#label-value")
-    def pick_label(self, event: Input.Submitted) -> None:
-        label = event.value.strip()
-        if not label or len(label) > LABEL_MAX:
-            self.notify(f"A label has 1 to {LABEL_MAX} characters.", severity="warning")
+    async def _pick_labels(self) -> None:
+        """Show the label picker (once) under the actions, and type into it."""
+        self.refresh_bindings()
+        if pickers := self.query(LabelPicker):
+            pickers.first().focus()
             return
-        self._plan(BulkChange(self._action, label))
+        picker = LabelPicker([], self.names.labels, id="bulk-labels")
+        await self.query_one(Vertical).mount(picker, before="#bulk-hint")
+        self.query_one("#bulk-hint", Label).update(
+            "enter ticks typed · space ticks · ctrl+s previews · esc cancels"
+        )
+        picker.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Previewing labels is only offered once a label action was chosen."""
+        if action == "preview_labels":
+            return self._action in ("add_label", "remove_label")
+        return True
+
+    def action_preview_labels(self) -> None:
+        """Plan adding (or removing) the ticked labels."""
+        labels = self.query_one(LabelPicker).labels
+        problem = labels_problem(labels)
+        if not labels or problem:
+            self.notify(problem or "Tick a label first (space, or type and enter).")
+            return
+        self._plan(BulkChange(self._action, list[JsonValue](labels)))
 
     def _picked(self, value: str | None) -> None:
         if value is not None:

@@ -19,13 +19,12 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Select, Static, TextArea
 
-from cache import IssueDetail, JsonValue, ProjectRow, Resource
+from cache import IssueDetail, JsonValue, PickerField, ProjectRow, Resource
 from tracker_tui.data.cache_source import NO_VALUE
 from tracker_tui.data.source import PRIORITIES, STATUSES
 from tracker_tui.data.workflow import (
     description_problem,
     labels_problem,
-    parse_labels,
     status_choices,
     title_problem,
 )
@@ -33,6 +32,7 @@ from tracker_tui.formatting import issue_reference, priority_label, status_label
 from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.confirm import ConfirmDialog
 from tracker_tui.services import Services
+from tracker_tui.widgets.label_picker import LabelPicker
 from tracker_tui.workers import read_in_thread, write_in_thread
 
 
@@ -43,6 +43,8 @@ class FormData:
     detail: IssueDetail | None
     users: dict[str, str]
     projects: list[ProjectRow]
+    labels: list[str]
+    """The labels in use, for the label picker."""
 
 
 class IssueFormScreen(Screen[None]):
@@ -80,7 +82,13 @@ class IssueFormScreen(Screen[None]):
 
         def read() -> FormData:
             detail = services.cache.issue(issue_id) if issue_id else None
-            return FormData(detail, services.source.user_names(), services.cache.projects())
+            labels = services.cache.distinct_values(PickerField.LABEL)
+            return FormData(
+                detail,
+                services.source.user_names(),
+                services.cache.projects(),
+                [label for label in labels if label],
+            )
 
         read_in_thread(self, "read the issue", read, self.Loaded)
 
@@ -108,7 +116,7 @@ class IssueFormScreen(Screen[None]):
             "priority": str(record.get("priority") or "none"),
             "assignee": str(record.get("assignee") or NO_VALUE),
             "project_id": str(record.get("project_id") or NO_VALUE),
-            "labels": ", ".join(str(label) for label in labels) if isinstance(labels, list) else "",
+            "labels": [str(label) for label in labels] if isinstance(labels, list) else [],
         }
         users = sorted(data.users.items(), key=lambda pair: pair[1])
         projects = [
@@ -148,8 +156,8 @@ class IssueFormScreen(Screen[None]):
                     ),
                     id="pickers",
                 ),
-                Label("Labels (comma-separated)"),
-                Input(str(self._initial["labels"]), id="labels"),
+                Label("Labels"),
+                LabelPicker(_strings(self._initial["labels"]), data.labels, id="labels"),
                 Label("", id="labels-problem", classes="problem"),
             ]
         )
@@ -158,6 +166,7 @@ class IssueFormScreen(Screen[None]):
 
     @on(Input.Changed)
     @on(TextArea.Changed)
+    @on(LabelPicker.Changed)
     def check_as_typed(self) -> None:
         """Every keystroke re-checks every limit, so the problems shown are always current."""
         self._check()
@@ -170,7 +179,7 @@ class IssueFormScreen(Screen[None]):
         problems = {
             "title-problem": title_problem(str(values["title"])),
             "description-problem": description_problem(str(values["description"])),
-            "labels-problem": labels_problem(parse_labels(str(values["labels"]))),
+            "labels-problem": labels_problem(_strings(values["labels"])),
         }
         for widget_id, problem in problems.items():
             self.query_one(f"#{widget_id}", Label).update(problem or "")
@@ -181,7 +190,7 @@ class IssueFormScreen(Screen[None]):
         values: dict[str, JsonValue] = {
             "title": self.query_one("#title", Input).value,
             "description": self.query_one("#description", TextArea).text,
-            "labels": self.query_one("#labels", Input).value,
+            "labels": list[JsonValue](self.query_one("#labels", LabelPicker).labels),
         }
         for field in ("status", "priority", "assignee", "project_id"):
             values[field] = str(self.query_one(f"#{field}", Select).value)
@@ -208,7 +217,7 @@ class IssueFormScreen(Screen[None]):
             "priority": values["priority"],
             "assignee": None if values["assignee"] == NO_VALUE else values["assignee"],
             "project_id": None if values["project_id"] == NO_VALUE else values["project_id"],
-            "labels": list(parse_labels(str(values["labels"]))),
+            "labels": values["labels"],
         }
         cache, issue_id = self._services.cache, self.issue_id
         if issue_id is None:
@@ -263,3 +272,8 @@ def _select(title: str, widget_id: str, options: list[tuple[str, str]], value: s
         prompt=title,
     )
     return Vertical(Label(title), select, classes="picker")
+
+
+def _strings(value: JsonValue) -> list[str]:
+    """A list field's items as text (labels)."""
+    return [str(item) for item in value] if isinstance(value, list) else []

@@ -1,4 +1,4 @@
-"""Editing an issue's labels in place: comma-separated, checked as typed."""
+"""Editing an issue's labels in place: the label picker, checked against the limits on save."""
 
 from __future__ import annotations
 
@@ -9,15 +9,20 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label
+from textual.widgets import Footer, Label
 
-from tracker_tui.data.workflow import labels_problem, parse_labels
+from tracker_tui.data.workflow import labels_problem
+from tracker_tui.widgets.label_picker import LabelPicker
 
 
 class LabelsDialog(ModalScreen[list[str] | None]):
-    """Dismisses with the new labels, or None when cancelled."""
+    """Dismisses with the new labels (they replace the old ones), or None when cancelled."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+    HELP_GROUP: ClassVar[str] = "Labels dialog"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "save", "Save labels", priority=True),
+        Binding("escape", "dismiss(None)", "Cancel"),
+    ]
 
     DEFAULT_CSS: ClassVar[str] = """
     LabelsDialog {
@@ -37,28 +42,31 @@ class LabelsDialog(ModalScreen[list[str] | None]):
 
     def __init__(self, labels: tuple[str, ...] | list[str], known: list[str]) -> None:
         super().__init__()
-        self._labels = ", ".join(labels)
+        self._labels = list(labels)
         self._known = known
 
     def compose(self) -> ComposeResult:
-        """The labels field, what is wrong with it, and the labels in use."""
+        """The picker, what is wrong with its choice, and the keys."""
         with Vertical():
-            yield Label("Labels (comma-separated)", classes="dialog-title")
-            yield Input(self._labels, id="labels")
+            yield Label("Labels", classes="dialog-title")
+            yield LabelPicker(self._labels, self._known, id="labels")
             yield Label("", id="labels-problem")
-            known = ", ".join(self._known[:15]) or "none yet"
-            yield Label(f"in use: {known}", classes="dialog-hint")
-            yield Label("enter saves · esc cancels", classes="dialog-hint")
+            yield Label(
+                "enter ticks typed · space ticks · ctrl+s saves · esc cancels",
+                classes="dialog-hint",
+            )
+        yield Footer()
 
-    @on(Input.Changed, "#labels")
-    def check_labels(self, event: Input.Changed) -> None:
-        """Say what is wrong while typing."""
-        problem = labels_problem(parse_labels(event.value))
-        self.query_one("#labels-problem", Label).update(problem or "")
+    def on_mount(self) -> None:
+        self.query_one(LabelPicker).focus()
 
-    @on(Input.Submitted, "#labels")
-    def save_labels(self, event: Input.Submitted) -> None:
+    @on(LabelPicker.Changed)
+    def check_labels(self, event: LabelPicker.Changed) -> None:
+        """Say what is wrong as labels are ticked."""
+        self.query_one("#labels-problem", Label).update(labels_problem(event.labels) or "")
+
+    def action_save(self) -> None:
         """Dismiss with the labels, unless they break a limit."""
-        labels = parse_labels(event.value)
+        labels = self.query_one(LabelPicker).labels
         if labels_problem(labels) is None:
             self.dismiss(labels)

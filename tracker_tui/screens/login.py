@@ -3,8 +3,10 @@
 The key field is masked. Before the user types, the screen says where the key will be kept
 and why (the OS keyring when a real one is there, otherwise only a 0600 file the user agrees
 to), from `sync.credentials.doctor_report`. Validation is an async worker calling `GET /me`,
-falling back to a one-record issue list for a server without that extension; saving (config
-file and keyring, both blocking) runs in a thread. Any failure is an inline message.
+falling back to a one-record issue list for a server without that extension. Only a key the
+server accepted is saved, in a thread (keyring and config file both block): the key first, the
+profile last (`sync.credentials.save_login`), so a failure never leaves a profile without its
+key. Any failure is an inline message.
 """
 
 from __future__ import annotations
@@ -23,10 +25,10 @@ from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Footer, Input, Label, Static
 
 from sync.client import ApiClient
-from sync.credentials import Level, doctor_report, store_key
+from sync.credentials import KeyNotKeptError, Level, doctor_report, save_login
 from sync.errors import Forbidden, NotFound, SyncError, Unauthorized
 from sync.keystore import KeyringStore
-from sync.profiles import AppPaths, ConfigError, Profile, ProfileStore, normalize_server_url
+from sync.profiles import ConfigError, Profile, normalize_server_url
 from sync.secret import Secret
 from tracker_tui.workers import describe
 
@@ -41,6 +43,13 @@ class LoginSetup:
     """Replaces the network (tests: `httpx.ASGITransport` over the reference service)."""
     keyring: KeyringStore | None = None
     profile: str = "default"
+
+
+KEY_NOT_KEPT = (
+    "Cannot keep the key: the OS keyring refused it. Tick the box to keep it in a file only you "
+    "can read, or set TRACKER_API_KEY in the environment. Nothing was saved."
+)
+"""The CLI's wording names `--insecure-storage`; here the checkbox is the way on."""
 
 
 class LoginScreen(Screen[str | None]):
@@ -181,41 +190,40 @@ class LoginScreen(Screen[str | None]):
 
     @on(Checked)
     def save_when_valid(self, message: Checked) -> None:
+        """The key was accepted: keep it and the profile (nothing was written before this)."""
         if message.error is not None or message.workspace is None:
             self._fail(message.error or "The server did not answer.")
             return
         try:
-            normalize_server_url(self.query_one("#login-server", Input).value.strip())
+            profile = Profile(
+                self.query_one("#login-profile", Input).value.strip() or "default",
+                self.query_one("#login-server", Input).value.strip(),
+                message.workspace,
+            )
         except ConfigError as error:
             self._fail(str(error))
             return
         self.query_one("#login-state", Label).update("Key accepted; saving the profile…")
         self._save(
-            Profile(
-                self.query_one("#login-profile", Input).value.strip() or "default",
-                self.query_one("#login-server", Input).value.strip(),
-                message.workspace,
-            ),
+            profile,
             Secret(self.query_one("#login-key", Input).value.strip()),
             insecure=self.query_one("#login-insecure", Checkbox).value,
         )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="login-save")
     def _save(self, profile: Profile, key: Secret, *, insecure: bool) -> None:
-        """Write the profile, then the key where it belongs (config file and keyring block)."""
-        env = self._setup.env
-        name, server, workspace = profile.name, profile.server, profile.workspace
+        """Keep the key, then write the profile (keyring and config file both block)."""
         try:
-            store = ProfileStore(AppPaths.from_env(env))
-            if name in store.load().profiles:
-                store.update(Profile(name, server, workspace, ui=store.get(name).ui))
-            else:
-                store.add(Profile(name, server, workspace))
-            store_key(name, key, insecure=insecure, env=env, keyring=self._setup.keyring)
+            save_login(
+                profile, key, insecure=insecure, env=self._setup.env, keyring=self._setup.keyring
+            )
+        except KeyNotKeptError:
+            self.post_message(self.Saved(None, KEY_NOT_KEPT))
+            return
         except ConfigError as error:
             self.post_message(self.Saved(None, describe(error)))
             return
-        self.post_message(self.Saved(name, None))
+        self.post_message(self.Saved(profile.name, None))
 
     @on(Saved)
     def finish(self, message: Saved) -> None:

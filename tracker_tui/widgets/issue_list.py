@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from textual import events
 from textual.binding import Binding, BindingType
+from textual.geometry import Region
 from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
@@ -21,6 +22,7 @@ from textual.strip import Strip
 from tracker_tui.data.marks import MarkedSelection, Marks
 from tracker_tui.data.source import IssueQuery, IssueRow, IssueSource
 from tracker_tui.widgets.issue_columns import (
+    Column,
     RowStyles,
     layout_columns,
     render_header,
@@ -29,6 +31,15 @@ from tracker_tui.widgets.issue_columns import (
     render_row,
 )
 from tracker_tui.widgets.issue_window import HEADER_LINES, MARGIN, IssueWindow
+
+
+class _RenderPass(NamedTuple):
+    """The width, columns, styles and time shared by the lines of one drawing pass."""
+
+    width: int
+    columns: list[Column]
+    styles: RowStyles
+    now: datetime
 
 
 class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
@@ -149,6 +160,7 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         self._clock = clock
         self._read_only = read_only
         self._highlighted: str | None = None
+        self._pass: _RenderPass | None = None
 
     @property
     def highlighted_row(self) -> IssueRow | None:
@@ -203,23 +215,29 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         self.refresh()
         self._announce_highlight()
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Draw the lines in `crop`, resolving styles, columns and the time once for all of
+        them: per line, those cost more than drawing the row itself."""
+        self._pass = self._render_pass()
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._pass = None
+
     def render_line(self, y: int) -> Strip:
         """Line `y` of the viewport: the header, a row, a placeholder or a message."""
-        width = self.scrollable_content_region.width
-        styles = RowStyles.resolve(
-            self.rich_style, lambda name: self.get_component_rich_style(f"issue-list--{name}")
-        )
+        width, columns, styles, now = self._pass or self._render_pass()
         index = self.scroll_offset.y + y - HEADER_LINES
         if y < HEADER_LINES:
             query = self.issue_query
-            strip = render_header(layout_columns(width), query.sort, query.descending, styles)
+            strip = render_header(columns, query.sort, query.descending, styles)
         elif y == HEADER_LINES and not self.count:
             strip = render_message(self._empty_text(), width, styles.base + styles.muted)
         elif (row := self.row(index)) is not None:
             strip = render_row(
                 row,
-                layout_columns(width),
-                now=self._clock(),
+                columns,
+                now=now,
                 marked=self.marks.is_marked(row.id),
                 cursor=index == self.cursor,
                 styles=styles,
@@ -229,6 +247,14 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         else:
             strip = Strip.blank(width, styles.base)
         return strip.adjust_cell_length(width, styles.base)
+
+    def _render_pass(self) -> _RenderPass:
+        """What every line of one drawing pass shares."""
+        width = self.scrollable_content_region.width
+        styles = RowStyles.resolve(
+            self.rich_style, lambda name: self.get_component_rich_style(f"issue-list--{name}")
+        )
+        return _RenderPass(width, layout_columns(width), styles, self._clock())
 
     def on_click(self, event: events.Click) -> None:
         """Put the cursor on the clicked row; a double click opens it."""

@@ -18,16 +18,23 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
+from textual.timer import Timer
 
 from tracker_tui.data.pages import PageCache
 from tracker_tui.data.source import IssueQuery, IssueRow, IssueSource
 from tracker_tui.messages import SourceFailed
+from tracker_tui.probes import first_draw_file, record_first_draw
 
 MARGIN = 32
 """Rows fetched beyond each edge of the viewport, so small scrolls never show placeholders."""
 
 HEADER_LINES = 1
 """Lines at the top that stay put while the rows scroll under them."""
+
+PLACEHOLDER_DELAY = 0.15
+"""Seconds a new query's first rows may take before the old ones give way to placeholders.
+An answer within that time replaces the old rows in one frame rather than two (placeholders,
+then rows): half the drawing per keystroke while typing a search, and no flicker."""
 
 
 class IssueWindow(ScrollView):
@@ -75,6 +82,8 @@ class IssueWindow(ScrollView):
         self._source = source
         self._pages = PageCache()
         self._error: str | None = None
+        self._first_draw = first_draw_file()
+        self._placeholders: Timer | None = None
         self.set_reactive(IssueWindow.issue_query, query or IssueQuery())
 
     @property
@@ -143,9 +152,15 @@ class IssueWindow(ScrollView):
         """Count and fetch the first rows for the current query in one worker."""
         generation = self._pages.restart(clear=clear)
         if clear:
-            self.refresh()
+            self._show_placeholders_later()
         first_page, pages = self._pages.span(*self.wanted_rows())
         self._load_query(generation, self.issue_query, first_page, pages)
+
+    def _show_placeholders_later(self) -> None:
+        """Redraw (as placeholders) the rows just dropped, unless their successors come first."""
+        if self._placeholders is not None:
+            self._placeholders.stop()
+        self._placeholders = self.set_timer(PLACEHOLDER_DELAY, self.refresh)
 
     @on(_Loaded)
     def _store_rows(self, message: _Loaded) -> None:
@@ -157,9 +172,15 @@ class IssueWindow(ScrollView):
         ):
             return
         if message.count is not None:
+            if self._placeholders is not None:
+                self._placeholders.stop()
+                self._placeholders = None
             self._error = None
             self.count = message.count
             self.post_message(self.Counted(self, message.count))
+            if self._first_draw is not None:
+                self.call_after_refresh(record_first_draw, self._first_draw)
+                self._first_draw = None
         self.rows_arrived(counted=fresh)
         self.fetch_visible()
 

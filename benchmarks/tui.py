@@ -1,0 +1,340 @@
+"""Measure the app at 0 and at 100,000 cached issues: start-up, memory, keystroke to redraw.
+
+    .venv/bin/python benchmarks/tui.py [--issues 100000] [--starts 5] [--samples 60]
+
+Figures (a Markdown table on stdout, progress on stderr):
+
+- start-up: wall time from starting the real `tracker-tui` process (under a pseudo-terminal,
+  120x40, against an unreachable server, so it runs offline as after a sync) to the first frame
+  showing the issue list; the list writes that moment into the file named by
+  `TRACKER_TUI_FIRST_DRAW` (`tracker_tui/probes.py`), with the CPU time the process used until
+  then (which a loaded machine disturbs less than wall time). Starts alternate between the two
+  caches and the medians are compared (goal: 100k / 0 at most 1.3);
+- memory: the process's peak RSS (`VmHWM`) after it drew the list and loaded the filter values,
+  100k minus 0 (goal: under 20 MiB);
+- keystroke to redrawn list, with the app in this process (`App.run_test`, headless) over the
+  100k cache: from a key press to the frame after the list's `Counted` message, which comes with
+  the new query's first rows. Search: typing words into `/` one letter at a time, then
+  deleting them; filter: `m` (only mine) and `F` (clear filters), and apart from those `ctrl+s`
+  in the filter dialog (one status ticked), whose time also covers closing the dialog (Textual
+  lays out the list screen again and rebuilds its footer). Goal: p50 and p99 under 50 ms. Each
+  figure also gives the process's CPU time for the same keys (all threads: the SQLite read
+  runs in a worker), which shows what a key costs when the wall time is mostly waiting for a
+  core.
+
+The caches are the English-like issues of `benchmarks/cache.py`, in one `apply_page`. On a
+shared machine the wall times include waiting for a core: the load average is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import fcntl
+import importlib.util
+import os
+import pathlib
+import pty
+import random
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import threading
+import time
+from dataclasses import dataclass, field
+from types import ModuleType
+
+# Run as a script, this file's directory comes first on sys.path and `cache.py` beside it would
+# shadow the `cache` package: put the repository root there instead.
+if pathlib.Path(sys.path[0]).resolve() == pathlib.Path(__file__).resolve().parent:
+    sys.path[0] = str(pathlib.Path(__file__).resolve().parent.parent)
+
+from textual import events
+from textual.app import App
+from textual.message import Message
+
+from cache import Cache, Cursor, Resource
+from cache.paths import profile_path
+from tracker_tui.app import make_app
+from tracker_tui.probes import FIRST_DRAW_ENV
+from tracker_tui.widgets.issue_window import IssueWindow
+
+HERE = pathlib.Path(__file__).resolve().parent
+SIZE = (120, 40)
+UNREACHABLE = "http://127.0.0.1:9/v1"
+"""The discard port: nothing listens, so the app is offline from its first request."""
+KEY = "trk_" + "b" * 40
+RATIO_GOAL, MEMORY_GOAL_MIB, KEY_GOAL_MS = 1.3, 20.0, 50.0
+AFTER_DRAW = 1.5
+"""Seconds the app runs on after its first frame (filter values, the sync engine's first try)
+before it is asked to quit, so its peak memory covers a settled list, not only the frame."""
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def cache_bench() -> ModuleType:
+    """`benchmarks/cache.py`, for its issue generator (its name shadows the `cache` package)."""
+    spec = importlib.util.spec_from_file_location("bench_cache", HERE / "cache.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def build_home(home: pathlib.Path, issues: list[dict[str, object]]) -> pathlib.Path:
+    """A TRACKER_HOME whose env-profile cache (what TRACKER_SERVER runs use) holds `issues`."""
+    path = profile_path("env", home / "data")
+    with Cache.open(path) as cache:
+        if issues:
+            last = issues[-1]
+            cursor = Cursor(str(last["updated_at"]), frozenset({str(last["id"])}))
+            cache.apply_page(Resource.ISSUES, issues, cursor)
+    return path
+
+
+@dataclass(frozen=True)
+class Start:
+    seconds: float
+    cpu_seconds: float
+    """The process's CPU time up to its first drawn list (all threads)."""
+    peak_rss_kib: int
+
+
+def start_once(home: pathlib.Path) -> Start:
+    """Start `tracker-tui` on a pseudo-terminal, wait for its first drawn list, quit it."""
+    mark = home / "first-draw"
+    mark.unlink(missing_ok=True)
+    master, slave = pty.openpty()
+    columns, rows = SIZE
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    env = {
+        **os.environ,
+        "TRACKER_HOME": str(home),
+        "TRACKER_SERVER": UNREACHABLE,
+        "TRACKER_API_KEY": KEY,
+        FIRST_DRAW_ENV: str(mark),
+        "TERM": "xterm-256color",
+        "TEXTUAL_ANIMATIONS": "none",
+    }
+    executable = pathlib.Path(sys.executable).parent / "tracker-tui"
+    started = time.time()
+    process = subprocess.Popen(
+        [str(executable)], stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
+    )
+    os.close(slave)
+    threading.Thread(target=drain, args=(master,), daemon=True).start()
+    try:
+        drawn, cpu = wait_for(mark, process, timeout=120.0)
+        time.sleep(AFTER_DRAW)
+        peak = peak_rss_kib(process.pid)
+        os.write(master, b"\x11")  # ctrl+q
+        process.wait(30.0)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            process.wait()
+        os.close(master)
+    if process.returncode != 0:
+        raise RuntimeError(f"tracker-tui exited with status {process.returncode}")
+    return Start(drawn - started, cpu, peak)
+
+
+def peak_rss_kib(pid: int) -> int:
+    """The process's peak RSS so far (`VmHWM`). Not `wait4`'s `ru_maxrss`: Linux keeps that
+    across `exec`, so a child forked from this process (which holds every generated issue)
+    would report this process's size."""
+    for line in pathlib.Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmHWM in /proc: peak memory is measured on Linux only")
+
+
+def drain(master: int) -> None:
+    """Read the terminal's output so the app never blocks writing a frame."""
+    try:
+        while os.read(master, 65536):
+            pass
+    except OSError:
+        return
+
+
+def wait_for(
+    mark: pathlib.Path, process: subprocess.Popen[bytes], timeout: float
+) -> tuple[float, float]:
+    """The wall-clock and CPU time the app wrote when it first drew its list."""
+    deadline = time.monotonic() + timeout
+    while not mark.exists():
+        if process.poll() is not None:
+            raise RuntimeError(f"tracker-tui exited ({process.returncode}) before drawing")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no list drawn within {timeout:.0f} s")
+        time.sleep(0.002)
+    wall, cpu = mark.read_text(encoding="utf-8").split()
+    return float(wall), float(cpu)
+
+
+Sample = tuple[float, float]
+"""Wall and CPU seconds (the process's, all threads) of one keystroke."""
+
+
+@dataclass
+class Keys:
+    search: list[Sample]
+    filter: list[Sample]
+    dialog: list[Sample]
+
+
+@dataclass
+class Redraws:
+    """Times keys to the frame after the list's next `Counted` (its new query's first rows)."""
+
+    app: App[object]
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+    seen: set[int] = field(default_factory=set)
+    """`Counted` messages already seen: a bubbling message is posted again to each parent."""
+
+    def hook(self, message: Message) -> None:
+        if isinstance(message, IssueWindow.Counted) and id(message) not in self.seen:
+            self.seen.add(id(message))
+            message.issue_list.call_after_refresh(self.event.set)
+
+    async def first_list(self) -> None:
+        await asyncio.wait_for(self.event.wait(), 60.0)
+        await self.settle()
+
+    async def settle(self) -> None:
+        """Let every read and message of the last key finish, so none is counted for the next."""
+        await self.app.workers.wait_for_complete()
+        await asyncio.sleep(0.05)
+        await self.app.workers.wait_for_complete()
+        self.seen.clear()
+
+    async def time_key(self, key: str) -> Sample:
+        """Seconds from a key event (posted as the terminal driver does, without `Pilot.press`,
+        whose waits for an idle process would be timed too) to the list redrawn for it."""
+        self.event.clear()
+        started, cpu = time.perf_counter(), time.process_time()
+        self.app.post_message(events.Key(key, key if len(key) == 1 else None))
+        await asyncio.wait_for(self.event.wait(), 10.0)
+        took = time.perf_counter() - started, time.process_time() - cpu
+        await self.settle()
+        return took
+
+
+async def keystrokes(path: pathlib.Path, words: list[str], samples: int, me: str) -> Keys:
+    """Search and filter keystrokes against the cache at `path`, in this process."""
+    keys = Keys([], [], [])
+    with Cache.open(path) as cache:
+        app = make_app(cache=cache, me=me)
+        redraws = Redraws(app)
+        async with app.run_test(size=SIZE, message_hook=redraws.hook) as pilot:
+            await redraws.first_list()
+            await pilot.press("slash")
+            pending = iter(words)
+            while len(keys.search) < samples:
+                word = next(pending)
+                keys.search += [await redraws.time_key(letter) for letter in word]
+                keys.search += [await redraws.time_key("backspace") for _ in word]
+            await pilot.press("escape")
+            await redraws.settle()
+            while len(keys.filter) < samples:
+                keys.filter += [await redraws.time_key("m"), await redraws.time_key("m")]
+                await pilot.press("f", "tab", "space")
+                await redraws.settle()
+                keys.dialog.append(await redraws.time_key("ctrl+s"))
+                keys.filter.append(await redraws.time_key("F"))
+    return keys
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+    return statistics.median(ordered) * 1000, p99 * 1000
+
+
+def table(n: int, empty: list[Start], full: list[Start], keys: Keys) -> str:
+    empty_s = statistics.median(start.seconds for start in empty)
+    full_s = statistics.median(start.seconds for start in full)
+    empty_cpu = statistics.median(start.cpu_seconds for start in empty)
+    full_cpu = statistics.median(start.cpu_seconds for start in full)
+    empty_mib = statistics.median(start.peak_rss_kib for start in empty) / 1024
+    full_mib = statistics.median(start.peak_rss_kib for start in full) / 1024
+    rows = [
+        ("start to first drawn list, 0 issues (median)", f"{empty_s * 1000:.0f} ms", "-"),
+        (f"start to first drawn list, {n:,} issues (median)", f"{full_s * 1000:.0f} ms", "-"),
+        (f"start-up ratio {n:,} / 0", f"{full_s / empty_s:.2f}", f"≤ {RATIO_GOAL}"),
+        ("CPU time to first drawn list, 0 issues (median)", f"{empty_cpu * 1000:.0f} ms", "-"),
+        (f"CPU time to first drawn list, {n:,} (median)", f"{full_cpu * 1000:.0f} ms", "-"),
+        (f"start-up CPU ratio {n:,} / 0", f"{full_cpu / empty_cpu:.2f}", f"≤ {RATIO_GOAL}"),
+        ("peak RSS, 0 issues (median)", f"{empty_mib:.1f} MiB", "-"),
+        (f"peak RSS, {n:,} issues (median)", f"{full_mib:.1f} MiB", "-"),
+        (
+            f"peak RSS, {n:,} minus 0",
+            f"{full_mib - empty_mib:.1f} MiB",
+            f"< {MEMORY_GOAL_MIB:.0f} MiB",
+        ),
+    ]
+    for name, samples in (
+        ("search (typing in /)", keys.search),
+        ("filter change (m, F)", keys.filter),
+        ("filter dialog applied (ctrl+s, closing it too)", keys.dialog),
+    ):
+        (p50, p99), (cpu50, cpu99) = (
+            percentiles([w for w, _ in samples]),
+            percentiles([c for _, c in samples]),
+        )
+        figure = f"keystroke to redrawn list, {name}, {n:,} issues"
+        goal = f"< {KEY_GOAL_MS:.0f} ms"
+        rows.append((f"{figure}: p50", f"{p50:.1f} ms (CPU {cpu50:.1f} ms)", goal))
+        rows.append(
+            (f"{figure}: p99 ({len(samples)} keys)", f"{p99:.1f} ms (CPU {cpu99:.1f} ms)", goal)
+        )
+    lines = ["| figure | measured | goal |", "|---|---|---|"]
+    lines += [f"| {figure} | {measured} | {goal} |" for figure, measured, goal in rows]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--issues", type=int, default=100_000)
+    parser.add_argument("--starts", type=int, default=5, help="starts of the app per cache")
+    parser.add_argument("--samples", type=int, default=60, help="keystrokes per latency figure")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    say(f"load average {os.getloadavg()[0]:.1f}; generating {args.issues:,} issues ...")
+    bench = cache_bench()
+    issues = bench.generate(args.issues, args.seed)
+    rnd = random.Random(args.seed)
+    words = [w.lower() for issue in rnd.sample(issues, 200) for w in issue["title"].split()]
+    rnd.shuffle(words)
+    with tempfile.TemporaryDirectory(prefix="tui-bench-") as folder:
+        empty_home, full_home = pathlib.Path(folder, "empty"), pathlib.Path(folder, "full")
+        build_home(empty_home, [])
+        say("building the 100k cache ...")
+        full_path = build_home(full_home, issues)
+        del issues
+        empty: list[Start] = []
+        full: list[Start] = []
+        for run in range(args.starts):
+            for home, runs in ((empty_home, empty), (full_home, full)):
+                runs.append(start_once(home))
+                say(
+                    f"start {run + 1}/{args.starts} {home.name}: {runs[-1].seconds * 1000:.0f} ms "
+                    f"({runs[-1].cpu_seconds * 1000:.0f} ms CPU),"
+                    f" peak RSS {runs[-1].peak_rss_kib / 1024:.1f} MiB"
+                )
+        say("keystrokes ...")
+        keys = asyncio.run(keystrokes(full_path, words, args.samples, bench.USERS[7]))
+    print(f"{SIZE[0]}x{SIZE[1]} terminal; load average at the end {os.getloadavg()[0]:.1f}.\n")
+    print(table(args.issues, empty, full, keys))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

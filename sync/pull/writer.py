@@ -1,0 +1,127 @@
+"""Storing keyset pages on a thread of its own, in groups, while the loop fetches the next page.
+
+A keyset query depends on the page before it, so only one request can be ahead; what can run
+beside it is storing what was read. SQLite releases the GIL while it works, so the writer's
+inserts, FTS terms and commit overlap the next request's round trip and parsing.
+
+Pages are stored `GROUP_PAGES` at a time, in one transaction with the cursor of the group's
+last page: a commit rewrites every index and FTS page the transaction touched, and per page
+of 100 those commits cost more than the inserts (SYNC.md 5 still holds: a cursor is saved
+with the records it follows). Pages read but not yet stored when a request fails are stored
+before the error propagates, so an interrupted pull resumes after the last page it read.
+
+The caller waits for the group in flight before sending the next request. That was needed
+while the rate limiter logged requests in the cache itself, behind the writer's transaction;
+the log now has a file of its own (cache.requestlog), and sending on while a group is written
+measured no faster on a loaded two-core machine, where the writer's inserts then compete with
+the service for the CPU instead of the event loop waiting for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+from dataclasses import dataclass
+from types import TracebackType
+
+from cache import ApplyResult, Cursor
+from sync.models import Record, Tombstone
+from sync.pull.context import ResourceRun
+
+GROUP_PAGES = 10
+"""Pages per transaction: at 100 records a page, a tenth of the commits for about a third
+less CPU in the writer (measured on 60,000 stored issues)."""
+
+
+@dataclass(frozen=True)
+class _Page:
+    items: Sequence[Record | Tombstone]
+    cursor: Cursor | None
+    total: int | None
+
+
+class PageWriter:
+    """One resource's page writer: `submit` every page, `drain` before the next request."""
+
+    def __init__(self, run: ResourceRun) -> None:
+        self._run = run
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pull-writer")
+        self._writing: asyncio.Future[ApplyResult] | None = None
+        self._waiting: list[_Page] = []
+        self._written: list[_Page] = []
+
+    async def __aenter__(self) -> PageWriter:
+        cache = self._run.session.cache
+        cache.bulk_writes(True)
+        await asyncio.get_running_loop().run_in_executor(self._pool, cache.bulk_writes, True)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Store what was read (it is sound: each group carries its own cursor), then
+        checkpoint. Cancelled, the loop only waits for the group already being written."""
+        cache = self._run.session.cache
+        try:
+            if exc_type is None:
+                await self._store_rest()
+            elif issubclass(exc_type, Exception):
+                with suppress(Exception):  # the error already propagating says more
+                    await self._store_rest()
+        finally:
+            self._pool.submit(cache.checkpoint)
+            self._pool.shutdown(wait=True)
+            cache.bulk_writes(False)
+            if self._writing is not None and self._writing.done() and not self._writing.cancelled():
+                self._writing.exception()  # retrieved, so asyncio does not log it again
+
+    def submit(
+        self,
+        items: Sequence[Record | Tombstone],
+        cursor: Cursor | None,
+        total: int | None,
+        *,
+        last: bool,
+    ) -> None:
+        """Queue a page and the cursor after it; a full group (or the last page) starts being
+        written. Call `drain` first."""
+        assert self._writing is None, "drain the group in flight first"
+        self._waiting.append(_Page(items, cursor, total))
+        if last or len(self._waiting) >= GROUP_PAGES:
+            self._write()
+
+    async def drain(self) -> None:
+        """Wait for the group in flight to commit, then count it and report its progress."""
+        if self._writing is None:
+            return
+        result = await self._writing
+        self._writing = None
+        pages, self._written = self._written, []
+        self._run.count(result)
+        for page in pages:  # progress is told page by page, as every strategy does
+            self._run.count_page(len(page.items))
+            self._run.tell(page.total)
+
+    async def _store_rest(self) -> None:
+        await self.drain()
+        self._write()
+        await self.drain()
+
+    def _write(self) -> None:
+        if not self._waiting:
+            return
+        run = self._run
+        pages, self._waiting = self._waiting, []
+        self._written = pages
+        cursor = next((page.cursor for page in reversed(pages) if page.cursor is not None), None)
+        self._writing = asyncio.get_running_loop().run_in_executor(
+            self._pool,
+            lambda: run.session.cache.apply_page(
+                run.resource, [item.raw for page in pages for item in page.items], cursor
+            ),
+        )

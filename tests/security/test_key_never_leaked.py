@@ -1,0 +1,279 @@
+"""The API key never leaks: a whole command-line session, run as child processes against the
+reference service on loopback, leaves no trace of the key in any byte of any file under
+TRACKER_HOME (config, cache database and its WAL, logs), in any process's argv or in any output.
+
+Three ways of giving the key are checked: stdin into an OS-grade keyring (`security_keyring`,
+outside TRACKER_HOME), stdin into the `--insecure-storage` key file (the one file allowed to hold
+it, 0600 in a 0700 folder, until logout), and TRACKER_API_KEY with no stored profile. The
+objects that carry the key in memory show a mask in `repr` and `str`.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+from security_keyring import ENV_FILE
+
+from server.app import create_app
+from server.seed import seed_workspace
+from sync.client import ApiClient
+from sync.credentials import KeyLookup, KeySource, ResolvedProfile, find_key, resolve_profile
+from sync.keystore import KeyringStore
+from sync.profiles import AppPaths, KeyStorage, Profile, ProfileStore
+from sync.secret import Secret
+from tracker_tui.service_thread import ServiceThread
+
+HERE = Path(__file__).resolve().parent
+SCRIPT = Path(sys.executable).with_name("tracker-tui")
+FAIL_KEYRING = "keyring.backends.fail.Keyring"
+FILE_KEYRING = "security_keyring.FileKeyring"
+
+
+def leak_forms(key: str) -> list[bytes]:
+    """The key as it could sit in a file: raw, without its prefix, UTF-16, hex, and base64
+    (standard and url-safe) at each of the three alignments a containing text could give it."""
+    raw = key.encode()
+    forms = [raw, raw[4:], key.encode("utf-16-le"), raw.hex().encode(), raw.hex().upper().encode()]
+    for shift in range(3):
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            encoded = encode(b"\0" * shift + raw)
+            start = (shift * 4 + 2) // 3 + 1
+            forms.append(encoded[start:-4])
+    return forms
+
+
+def files_holding(root: Path, key: str) -> list[str]:
+    """Every file under `root` that holds the key in any of its forms."""
+    forms = leak_forms(key)
+    found = []
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            data = path.read_bytes()
+            found.extend(str(path.relative_to(root)) for form in forms if form in data)
+    return sorted(set(found))
+
+
+@dataclass
+class Session:
+    """Runs the command line as child processes with one environment, watching their argv."""
+
+    home: Path
+    env: dict[str, str]
+    key: str
+    argv_seen: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+
+    def run(self, *args: str, stdin: str = "") -> str:
+        argv = [str(SCRIPT), *args]
+        with tempfile.TemporaryFile("w+") as out_file, tempfile.TemporaryFile("w+") as err_file:
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=out_file,
+                stderr=err_file,
+                env=self.env,
+                text=True,
+                umask=0o022,
+            )
+            assert process.stdin is not None
+            process.stdin.write(stdin)
+            process.stdin.close()
+            self.argv_seen.extend(_watch_argv(process))
+            process.wait(timeout=60)
+            out_file.seek(0)
+            err_file.seek(0)
+            out, err = out_file.read(), err_file.read()
+        self.outputs.append(out + err)
+        assert process.returncode == 0, (args, out, err)
+        return out
+
+    def assert_no_leak(self, *, allowed: frozenset[str] = frozenset()) -> None:
+        assert files_holding(self.home, self.key) == sorted(allowed)
+        assert self.argv_seen, "the child's argv was never read"
+        for form in leak_forms(self.key):
+            text = form.decode("latin-1")
+            assert not any(text in argv for argv in self.argv_seen)
+            assert not any(text in output for output in self.outputs)
+
+
+def _descendants(pid: int) -> list[int]:
+    found = [pid]
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            children = task.read_text().split()
+        except OSError:
+            continue
+        for child in children:
+            found.extend(_descendants(int(child)))
+    return found
+
+
+def _watch_argv(process: subprocess.Popen[str]) -> Iterator[str]:
+    """The command lines of the process and its children, read from /proc while it runs."""
+    while process.poll() is None:
+        for pid in _descendants(process.pid):
+            with contextlib.suppress(OSError):
+                yield Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        time.sleep(0.01)
+
+
+@dataclass
+class Served:
+    base_url: str
+    key: str
+
+    def titles(self) -> list[str]:
+        """What the server holds now, asked directly."""
+        headers = {"Authorization": f"Bearer {self.key}"}
+        response = httpx.get(f"{self.base_url}/issues?per_page=100", headers=headers)
+        return [issue["title"] for issue in response.json()["data"]]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    db = tmp_path_factory.mktemp("service") / "server.db"
+    key = seed_workspace(db, "Acme", 30, plan="enterprise")
+    with ServiceThread(create_app(db)) as service:
+        yield Served(service.base_url, key)
+
+
+def _session(tmp_path: Path, served: Served, keyring: str, **extra: str) -> Session:
+    home = tmp_path / "home"
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in {"TRACKER_API_KEY", "TRACKER_SERVER", "PYTHONPATH"}
+    }
+    env.update(
+        TRACKER_HOME=str(home),
+        PYTHON_KEYRING_BACKEND=keyring,
+        PYTHONPATH=str(HERE),
+        **{ENV_FILE: str(tmp_path / "os-keyring.json")},
+        **extra,
+    )
+    return Session(home, env, served.key)
+
+
+def _edits(session: Session, served: Served, first: int) -> None:
+    """Every kind of write, queued the way a user makes them and sent by one sync; `first` is
+    the first of the five issues (by number) this session may change."""
+    one, two, three, four, five = (f"#{first + offset}" for offset in range(5))
+    title = f"Edited in security check {first}"
+    session.run("sync")
+    session.run("issues", "create", "--title", "Made in a security check", "--no-push")
+    session.run("issues", "edit", one, "--title", title, "--priority", "high", "--no-push")
+    session.run("issues", "comment", two, "--body", "A comment from the check", "--no-push")
+    session.run("issues", "bulk-edit", three, four, "--priority", "low", "--no-push")
+    session.run("issues", "delete", five, "--no-push")
+    session.run("sync")
+    assert served.titles().count(title) == 1
+
+
+def assert_private(home: Path) -> None:
+    """Every folder under TRACKER_HOME is 0700 and every file 0600, although the children ran
+    with umask 022."""
+    paths = sorted(home.rglob("*"))
+    assert any(path.suffix == ".db" for path in paths), paths
+    for path in paths:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        expected = 0o700 if path.is_dir() else 0o600
+        assert mode == expected, f"{path.relative_to(home)} has mode {mode:04o}"
+
+
+def test_a_session_with_the_key_in_a_keyring(tmp_path: Path, served: Served) -> None:
+    session = _session(tmp_path, served, FILE_KEYRING)
+    keyring_file = tmp_path / "os-keyring.json"
+    out = session.run("login", "--server", served.base_url, "--with-key", stdin=served.key + "\n")
+    assert "keyring" in out
+    assert served.key in keyring_file.read_text()
+    _edits(session, served, 1)
+    session.run("doctor")
+    session.assert_no_leak()
+    assert_private(session.home)
+    session.run("logout")
+    assert served.key not in keyring_file.read_text()
+    session.assert_no_leak()
+
+
+def test_a_session_with_the_key_in_an_insecure_file(tmp_path: Path, served: Served) -> None:
+    session = _session(tmp_path, served, FAIL_KEYRING)
+    session.run(
+        "login",
+        "--server",
+        served.base_url,
+        "--with-key",
+        "--insecure-storage",
+        stdin=served.key,
+    )
+    session.run("sync")
+    session.run("issues", "bulk-edit", "#11", "#12", "--title", "Bulk in security check")
+    assert served.titles().count("Bulk in security check") == 2
+    key_file = Path("config") / "keys" / "default.key"
+    session.assert_no_leak(allowed=frozenset({str(key_file)}))
+    assert_private(session.home)
+    assert not (tmp_path / "os-keyring.json").exists()
+    session.run("logout")
+    assert not (session.home / key_file).exists()
+    session.assert_no_leak()
+
+
+def test_a_session_with_the_key_in_the_environment(tmp_path: Path, served: Served) -> None:
+    session = _session(
+        tmp_path,
+        served,
+        FAIL_KEYRING,
+        TRACKER_SERVER=served.base_url,
+        TRACKER_API_KEY=served.key,
+    )
+    session.run("sync")
+    session.run("issues", "edit", "#21", "--title", "Env in security check")
+    assert served.titles().count("Env in security check") == 1
+    session.assert_no_leak()
+    assert_private(session.home)
+    assert not (session.home / "config" / "config.toml").exists()
+
+
+async def test_objects_that_carry_the_key_hide_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "trk_" + "S3cr3t" * 6 + "abcd"
+    monkeypatch.setenv("TRACKER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TRACKER_SERVER", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("TRACKER_API_KEY", key)
+    profile = Profile(name="work", server="http://127.0.0.1:9/v1", workspace="Acme")
+    ProfileStore(AppPaths.from_env()).add(profile)
+    resolved = resolve_profile("work")
+    lookup = find_key(profile)
+    secret = Secret(key)
+    client = ApiClient("http://127.0.0.1:9/v1", key)
+    shown = [
+        secret,
+        resolved,
+        lookup,
+        KeyLookup(secret, KeySource.KEYRING),
+        ResolvedProfile(None, "http://x/v1", None, secret, KeySource.ENV),
+        client,
+        client._http.headers,
+        ProfileStore(AppPaths.from_env()).load(),
+        KeyringStore(),
+    ]
+    try:
+        assert resolved.key == secret and lookup.key == secret
+        for item in shown:
+            for text in (repr(item), str(item), f"{item}", f"{item!r}"):
+                assert not any(form.decode("latin-1") in text for form in leak_forms(key)), text
+        assert profile.key_storage is KeyStorage.KEYRING
+    finally:
+        await client.aclose()

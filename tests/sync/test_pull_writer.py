@@ -1,0 +1,109 @@
+"""Keyset pages stored on the writer's thread: in order, with their cursor, never far behind."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from test_pull_support import (
+    FAST_RETRY,
+    App,
+    local_issues,
+    on_list_page,
+    served,
+    server_issues,
+    session_on,
+)
+
+from cache import Cache, CacheError, Resource
+from sync.pull import pull
+from sync.pull.writer import GROUP_PAGES
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Cache:
+    store = Cache.open(tmp_path / "cache.db")
+    yield store
+    store.close()
+
+
+def committed(cache: Cache) -> tuple[int, str | None, str | None]:
+    """What another connection sees: issues stored, the newest of them, the issues cursor."""
+    with sqlite3.connect(cache.path) as conn:
+        row = conn.execute(
+            "SELECT (SELECT count(*) FROM issues), "
+            "(SELECT max(json_extract(record, '$.updated_at')) FROM issues), "
+            "(SELECT updated_at FROM cursors WHERE key = 'issues')"
+        ).fetchone()
+    return int(row[0]), row[1], row[2]
+
+
+async def test_groups_of_pages_commit_in_order_with_their_cursor_while_paging_goes_on(
+    tmp_path: Path, cache: Cache
+) -> None:
+    """Request k goes out once the groups of pages up to k-2 have committed; the group ending
+    at page k-1 may still be being written. Whatever another connection sees is whole pages
+    with the cursor that follows them."""
+    seen: list[tuple[int, int, str | None, str | None]] = []
+    counting = False
+
+    async def look(served_count: int) -> None:
+        del served_count  # the probe's requests count too: number the pull's own
+        if counting:
+            seen.append((len(seen) + 1, *committed(cache)))
+
+    def wrap(app: App) -> App:
+        return on_list_page(app, "/issues", look)
+
+    async with served(tmp_path, 2100, wrap=wrap) as service:
+        async with session_on(service, cache):
+            pass  # features probed before counting: the pull below sends only list requests
+        counting = True
+        async with session_on(service, cache) as session:
+            report = await pull(session, retry=FAST_RETRY)
+        assert local_issues(cache) == await server_issues(service)
+
+    def after(pages: int) -> int:
+        """Issues stored after `pages` pages: each page after the first starts with the last
+        record of the one before (the overlap re-read)."""
+        return 0 if pages <= 0 else 100 + 99 * (pages - 1)
+
+    def grouped(pages: int) -> int:
+        return max(0, pages) // GROUP_PAGES * GROUP_PAGES
+
+    assert len(seen) == 23  # 22 pages and the count check
+    for request, stored, newest, cursor in seen[:22]:
+        assert after(grouped(request - 2)) <= stored <= after(grouped(request - 1))
+        assert cursor == newest  # pages and the cursor after them, in one transaction
+    assert seen[-1][1] == 2100
+    assert report.resources["issues"].pages == 22
+    assert report.resources["issues"].received == 2100 + 21  # each later page re-reads one
+    assert report.resources["issues"].inserted == 2100
+
+
+async def test_a_failed_write_stops_the_pull_and_the_next_resumes_after_the_last_commit(
+    tmp_path: Path, cache: Cache
+) -> None:
+    async with served(tmp_path, 1500) as service:
+        order = sorted((stamp, key) for key, stamp in (await server_issues(service)).items())
+        doomed = order[1200][1]  # in the second group of pages
+        with sqlite3.connect(cache.path) as conn:
+            conn.execute(
+                "CREATE TRIGGER refuse BEFORE INSERT ON issues "
+                f"WHEN NEW.id = '{doomed}' BEGIN SELECT RAISE(ABORT, 'disk says no'); END"
+            )
+        async with session_on(service, cache) as session:
+            with pytest.raises(CacheError, match="disk says no"):
+                await pull(session, retry=FAST_RETRY)
+        stored, newest, cursor = committed(cache)
+        assert 100 <= stored < 1200  # the groups before the refused one, each with its cursor
+        assert newest == cursor == order[stored - 1][0]
+        with sqlite3.connect(cache.path) as conn:
+            conn.execute("DROP TRIGGER refuse")
+        async with session_on(service, cache) as session:
+            report = await pull(session, retry=FAST_RETRY)
+        assert local_issues(cache) == await server_issues(service)
+    issues = report.resources["issues"]
+    assert issues.inserted == 1500 - stored and issues.requests <= 7
+    assert cache.get_cursor(Resource.ISSUES) is not None
