@@ -290,6 +290,28 @@ def drop_local(conn: sqlite3.Connection, local_id: str) -> None:
     for _, dependent in rows:
         if dependent != local_id and is_local(dependent):
             drop_local(conn, dependent)
+    _unlink(conn, local_id)
+
+
+def _unlink(conn: sqlite3.Connection, local_id: str) -> None:
+    """Drop fields naming a forgotten temporary id (an issue's `project_id`, say): such a
+    write would otherwise wait for a server id that never comes. An edit left with nothing
+    to change goes; a create goes out without the link."""
+    rows = conn.execute(
+        "SELECT id, operation, base, changes FROM outbox WHERE state = ? AND EXISTS "
+        "(SELECT 1 FROM json_each(outbox.changes) WHERE value = ?)",
+        (EntryState.PENDING.value, local_id),
+    ).fetchall()
+    for entry_id, operation, base, changes in rows:
+        kept = {name: value for name, value in loads_object(changes).items() if value != local_id}
+        if not kept and operation != Operation.CREATE.value:
+            _remove(conn, [entry_id])
+            continue
+        based = {name: value for name, value in loads_object(base).items() if name in kept}
+        conn.execute(
+            "UPDATE outbox SET base = ?, changes = ? WHERE id = ?",
+            (dumps(based), dumps(kept), entry_id),
+        )
 
 
 def discard(conn: sqlite3.Connection, entry_id: int) -> None:

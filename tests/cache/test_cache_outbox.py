@@ -431,3 +431,19 @@ def test_a_create_known_not_applied_stays_so_across_reopening_until_sent_again(
         reopened.mark_sending(lost.id)
         reopened.release(lost.id, "outcome unknown")
         assert reopened.doubtful() == {lost.id}
+
+
+def test_discarding_an_offline_project_unlinks_the_writes_that_name_it(
+    cache: Cache, one: str
+) -> None:
+    """Nothing may wait forever on a temporary id that will never get a server id."""
+    project = cache.create(Resource.PROJECTS, {"name": "Offline"})
+    new = cache.create(ISSUE, {"title": "in it", "project_id": project, "priority": "low"})
+    moved = cache.update(ISSUE, one, {"project_id": project})
+    assert moved is not None
+    create = next(e for e in cache.outbox() if e.record_id == project)
+    cache.discard(create.id)
+    left = {entry.record_id: entry for entry in cache.outbox()}
+    assert project not in left and one not in left
+    assert left[new].changes == {"title": "in it", "priority": "low"}
+    assert [entry.record_id for entry in cache.sendable()] == [new]
