@@ -75,15 +75,13 @@ async def keyset_pass(run: ResourceRun, cursor: Cursor | None) -> None:
                 cursor = _next_cursor(items, cursor)
                 last = run.is_last(listing, page_number)
                 total = listing.pagination.total if page_number == 1 else None
-                await writer.drain()
                 if not last:
                     assert cursor is not None
                     since, page_number = _next_query(run, seen, cursor, since, page_number)
                     pending = asyncio.ensure_future(
                         run.fetch(page=page_number, updated_after=since)
                     )
-                    await asyncio.sleep(0)  # the request goes out before the writer starts
-                writer.submit(items, cursor if items else None, total, last=last)
+                await writer.submit(items, cursor if items else None, total, last=last)
                 if last:
                     await writer.drain()
                     return

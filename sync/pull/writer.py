@@ -10,11 +10,9 @@ of 100 those commits cost more than the inserts (SYNC.md 5 still holds: a cursor
 with the records it follows). Pages read but not yet stored when a request fails are stored
 before the error propagates, so an interrupted pull resumes after the last page it read.
 
-The caller waits for the group in flight before sending the next request. That was needed
-while the rate limiter logged requests in the cache itself, behind the writer's transaction;
-the log now has a file of its own (cache.requestlog), and sending on while a group is written
-measured no faster on a loaded two-core machine, where the writer's inserts then compete with
-the service for the CPU instead of the event loop waiting for them.
+Requests go on while a group is written; a full group waits only for the one before it, so
+what is committed never trails what was read by more than two groups. (The rate limiter's
+log is a file of its own, cache.requestlog, so logging a request never waits for the group.)
 """
 
 from __future__ import annotations
@@ -43,7 +41,7 @@ class _Page:
 
 
 class PageWriter:
-    """One resource's page writer: `submit` every page, `drain` before the next request."""
+    """One resource's page writer: `submit` every page as it is read."""
 
     def __init__(self, run: ResourceRun) -> None:
         self._run = run
@@ -80,7 +78,7 @@ class PageWriter:
             if self._writing is not None and self._writing.done() and not self._writing.cancelled():
                 self._writing.exception()  # retrieved, so asyncio does not log it again
 
-    def submit(
+    async def submit(
         self,
         items: Sequence[Record | Tombstone],
         cursor: Cursor | None,
@@ -89,10 +87,10 @@ class PageWriter:
         last: bool,
     ) -> None:
         """Queue a page and the cursor after it; a full group (or the last page) starts being
-        written. Call `drain` first."""
-        assert self._writing is None, "drain the group in flight first"
+        written once the group before it has committed."""
         self._waiting.append(_Page(items, cursor, total))
         if last or len(self._waiting) >= GROUP_PAGES:
+            await self.drain()
             self._write()
 
     async def drain(self) -> None:

@@ -1,9 +1,10 @@
 """The shared log of sent requests: the limiter's only state that outlives a process.
 
 Every process using the same key (the TUI, a `sync` in another terminal) must count each other's
-requests, so the log lives in the profile's cache, not here. This module only says what the
-limiter needs from it. Times in the log are the local clock (`time.time()`): the processes
-sharing a cache share a machine, hence a clock, whatever its offset from the server's.
+requests, so the log is kept by the profile's cache (in a SQLite file of its own beside it),
+not here. This module only says what the limiter needs from it. Times in the log are the
+local clock (`time.time()`): the processes sharing a cache share a machine, hence a clock,
+whatever its offset from the server's.
 `LogCheck` is the cache's own class, so the limiter and the log agree on one shape.
 """
 
