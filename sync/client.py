@@ -15,9 +15,7 @@ exception (whose traceback frames hold the raw headers).
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,14 +46,6 @@ from sync.ratelimit import Priority, RateLimiter, ResponseMeta, bucket_for, read
 from sync.timeutil import format_timestamp
 
 DEFAULT_USER_AGENT = "tracker-tui/0.1"
-
-# httpcore runs `import sniffio` each time it makes a lock or an event (four times a request)
-# and falls back to asyncio when that fails; without sniffio installed, each failed import
-# searched sys.path again: a third of a millisecond of CPU a request, a tenth of a cold
-# sync's client time. A `None` entry makes the failure immediate; httpcore's answer is the
-# same asyncio.
-if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
-    sys.modules["sniffio"] = None  # type: ignore[assignment]
 
 T = TypeVar("T")
 R = TypeVar("R", bound=Record)

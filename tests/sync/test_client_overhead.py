@@ -44,8 +44,9 @@ def lookups() -> Iterator[ImportLookups]:
 async def test_requests_over_a_real_socket_search_for_no_module(
     tmp_path: Path, lookups: ImportLookups
 ) -> None:
-    """httpcore imports sniffio for every lock and event it makes; where sniffio is missing,
-    each attempt searched all of sys.path (a tenth of a cold sync's client CPU)."""
+    """httpcore imports sniffio for every lock and event it makes; where sniffio was missing
+    (it is now a dependency), each attempt searched all of sys.path: a tenth of a cold sync's
+    client CPU."""
     db = tmp_path / "server.db"
     key = seed_workspace(db, "acme", 5, plan="pro")
     with (
