@@ -60,6 +60,8 @@ def test_the_demo_syncs_searches_and_quits(session: str, tmp_path: Path) -> None
     assert "Traceback" not in shown
 
     tmux("send-keys", "-t", session, "/")
+    # Typed before the search field has focus, "c" would open the new-issue form.
+    wait_for(session, lambda text: "Search titles" in text)
     tmux("send-keys", "-t", session, "-l", "crash")
     # The header shows the query before the worker's rows arrive: wait for both.
     shown = wait_for(session, lambda text: "“crash”" in text and "Crash" in text)
