@@ -76,6 +76,13 @@ class KeySource(StrEnum):
     NONE = "none"
 
 
+_STORAGE = {
+    KeySource.KEYRING: KeyStorage.KEYRING,
+    KeySource.INSECURE_FILE: KeyStorage.INSECURE_FILE,
+}
+"""Where a kept key went, as the profile records it."""
+
+
 @dataclass(frozen=True)
 class KeyLookup:
     key: Secret | None
@@ -191,21 +198,13 @@ def store_key(
     profiles = ProfileStore(paths)
     stored = profiles.get(validate_profile_name(profile))
     checked = parse_key(key, "the key given")
-    files = KeyFileStore(paths)
-    try:
-        (keyring or KeyringStore()).set(profile, checked)
-    except _KEYRING_FAILURES as exc:
-        if not insecure:
-            raise type(exc)(
-                f"Cannot store the key of profile {profile!r}: {exc}. {HOW_TO_PROCEED}"
-            ) from None
-        files.write(profile, checked)
-        profiles.update(replace(stored, key_storage=KeyStorage.INSECURE_FILE))
-        return KeySource.INSECURE_FILE
-    files.delete(profile)
-    if stored.key_storage is not KeyStorage.KEYRING:
-        profiles.update(replace(stored, key_storage=KeyStorage.KEYRING))
-    return KeySource.KEYRING
+    source = _keep_key(
+        profile, checked, insecure=insecure, paths=paths, keyring=keyring or KeyringStore()
+    )
+    storage = _STORAGE[source]
+    if stored.key_storage is not storage:
+        profiles.update(replace(stored, key_storage=storage))
+    return source
 
 
 class KeyNotKeptError(ConfigError):
@@ -231,9 +230,11 @@ def save_login(
     checked = parse_key(key, "the key given")
     previous = store.load().profiles.get(validate_profile_name(profile.name))
     ring = keyring or KeyringStore()
-    source = _keep_key(profile.name, checked, insecure=insecure, paths=paths, keyring=ring)
-    storage = KeyStorage.KEYRING if source is KeySource.KEYRING else KeyStorage.INSECURE_FILE
-    saved = replace(profile, key_storage=storage, ui=previous.ui if previous else {})
+    try:
+        source = _keep_key(profile.name, checked, insecure=insecure, paths=paths, keyring=ring)
+    except _KEYRING_FAILURES as exc:
+        raise KeyNotKeptError(f"{exc} Nothing was saved.") from None
+    saved = replace(profile, key_storage=_STORAGE[source], ui=previous.ui if previous else {})
     try:
         if previous is None:
             store.add(saved)
@@ -249,15 +250,16 @@ def save_login(
 def _keep_key(
     name: str, key: Secret, *, insecure: bool, paths: AppPaths, keyring: KeyringStore
 ) -> KeySource:
-    """The keyring when it takes the key (an old key file is then removed), else the file."""
+    """The keyring when it takes the key (an old key file is then removed), which is preferred
+    even when `insecure` allows a plaintext file; else that file, only if `insecure`. Without
+    it a missing or failing keyring is an error whose message says how to go on."""
     files = KeyFileStore(paths)
     try:
         keyring.set(name, key)
     except _KEYRING_FAILURES as exc:
         if not insecure:
-            raise KeyNotKeptError(
-                f"Cannot keep the key of profile {name!r}: {exc}. Nothing was saved. "
-                f"{HOW_TO_PROCEED}"
+            raise type(exc)(
+                f"Cannot store the key of profile {name!r}: {exc}. {HOW_TO_PROCEED}"
             ) from None
         files.write(name, key)
         return KeySource.INSECURE_FILE
