@@ -4,6 +4,13 @@ the text part of both is decided by FTS5 itself (see cache.fts).
 
 Status and priority filters test the rank columns (they are in every sort index) and touch
 the `status`/`priority` text only for unknown values, which share the last rank.
+
+A filter on a field with an index of its own (assignee, project, priority, status) can also
+be *driven* by that index: each index lists its field, then the default order (`updated_at
+DESC, rid DESC`), so the rows of one value are a range already in that order, and the ranges
+of a few values merge in order (see cache.query). That walks only the matching rows instead of
+testing every entry of the sort index; it pays for fields whose values each hold a small part
+of the issues, and for at most two values of status or priority, which hold large parts.
 """
 
 from __future__ import annotations
@@ -29,6 +36,26 @@ def _marks(count: int) -> str:
 
 Clause = tuple[str, list[object]]
 
+MAX_ARMS = {"mine": 1, "assignee": 4, "project": 4, "priority": 2, "status": 2}
+"""Drivers in order of preference (the first present wins), with how many ranges each may
+merge: past that, merging costs more per row than testing the skipped ones."""
+
+DRIVING_INDEX = {
+    "mine": "issues_by_assignee",
+    "assignee": "issues_by_assignee",
+    "project": "issues_by_project",
+    "priority": "issues_by_priority",
+    "status": "issues_by_status",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Drive:
+    """Ranges of one field's index, each in the default order: a window merges them."""
+
+    index: str
+    arms: tuple[tuple[str, tuple[object, ...]], ...]
+
 
 def _ranked_clause(
     rank: str, text: str, values: frozenset[str], ranks: dict[str, int], unknown: int
@@ -44,6 +71,27 @@ def _ranked_clause(
         parts.append(f"({rank} = {unknown} AND {text} IN ({_marks(len(others))}))")
         params += others
     return "(" + " OR ".join(parts) + ")", params
+
+
+def _ranked_arms(
+    rank: str, text: str, values: frozenset[str], ranks: dict[str, int], unknown: int
+) -> list[Clause]:
+    arms: list[Clause] = [
+        (f"{rank} = ?", [r]) for r in sorted({ranks[v] for v in values if v in ranks})
+    ]
+    others = sorted(value for value in values if value not in ranks)
+    if others:
+        arms.append((f"{rank} = {unknown} AND +{text} IN ({_marks(len(others))})", list(others)))
+    return arms
+
+
+def _nullable_arms(column: str, values: frozenset[str | None]) -> list[Clause]:
+    arms: list[Clause] = [
+        (f"{column} = ?", [v]) for v in sorted(v for v in values if v is not None)
+    ]
+    if None in values:
+        arms.append((f"{column} IS NULL", []))
+    return arms
 
 
 def _nullable_clause(column: str, values: frozenset[str | None]) -> Clause:
@@ -70,6 +118,7 @@ class CompiledFilter:
     params: tuple[object, ...]
     kinds: frozenset[str]
     label_mask: int | None = None
+    drive: Drive | None = None
 
     @property
     def sql(self) -> str:
@@ -129,6 +178,42 @@ def _clauses(
     return parts
 
 
+def _arms(f: IssueFilter, kind: str) -> list[Clause]:
+    if kind == "mine":
+        return [("assignee = ?", [f.mine])]
+    if kind == "assignee":
+        return _nullable_arms("assignee", f.assignee)
+    if kind == "project":
+        return _nullable_arms("project_id", f.project)
+    if kind == "priority":
+        return _ranked_arms(
+            "priority_rank", "priority", f.priority, PRIORITY_RANKS, UNKNOWN_PRIORITY_RANK
+        )
+    return _ranked_arms("status_rank", "status", f.status, STATUS_RANKS, UNKNOWN_STATUS_RANK)
+
+
+def _drive(f: IssueFilter, scan: dict[str, Clause]) -> Drive | None:
+    """The first field that can drive the filter: its ranges, each with the other terms."""
+    for kind, most in MAX_ARMS.items():
+        if kind not in scan:
+            continue
+        arms = _arms(f, kind)
+        if len(arms) > most:
+            continue
+        rest = [(clause, params) for name, (clause, params) in scan.items() if name != kind]
+        return Drive(
+            DRIVING_INDEX[kind],
+            tuple(
+                (
+                    " AND ".join([arm, *(clause for clause, _ in rest)]),
+                    (*arm_params, *(p for _, params in rest for p in params)),
+                )
+                for arm, arm_params in arms
+            ),
+        )
+    return None
+
+
 def compile_filter(f: IssueFilter, text: TextQuery | None, bits: labels.Bits) -> CompiledFilter:
     """`text` is `f.text` parsed by `fts.parse`, `bits` the label bits (both read from the
     database, hence passed in)."""
@@ -142,4 +227,5 @@ def compile_filter(f: IssueFilter, text: TextQuery | None, bits: labels.Bits) ->
         tuple(param for _, values in seek.values() for param in values),
         frozenset(seek),
         None if overflowed else labels.mask_of((x for x in f.label if x in bits), bits),
+        _drive(f, scan),
     )

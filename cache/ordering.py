@@ -78,12 +78,14 @@ def _plain(column: str, index: str) -> Ordering:
 
 
 def _ranked(rank: str, index: str) -> Ordering:
+    """Within a rank, the default order (`updated_at DESC, rid DESC`), so one rank of the
+    index is also a range in that order (cache.filtering drives filters with it)."""
     return Ordering(
         index,
         (rank, "updated_at", "rid"),
-        f"{rank}, updated_at DESC, rid",
-        f"{rank} DESC, updated_at, rid DESC",
-        lambda v: (v[0], Desc(value_key(v[1])), v[2]),
+        f"{rank}, updated_at DESC, rid DESC",
+        f"{rank} DESC, updated_at, rid",
+        lambda v: (v[0], Desc(value_key(v[1])), Desc((v[2],))),
     )
 
 

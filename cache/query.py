@@ -33,7 +33,7 @@ from cache import fts, hits, labels, overlay
 from cache.db import ThreadState
 from cache.filtering import CompiledFilter, compile_filter
 from cache.fts import TextQuery
-from cache.models import IssueFilter, IssueRow, IssueSort, Resource, SyncState
+from cache.models import IssueFilter, IssueRow, IssueSort, Resource, SortKey, SyncState
 from cache.ordering import ORDERINGS, Key, Ordering
 from cache.overlay import Effective, Overlay
 from cache.resources import SPECS, Cell, dumps, labels_of
@@ -190,11 +190,28 @@ def _shadowed_keys(q: Query, ordering: Ordering) -> list[Key]:
     return sorted(ordering.key(row) for row in rows)
 
 
-def window_sql(compiled: CompiledFilter, sort: IssueSort) -> str:
+def window_sql(compiled: CompiledFilter, sort: IssueSort) -> tuple[str, tuple[object, ...]]:
+    """The query of `(sort key, rid)` at `LIMIT ? OFFSET ?`, and its filter parameters.
+
+    In the default order a filter with a driving field (cache.filtering) reads the ranges of
+    that field's index, merged in order by a compound SELECT, instead of walking the sort
+    index and testing every entry it passes."""
     ordering = ORDERINGS[sort.key]
+    columns, order = ", ".join(ordering.columns), ordering.sql(sort.descending)
+    drive = compiled.drive
+    if sort.key is SortKey.UPDATED and drive is not None:
+        arms = " UNION ALL ".join(
+            f"SELECT {columns} FROM issues INDEXED BY {drive.index} WHERE {where}"
+            for where, _ in drive.arms
+        )
+        return (
+            f"{arms} ORDER BY {order} LIMIT ? OFFSET ?",
+            tuple(param for _, params in drive.arms for param in params),
+        )
     return (
-        f"SELECT {', '.join(ordering.columns)} FROM issues INDEXED BY {ordering.index} "
-        f"{compiled.scan_sql} ORDER BY {ordering.sql(sort.descending)} LIMIT ? OFFSET ?"
+        f"SELECT {columns} FROM issues INDEXED BY {ordering.index} "
+        f"{compiled.scan_sql} ORDER BY {order} LIMIT ? OFFSET ?",
+        compiled.params,
     )
 
 
@@ -286,9 +303,9 @@ def _server_keys(q: Query, sort: IssueSort, start: int, count: int) -> list[tupl
         )
         keyed = sorted(((ordering.key(row), int(row[-1])) for row in rows), reverse=sort.descending)
         return keyed[start : start + count]
+    sql, params = window_sql(q.compiled, sort)
     return [
-        (ordering.key(row), int(row[-1]))
-        for row in q.conn.execute(window_sql(q.compiled, sort), (*q.compiled.params, count, start))
+        (ordering.key(row), int(row[-1])) for row in q.conn.execute(sql, (*params, count, start))
     ]
 
 
@@ -339,9 +356,7 @@ def plans(q: Query, sort: IssueSort) -> list[str]:
     """EXPLAIN QUERY PLAN lines of the window and count queries, for tests and diagnosis."""
     fts.ensure_temp_tables(q.conn)
     lines: list[str] = []
-    for sql, params in (
-        (window_sql(q.compiled, sort), (*q.compiled.params, 50, 0)),
-        _count_query(q.compiled),
-    ):
+    walk, walk_params = window_sql(q.compiled, sort)
+    for sql, params in ((walk, (*walk_params, 50, 0)), _count_query(q.compiled)):
         lines += [str(row[3]) for row in q.conn.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
     return lines

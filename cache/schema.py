@@ -191,6 +191,25 @@ CREATE INDEX issues_by_label_mask ON issues (label_mask);
 """
 
 
+# Each field's index carries the default order right after the field, so a filter on that
+# field reads its matching rows as ranges already in order (see cache.filtering), and sorting
+# by status or priority breaks ties in that same order.
+FILTER_INDEXES_IN_DEFAULT_ORDER_SQL = """
+DROP INDEX issues_by_status;
+DROP INDEX issues_by_priority;
+DROP INDEX issues_by_assignee;
+DROP INDEX issues_by_project;
+CREATE INDEX issues_by_status ON issues (status_rank, updated_at DESC, rid DESC, priority_rank,
+    assignee, project_id, label_mask);
+CREATE INDEX issues_by_priority ON issues (priority_rank, updated_at DESC, rid DESC,
+    status_rank, assignee, project_id, label_mask);
+CREATE INDEX issues_by_assignee ON issues (assignee, updated_at DESC, rid DESC, status_rank,
+    priority_rank, project_id, label_mask);
+CREATE INDEX issues_by_project ON issues (project_id, updated_at DESC, rid DESC, status_rank,
+    priority_rank, assignee, label_mask);
+"""
+
+
 def _script(sql: str) -> Callable[[Database], None]:
     def step(db: Database) -> None:
         db.executescript(sql)
@@ -212,6 +231,7 @@ STEPS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     # The request log moved to a file of its own (see cache.requestlog). Its old entries are
     # not carried over: the server's rate-limit headers cover the minutes they counted.
     ("request_log_own_file", _script("DROP TABLE IF EXISTS request_log;")),
+    ("filter_indexes_in_default_order", _script(FILTER_INDEXES_IN_DEFAULT_ORDER_SQL)),
 )
 KNOWN_STEPS = tuple(name for name, _ in STEPS)
 

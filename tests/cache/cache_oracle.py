@@ -65,7 +65,7 @@ def sort_key(row: Row, key: SortKey) -> tuple[Any, ...]:
         if key is SortKey.STATUS
         else _rank(r.get("priority"), PRIORITY)
     )
-    return (rank, _Reversed(_null_first(r.get("updated_at"))), row.position)
+    return (rank, _Reversed(_null_first(r.get("updated_at"))), -row.position)
 
 
 def ordered(rows: list[Row], sort: IssueSort) -> list[str]:

@@ -18,8 +18,10 @@ from cache import (
     CorruptCacheError,
     InvalidProfileError,
     IssueFilter,
+    IssueSort,
     Resource,
     SchemaTooNewError,
+    SortKey,
     open_cache,
 )
 from cache.paths import data_dir
@@ -130,6 +132,31 @@ def test_an_old_cache_is_migrated_and_keeps_its_data(tmp_path: Path) -> None:
         assert cache.create(Resource.ISSUES, {"title": "new"}).startswith("local_")
         applied = [m.name for m in MIGRATIONS.applied(Database(path))]
     assert applied == list(KNOWN_STEPS)
+
+
+def test_filter_indexes_of_an_old_cache_are_rebuilt_in_the_default_order(tmp_path: Path) -> None:
+    path = tmp_path / "cache.db"
+    db = Database(path)
+    MIGRATIONS.apply(db, stop_before="filter_indexes_in_default_order")
+    db.close()
+    with Cache.open(path) as cache:
+        cache.apply_page(
+            Resource.ISSUES,
+            [
+                issue(n, status="todo", assignee="usr_1", updated_at="2026-01-01T00:00:00Z")
+                for n in (1, 2, 3)
+            ],
+        )
+        rows = cache.window(
+            IssueFilter(mine="usr_1"), IssueSort(SortKey.STATUS, descending=False), 0, 10
+        )
+        plans = cache.query_plans(IssueFilter(mine="usr_1"), IssueSort())
+    assert [row.id for row in rows] == ["iss_000003", "iss_000002", "iss_000001"]
+    assert "SEARCH issues USING COVERING INDEX issues_by_assignee (assignee=?)" in plans
+    indexes = dict(sqlite3.connect(path).execute("SELECT name, sql FROM sqlite_master"))
+    for field in ("status_rank", "priority_rank", "assignee", "project_id"):
+        found = [sql for sql in indexes.values() if sql and f"({field}, updated_at DESC" in sql]
+        assert len(found) == 1, field
 
 
 def test_two_processes_opening_an_old_cache_migrate_it_once(tmp_path: Path) -> None:
