@@ -426,7 +426,14 @@ def map_created(conn: sqlite3.Connection, entry: OutboxEntry, server_id: str) ->
         (server_id, entry.resource.value, local_id),
     )
     conn.execute("UPDATE outbox SET parent_id = ? WHERE parent_id = ?", (server_id, local_id))
-    for other in active(conn):
+    # Only entries whose JSON mentions the id can hold it: decoding every active entry made
+    # each create's bookkeeping grow with the queue.
+    mentioning = conn.execute(
+        f"SELECT {_COLUMNS} FROM outbox WHERE state IN {ACTIVE_SQL} "
+        "AND (instr(base, ?) > 0 OR instr(changes, ?) > 0) ORDER BY id",
+        (local_id, local_id),
+    )
+    for other in [_entry(row) for row in mentioning]:
         base = _substitute(other.base, local_id, server_id)
         changes = _substitute(other.changes, local_id, server_id)
         if base != other.base or changes != other.changes:

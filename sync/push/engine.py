@@ -35,8 +35,10 @@ from sync.push.report import Backoff, ProgressCallback, PushReport
 from sync.reconcile import find_applied_creates, listings
 from sync.session import SyncSession
 
-CONCURRENCY = 4
-"""Requests in flight at once: enough to keep the limiter's slots used, few enough that a
+CONCURRENCY = 2
+"""Requests in flight at once: one being answered while the next is prepared. More only queue
+at the server, and a longer round trip delays the limiter, which ends a request's window
+early from the moment it was answered (`sync.ratelimit.answered`); few enough too that a
 burst of failures stays small."""
 MAX_ROUNDS = 10_000
 UNCHARGED = (*RETRYABLE, Unauthorized, Forbidden)

@@ -73,6 +73,19 @@ class ClockOffset:
             return median
         return min(max(median, low), high)
 
+    @property
+    def overstated(self) -> float | None:
+        """At most how far `seconds` exceeds the true offset, by the window bounds; None
+        without bounds or when they disagree. A server time converted to local time happens
+        on the server no earlier than that local time plus this."""
+        if not self._samples or not self._bounds:
+            return None
+        low = max(bound[0] for bound in self._bounds)
+        high = min(bound[1] for bound in self._bounds)
+        if low > high:
+            return None
+        return self.seconds - low
+
     def to_server(self, local: float) -> float:
         """A local time as the server's clock would show it."""
         return local + self.seconds

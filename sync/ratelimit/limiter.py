@@ -5,6 +5,8 @@ Goal (SYNC.md 8): zero 429s when this client is the key's only user. Two mechani
 - A sliding log, shared by every process of the profile: never more than a limit in *any*
   window of its length. That is cautious against the server's fixed windows (any fixed window
   is one of the sliding ones), and needs no knowledge of where the server's windows start.
+  Windows are padded by a margin for arrival delays, except where an answer already bounds
+  when the server counted a request (`sync.ratelimit.answered`).
 - The server's own word, from every response: `X-RateLimit-Remaining` N with a reset R allows
   N more until R; `Retry-After` (or a 429 without it) blocks until then, plus jitter.
 
@@ -19,6 +21,7 @@ import random as random_module
 import time
 from collections.abc import Awaitable, Callable
 
+from sync.ratelimit.answered import AnsweredLog
 from sync.ratelimit.clock import ClockOffset
 from sync.ratelimit.headers import ResponseMeta
 from sync.ratelimit.limits import (
@@ -28,7 +31,7 @@ from sync.ratelimit.limits import (
     PlanSource,
     Priority,
 )
-from sync.ratelimit.log import RequestLog
+from sync.ratelimit.log import LogCheck, RequestLog
 from sync.ratelimit.plans import Bucket, Plan, plan_named
 
 SLIDE_EPSILON = 0.001
@@ -69,6 +72,7 @@ class RateLimiter:
             jitter=window_seconds / 60 if jitter is None else jitter,
             random=random,
         )
+        self._answered = AnsweredLog(keep=self._limits.window + self._limits.margin)
         self._users_waiting = 0
         self._users_idle = asyncio.Event()
         self._users_idle.set()
@@ -101,7 +105,9 @@ class RateLimiter:
 
     def on_response(self, meta: ResponseMeta) -> None:
         """Learn from a response, whatever its status; call it as soon as the response arrives."""
-        self._limits.observe(meta, self._clock())
+        now = self._clock()
+        self._limits.observe(meta, now)
+        self._answered.answered(meta.sent_at, now)
 
     def poll_interval(self, requests_per_poll: int = 1) -> float:
         """Seconds between background polls so that they fit the background budget all day.
@@ -148,8 +154,10 @@ class RateLimiter:
                 constraints = self._limits.constraints(kind, priority, now)
                 wait = self._limits.blocked_until(kind) - now
                 if wait <= 0:
-                    checks = [constraint.check for constraint in constraints]
+                    checks = [self._check(constraint, now) for constraint in constraints]
                     if self._log.reserve_request(now, log_bucket, checks):
+                        self._answered.prune(now)
+                        self._answered.sent(now, log_bucket)
                         self._prune(now)
                         return now
                     wait = self._wait(constraints, now)
@@ -162,11 +170,24 @@ class RateLimiter:
                 if not self._users_waiting:
                     self._users_idle.set()
 
+    def _check(self, constraint: Constraint, now: float) -> LogCheck:
+        """The log check of a constraint, allowing one more request for each own entry the
+        check counts that is known to be out of the server's window (`answered`). Once any
+        answer is known, that costs a read of the log per minute window."""
+        check = constraint.check
+        if constraint.span is None or not self._answered.helps(constraint.span):
+            return check
+        times = self._log.request_times(check.since, check.bucket)
+        released = self._answered.released(times, check.bucket, constraint.span, now)
+        if not released:
+            return check
+        return LogCheck(check.since, check.limit + released, check.bucket)
+
     def _wait(self, constraints: list[Constraint], now: float) -> float:
         """Seconds until every constraint could pass, judging by the log as it is now.
 
-        Asked only after the log refused a request, so the usual request costs one call to the
-        log; a zero here means another process took the slot first.
+        Asked only after the log refused a request, so the usual request reads nothing here; a
+        zero means another process took the slot first.
         """
         return max((self._wait_one(constraint, now) for constraint in constraints), default=0.0)
 
@@ -180,7 +201,10 @@ class RateLimiter:
             return constraint.until - now
         if check.limit <= 0:
             return self._limits.window
-        return times[excess - 1] - check.since + SLIDE_EPSILON
+        if constraint.span is None or not self._answered.helps(constraint.span):
+            return times[excess - 1] - check.since + SLIDE_EPSILON
+        ends = self._answered.ends(times, check.bucket, constraint.span, now - check.since)
+        return ends[excess - 1] - now + SLIDE_EPSILON
 
     def _prune(self, now: float) -> None:
         """Drop entries no window can still count, at most once a window."""

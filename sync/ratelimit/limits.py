@@ -69,6 +69,9 @@ class Constraint:
 
     check: LogCheck
     until: float | None = None
+    span: float | None = None
+    """A sliding window's length without the margin (None for a fixed window): how long an
+    entry counts once the server is known to have counted it (`sync.ratelimit.answered`)."""
 
 
 class Limits:
@@ -114,7 +117,8 @@ class Limits:
         """Every check a request of `bucket` must pass at `now`.
 
         Sliding windows are `margin` longer than the server's: requests are logged when let
-        through but counted when they arrive, and arrival delays vary.
+        through but counted when they arrive, and arrival delays vary. Each carries its `span`,
+        so that the limiter can end the padding early for requests answered since.
         """
         background = priority is Priority.BACKGROUND
         minute = self.per_minute
@@ -122,14 +126,15 @@ class Limits:
             minute -= max(1, math.floor(minute * USER_HEADROOM))
         minute_ago, day_ago = now - self.window - self.margin, now - self.day - self.margin
         found = [
-            Constraint(LogCheck(minute_ago, minute, None)),
-            Constraint(LogCheck(day_ago, self.per_day, None)),
+            Constraint(LogCheck(minute_ago, minute, None), span=self.window),
+            Constraint(LogCheck(day_ago, self.per_day, None), span=self.day),
         ]
         if bucket in ENDPOINT_LIMITS:
-            found.append(Constraint(LogCheck(minute_ago, ENDPOINT_LIMITS[bucket], bucket)))
+            check = LogCheck(minute_ago, ENDPOINT_LIMITS[bucket], bucket)
+            found.append(Constraint(check, span=self.window))
         if background:
             check = LogCheck(day_ago, self.background_budget, BACKGROUND_LOG_BUCKET)
-            found.append(Constraint(check))
+            found.append(Constraint(check, span=self.day))
         self._observations = [
             c for c in self._observations if c.until is not None and c.until > now
         ]
@@ -154,12 +159,20 @@ class Limits:
         if meta.retry_after is not None:
             self._block(scope, now + meta.retry_after + self._random_jitter())
         elif remaining == 0 and reset is not None:
-            self._block(scope, reset + self.margin + self._random_jitter())
+            self._block(scope, reset + self._reset_pad() + self._random_jitter())
         elif meta.status == 429:
             wait = (reset + self.margin) if reset is not None else now + self.window
             self._block(scope, wait + self._random_jitter())
         elif remaining is not None and reset is not None:
-            self._remember(scope, meta.sent_at, remaining, reset + self.margin, now)
+            self._remember(scope, meta.sent_at, remaining, reset + self._reset_pad(), now)
+
+    def _reset_pad(self) -> float:
+        """How long after a window's reset (as converted to local time) it surely has passed
+        on the server: the margin, or less when the window bounds show that the measured
+        clock offset cannot be overstated by as much. Arrival delays only make a request
+        count later, so they need no padding here; 429s keep the full margin."""
+        overstated = self.offset.overstated
+        return self.margin if overstated is None else min(self.margin, overstated)
 
     def _bound_offset(self, meta: ResponseMeta, now: float) -> None:
         """Bound the clock offset by the minute window a response was counted in (see
