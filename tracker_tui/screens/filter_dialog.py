@@ -10,6 +10,7 @@ unselected.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import ClassVar
 
 from textual import on
@@ -63,10 +64,17 @@ class FilterDialog(ModalScreen[IssueQuery | None]):
     }
     """
 
-    def __init__(self, query: IssueQuery, choices: Choices) -> None:
+    def __init__(
+        self,
+        query: IssueQuery,
+        choices: Choices,
+        *,
+        on_apply: Callable[[IssueQuery], None] | None = None,
+    ) -> None:
         super().__init__()
         self._query = query
         self._choices = choices
+        self._on_apply = on_apply
         self._selected: dict[FilterField, set[str]] = {
             field: set(query.values(field)) for field in FILTER_FIELDS
         }
@@ -116,8 +124,16 @@ class FilterDialog(ModalScreen[IssueQuery | None]):
 
     @on(Button.Pressed, "#filter-apply")
     def action_apply(self) -> None:
-        """Dismiss with the filtered query (the Apply button and ctrl+s)."""
-        self.dismiss(self.result)
+        """Dismiss with the filtered query (the Apply button and ctrl+s).
+
+        `on_apply` hears of it first, while the dialog is still up: the screen below starts
+        reading the new rows during the dialog's removal instead of after it (the dismiss
+        callback only runs once the screen below has resumed).
+        """
+        result = self.result
+        if self._on_apply is not None:
+            self._on_apply(result)
+        self.dismiss(result)
 
     @on(Button.Pressed, "#filter-cancel")
     def cancel(self) -> None:

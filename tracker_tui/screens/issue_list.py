@@ -20,7 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from tracker_tui.data.source import (
     FILTER_FIELDS,
@@ -43,6 +43,7 @@ from tracker_tui.screens.sort_dialog import SortDialog
 from tracker_tui.widgets.filter_chips import FilterChips
 from tracker_tui.widgets.issue_list import IssueList
 from tracker_tui.widgets.status_bar import StatusBar
+from tracker_tui.widgets.steady_footer import SteadyFooter
 
 
 class IssueListScreen(Screen[None]):
@@ -72,10 +73,11 @@ class IssueListScreen(Screen[None]):
         ),
     ]
 
-    issue_query: reactive[IssueQuery] = reactive(IssueQuery, init=False)
-    """The filter and sort shown; the list and the chip bar follow it."""
+    issue_query: reactive[IssueQuery] = reactive(IssueQuery, init=False, repaint=False)
+    """The filter and sort shown; the list and the chip bar follow it (and repaint what they
+    change: repainting the screen itself would redraw every widget on every keystroke)."""
 
-    view_name: reactive[str | None] = reactive(None, init=False)
+    view_name: reactive[str | None] = reactive(None, init=False, repaint=False)
     """The saved view last applied, until the query is changed by hand."""
 
     @dataclass
@@ -107,7 +109,7 @@ class IssueListScreen(Screen[None]):
         yield Input(placeholder="Search titles…", id="search", classes="-hidden")
         yield IssueList(self._source, clock=self._clock, read_only=self.read_only, id="issues")
         yield StatusBar(self._profile, read_only=self.read_only, id="status")
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         """Load the filter values, and reload everything whenever the cache changes."""
@@ -146,7 +148,14 @@ class IssueListScreen(Screen[None]):
 
     @on(Input.Changed, "#search")
     def search_as_typed(self, event: Input.Changed) -> None:
-        """Filter on every keystroke: stale counts are dropped, so typing never waits."""
+        """Filter on every keystroke: stale counts are dropped, so typing never waits.
+
+        A change the field has already moved past (keys typed in a burst) is skipped: its
+        query would be stale at once, and writing its text back into the field (as a change
+        of query does) would undo the keys typed since.
+        """
+        if event.value != event.input.value:
+            return
         self.issue_query = dataclasses.replace(self.issue_query, text=event.value.strip())
 
     @on(Input.Submitted, "#search")
@@ -168,7 +177,8 @@ class IssueListScreen(Screen[None]):
 
     def action_filter(self) -> None:
         """Open the filter picker over the current query."""
-        self.app.push_screen(FilterDialog(self.issue_query, self.choices), self._apply_query)
+        dialog = FilterDialog(self.issue_query, self.choices, on_apply=self._apply_query)
+        self.app.push_screen(dialog, self._apply_query)
 
     def action_clear_filters(self) -> None:
         """Show every issue again, keeping the sort."""

@@ -30,6 +30,19 @@ SYNC_GLYPHS = {"synced": " ", "pending": "↑", "conflict": "≠", "failed": "�
 GUTTER = 3
 """Mark glyph, sync glyph, one space."""
 
+CELL_KINDS = (
+    "plain",
+    "muted",
+    "closed",
+    "urgent",
+    "high",
+    "marked",
+    "pending",
+    "conflict",
+    "failed",
+)
+"""The styles a cell of a row can have (component classes `issue-list--<kind>`, but "plain")."""
+
 MIN_TITLE = 16
 
 
@@ -86,22 +99,34 @@ class RowStyles:
     urgent: Style
     high: Style
     sync: dict[str, Style]
+    cells: dict[tuple[str, str], Style]
+    """Each cell style (`CELL_KINDS`) on the base, under each overlay (none, cursor, marked):
+    combined once here rather than twice per cell of every row drawn."""
 
     @classmethod
     def resolve(cls, base: Style, component: Callable[[str], Style]) -> RowStyles:
         """Styles from the widget's component classes (`component("cursor")` and so on)."""
         marked = component("marked")
+        marked_row = Style(bgcolor=marked.bgcolor)
+        kinds = {name: component(name) for name in CELL_KINDS if name != "plain"}
+        kinds["plain"] = Style()
+        overlays = {"none": Style(), "cursor": component("cursor"), "marked": marked_row}
         return cls(
             base=base,
             header=component("header"),
-            cursor=component("cursor"),
+            cursor=overlays["cursor"],
             marked=marked,
-            marked_row=Style(bgcolor=marked.bgcolor),
-            muted=component("muted"),
-            closed=component("closed"),
-            urgent=component("urgent"),
-            high=component("high"),
-            sync={state: component(state) for state in ("pending", "conflict", "failed")},
+            marked_row=marked_row,
+            muted=kinds["muted"],
+            closed=kinds["closed"],
+            urgent=kinds["urgent"],
+            high=kinds["high"],
+            sync={state: kinds[state] for state in ("pending", "conflict", "failed")},
+            cells={
+                (kind, over): base + style + overlay
+                for kind, style in kinds.items()
+                for over, overlay in overlays.items()
+            },
         )
 
 
@@ -128,22 +153,22 @@ def render_row(
     styles: RowStyles,
 ) -> Strip:
     """One issue as a line of cells; the cursor and mark styles lie over the cell styles."""
-    overlay = styles.cursor if cursor else styles.marked_row if marked else Style()
+    overlay = "cursor" if cursor else "marked" if marked else "none"
     closed = row.status in ("done", "canceled")
-    cells: list[tuple[str, Style]] = [
-        (MARK_GLYPH if marked else " ", styles.marked if marked else Style()),
-        (SYNC_GLYPHS.get(row.sync_state, "?"), styles.sync.get(row.sync_state, styles.muted)),
-        (" ", Style()),
+    sync = row.sync_state if row.sync_state in styles.sync else "muted"
+    cells: list[tuple[str, str]] = [
+        (MARK_GLYPH if marked else " ", "marked" if marked else "plain"),
+        (SYNC_GLYPHS.get(row.sync_state, "?"), sync),
+        (" ", "plain"),
     ]
+    last = len(columns) - 1
     for index, column in enumerate(columns):
-        text, style = _cell(row, column.key, now, styles)
+        text, kind = _cell(row, column.key, now)
         if closed and column.key == "title":
-            style = styles.closed
-        separator = " " if index < len(columns) - 1 else ""
-        cells.append((fit(text, column.width) + separator, style))
-    return Strip(
-        [Segment(text, styles.base + style + overlay) for text, style in cells],
-    )
+            kind = "closed"
+        cells.append((fit(text, column.width) + (" " if index < last else ""), kind))
+    style = styles.cells
+    return Strip([Segment(text, style[kind, overlay]) for text, kind in cells])
 
 
 def render_message(text: str, width: int, style: Style) -> Strip:
@@ -157,22 +182,24 @@ def render_placeholder(width: int, *, cursor: bool, styles: RowStyles) -> Strip:
     return Strip([Segment(fit(" " * GUTTER + "…", width), style)])
 
 
-def _cell(row: IssueRow, key: str, now: datetime, styles: RowStyles) -> tuple[str, Style]:
-    """The text and style of one cell."""
+_PRIORITY_KINDS = {"urgent": "urgent", "high": "high", "none": "muted"}
+
+
+def _cell(row: IssueRow, key: str, now: datetime) -> tuple[str, str]:
+    """The text and style kind (one of `CELL_KINDS`) of one cell."""
     if key == "number":
-        return issue_reference(row.number, row.id), styles.muted
+        return issue_reference(row.number, row.id), "muted"
     if key == "title":
-        return row.title, Style()
+        return row.title, "plain"
     if key == "status":
         closed = row.status in ("done", "canceled")
-        return status_label(row.status), styles.closed if closed else Style()
+        return status_label(row.status), "closed" if closed else "plain"
     if key == "priority":
-        style = {"urgent": styles.urgent, "high": styles.high, "none": styles.muted}
-        return priority_label(row.priority), style.get(row.priority, Style())
+        return priority_label(row.priority), _PRIORITY_KINDS.get(row.priority, "plain")
     if key == "assignee":
-        return row.assignee or "—", Style() if row.assignee else styles.muted
+        return row.assignee or "—", "plain" if row.assignee else "muted"
     if key == "project":
-        return row.project or "—", Style() if row.project else styles.muted
+        return row.project or "—", "plain" if row.project else "muted"
     if key == "labels":
-        return ", ".join(row.labels), styles.muted
-    return relative_time(row.updated_at, now), styles.muted
+        return ", ".join(row.labels), "muted"
+    return relative_time(row.updated_at, now), "muted"

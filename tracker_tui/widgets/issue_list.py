@@ -161,6 +161,7 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         self._read_only = read_only
         self._highlighted: str | None = None
         self._pass: _RenderPass | None = None
+        self._styles: RowStyles | None = None
 
     @property
     def highlighted_row(self) -> IssueRow | None:
@@ -248,12 +249,25 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
             strip = Strip.blank(width, styles.base)
         return strip.adjust_cell_length(width, styles.base)
 
+    def notify_style_update(self) -> None:
+        """The CSS changed (focus, theme): resolve the row styles again on the next draw."""
+        super().notify_style_update()
+        self._styles = None
+
     def _render_pass(self) -> _RenderPass:
-        """What every line of one drawing pass shares."""
+        """What every line of one drawing pass shares.
+
+        The row styles are kept from one pass to the next (every `refresh` empties Textual's
+        own cache of them, and resolving ten component styles cost more than a row): they are
+        resolved again when the CSS changes, or the background they lie on.
+        """
         width = self.scrollable_content_region.width
-        styles = RowStyles.resolve(
-            self.rich_style, lambda name: self.get_component_rich_style(f"issue-list--{name}")
-        )
+        base = self.rich_style
+        styles = self._styles
+        if styles is None or styles.base != base:
+            styles = self._styles = RowStyles.resolve(
+                base, lambda name: self.get_component_rich_style(f"issue-list--{name}")
+            )
         return _RenderPass(width, layout_columns(width), styles, self._clock())
 
     def on_click(self, event: events.Click) -> None:

@@ -19,11 +19,13 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.timer import Timer
+from textual.widget import Widget
 
 from tracker_tui.data.pages import PageCache
 from tracker_tui.data.source import IssueQuery, IssueRow, IssueSource
 from tracker_tui.messages import SourceFailed
 from tracker_tui.probes import first_draw_file, record_first_draw
+from tracker_tui.widgets.frame_hold import FrameHold
 
 MARGIN = 32
 """Rows fetched beyond each edge of the viewport, so small scrolls never show placeholders."""
@@ -40,10 +42,11 @@ then rows): half the drawing per keystroke while typing a search, and no flicker
 class IssueWindow(ScrollView):
     """The rows of `issue_query`, loaded around the viewport as it moves."""
 
-    issue_query: reactive[IssueQuery] = reactive(IssueQuery, init=False)
-    """The filter and sort whose rows are shown."""
+    issue_query: reactive[IssueQuery] = reactive(IssueQuery, init=False, repaint=False)
+    """The filter and sort whose rows are shown. Setting it does not repaint: the old rows stay
+    on screen until the new query's first rows replace them (or `PLACEHOLDER_DELAY` passes)."""
 
-    count: reactive[int | None] = reactive(None, init=False)
+    count: reactive[int | None] = reactive(None, init=False, repaint=False)
     """How many rows match the query; None until the first count arrives."""
 
     @dataclass
@@ -84,12 +87,18 @@ class IssueWindow(ScrollView):
         self._error: str | None = None
         self._first_draw = first_draw_file()
         self._placeholders: Timer | None = None
+        self._frame_hold = FrameHold(self)
         self.set_reactive(IssueWindow.issue_query, query or IssueQuery())
 
     @property
     def page_cache_size(self) -> int:
         """Pages held in memory (bounded, whatever the number of issues)."""
         return len(self._pages)
+
+    @property
+    def frames_held(self) -> bool:
+        """Whether a query change is holding back the app's frames (until its rows arrive)."""
+        return self._frame_hold.held
 
     @property
     def visible_rows(self) -> int:
@@ -111,14 +120,20 @@ class IssueWindow(ScrollView):
         """Load the first screenful."""
         self._start_load(clear=True)
 
+    def on_unmount(self) -> None:
+        """Never leave the app's frames held."""
+        self._frame_hold.release()
+
     def watch_issue_query(self, old: IssueQuery, new: IssueQuery) -> None:
-        """Start over at the top for a new query."""
+        """Start over at the top for a new query, drawn in one frame with its first rows."""
         self.scroll_to(y=0, animate=False)
+        if self.is_mounted:
+            self._frame_hold.hold()
         self._start_load(clear=True)
 
     def watch_count(self, count: int | None) -> None:
         """Size the scroll area to the rows, plus the header."""
-        self.virtual_size = Size(self.scrollable_content_region.width, (count or 0) + HEADER_LINES)
+        self._size_scroll_area()
         self.refresh()
 
     def watch_scroll_y(self, old: float, new: float) -> None:
@@ -128,7 +143,8 @@ class IssueWindow(ScrollView):
 
     def on_resize(self, _event: events.Resize) -> None:
         """A taller list may need more rows."""
-        self.watch_count(self.count)
+        self._size_scroll_area()
+        self.refresh()
         self.fetch_visible()
 
     def wanted_rows(self) -> tuple[int, int]:
@@ -147,6 +163,28 @@ class IssueWindow(ScrollView):
         first, last = self.wanted_rows()
         if plan := self._pages.plan(first, min(last, self.count - 1)):
             self._load_rows(self._pages.generation, self.issue_query, *plan)
+
+    def _size_scroll_area(self) -> None:
+        """Make the virtual height the row count plus the header.
+
+        Setting `virtual_size` lays out the whole screen again (every widget's place, then a
+        full redraw): needed when the scrollbar appears or goes, since the rows' width changes,
+        but a waste when only the count changed (most keystrokes of a search). Then only the
+        scrollbar's proportions and the scroll limits follow, and the list redraws itself.
+        """
+        size = Size(self.scrollable_content_region.width, (self.count or 0) + HEADER_LINES)
+        if size == self.virtual_size:
+            return
+        viewport = self.container_size.height
+        needs_bar = self.styles.overflow_y == "scroll" or (
+            self.styles.overflow_y == "auto" and size.height > viewport
+        )
+        if not viewport or needs_bar != self.show_vertical_scrollbar:
+            self.virtual_size = size
+            return
+        self.set_reactive(Widget.virtual_size, size)
+        self.vertical_scrollbar.window_virtual_size = size.height
+        self.scroll_y = self.validate_scroll_y(self.scroll_y)
 
     def _start_load(self, *, clear: bool) -> None:
         """Count and fetch the first rows for the current query in one worker."""
@@ -182,6 +220,8 @@ class IssueWindow(ScrollView):
                 self.call_after_refresh(record_first_draw, self._first_draw)
                 self._first_draw = None
         self.rows_arrived(counted=fresh)
+        if fresh:
+            self._frame_hold.release()
         self.fetch_visible()
 
     @on(_LoadFailed)
@@ -190,6 +230,7 @@ class IssueWindow(ScrollView):
         message.stop()
         if self._pages.abandon(message.generation):
             self._error = message.error
+            self._frame_hold.release()
             self.refresh()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="issue-list-query")

@@ -1,0 +1,175 @@
+"""What keeps a keystroke's redraw cheap: one frame per query change, no relayout for a new
+count, no footer rebuild for the same keys, and typed bursts that are not undone."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import weakref
+from typing import Any
+
+from textual import events
+from textual.widgets import Checkbox, Footer, Input
+from tui_support import AppFactory, FakeIssueSource, settle
+
+from tracker_tui.data.source import IssueQuery
+from tracker_tui.screens.filter_dialog import FilterDialog
+from tracker_tui.screens.issue_list import IssueListScreen
+from tracker_tui.widgets.frame_hold import FRAME_HOLD
+from tracker_tui.widgets.issue_list import IssueList
+
+SIZE = (120, 36)
+
+
+def issue_list(app: Any) -> IssueList:
+    assert isinstance(app.screen, IssueListScreen)
+    return app.screen.query_one(IssueList)
+
+
+def footer_keys(app: Any) -> list[Any]:
+    return list(app.screen.query_one(Footer).query("FooterKey"))
+
+
+async def test_a_new_query_holds_frames_until_its_rows_arrive(app_factory: AppFactory) -> None:
+    source = FakeIssueSource(1_000)
+    app = app_factory(source)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        issues = issue_list(app)
+        assert not issues.frames_held
+        source.gate = threading.Event()
+        await pilot.press("m")
+        assert issues.frames_held
+        assert issues.count == 1_000
+        source.gate.set()
+        await settle(pilot)
+        assert not issues.frames_held
+        assert issues.count == len(source._ordered(issues.issue_query.filter_key))
+        assert issues.count < 1_000
+
+
+async def test_a_hold_gives_way_after_its_limit_or_a_failure(app_factory: AppFactory) -> None:
+    source = FakeIssueSource(1_000)
+    app = app_factory(source)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        issues = issue_list(app)
+        source.gate = threading.Event()
+        await pilot.press("m")
+        assert issues.frames_held
+        await pilot.pause(FRAME_HOLD + 0.1)
+        assert not issues.frames_held
+        source.gate.set()
+        await settle(pilot)
+        source.gate = None
+        source.fail = RuntimeError("disk gone")
+        await pilot.press("m")
+        await settle(pilot)
+        assert not issues.frames_held
+
+
+async def test_the_scroll_area_follows_the_count(app_factory: AppFactory) -> None:
+    source = FakeIssueSource(1_000)
+    app = app_factory(source)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        issues = issue_list(app)
+        bar = issues.vertical_scrollbar
+        assert issues.show_vertical_scrollbar
+        assert issues.virtual_size.height == bar.window_virtual_size == 1_001
+        await pilot.press("m")
+        await settle(pilot)
+        mine = issues.count or 0
+        assert 40 < mine < 1_000
+        assert issues.show_vertical_scrollbar
+        assert issues.virtual_size.height == bar.window_virtual_size == mine + 1
+        await pilot.press("F", "G")
+        await settle(pilot)
+        assert issues.scroll_offset.y == issues.max_scroll_y > 0
+        source.size = 500
+        issues.reload()
+        await settle(pilot)
+        assert issues.count == 500
+        assert issues.virtual_size.height == bar.window_virtual_size == 501
+        assert issues.scroll_offset.y == issues.max_scroll_y
+        assert issues.cursor == 499
+        await pilot.press("slash", *"no such title")
+        await settle(pilot)
+        assert issues.count == 0
+        assert not issues.show_vertical_scrollbar
+        await pilot.press("escape")
+        await settle(pilot)
+        assert issues.show_vertical_scrollbar
+        assert issues.virtual_size.height == 501
+
+
+async def test_the_footer_keeps_its_keys_unless_they_change(app_factory: AppFactory) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = footer_keys(app)
+        assert "Open" in [key.description for key in before]
+        await pilot.press("f")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert footer_keys(app) == before
+        await pilot.press("slash")
+        await settle(pilot)
+        searching = footer_keys(app)
+        assert "Open" not in [key.description for key in searching]
+        assert not set(map(id, searching)) & set(map(id, before))
+
+
+async def test_a_burst_of_typed_keys_is_not_undone(app_factory: AppFactory) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash")
+        for letter in "login":
+            app.post_message(events.Key(letter, letter))
+        await settle(pilot)
+        search = app.screen.query_one("#search", Input)
+        assert search.value == "login"
+        assert search.cursor_position == len("login")
+        assert issue_list(app).issue_query.text == "login"
+
+
+async def test_a_closed_dialog_leaves_no_drawn_lines_behind(app_factory: AppFactory) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, FilterDialog)
+        drawn = [weakref.ref(widget._styles_cache) for widget in dialog.query("*")]
+        assert len(drawn) > 10
+        await pilot.press("escape")
+        await settle(pilot)
+        del dialog
+        gc.collect()
+        assert [ref for ref in drawn if ref() is not None] == []
+
+
+async def test_the_filter_dialog_hands_over_its_query_while_still_up(
+    app_factory: AppFactory,
+) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        applied: list[tuple[IssueQuery, bool]] = []
+        dismissed: list[IssueQuery | None] = []
+
+        def hand_over(query: IssueQuery) -> None:
+            applied.append((query, app.screen is dialog))
+
+        dialog = FilterDialog(IssueQuery(), {}, on_apply=hand_over)
+        app.push_screen(dialog, dismissed.append)
+        await pilot.pause()
+        dialog.query_one("#filter-mine", Checkbox).value = True
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        expected = IssueQuery(mine=True)
+        assert applied == [(expected, True)]
+        assert dismissed == [expected]
