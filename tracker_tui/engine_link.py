@@ -25,6 +25,7 @@ from sync.errors import NetworkError, SyncError
 from sync.live import LiveUpdates
 from sync.pull import PullProgress, PullReport
 from sync.session import SyncSession, open_session
+from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.errors import describe
 from tracker_tui.messages import CacheChanged, SourceFailed, SyncStatusChanged
 from tracker_tui.sync_link import Poster
@@ -34,8 +35,6 @@ PROGRESS_REFRESH = 0.5
 RECONNECT_PAUSE = 15.0
 """Seconds between attempts to reach a server that could not be reached."""
 STOP_TIMEOUT = 5.0
-ME_STATE_KEY = "me_user_id"
-"""Cache state holding the key's user id, so "mine" works offline from the next start on."""
 
 
 class EngineLink:

@@ -18,10 +18,11 @@ from sync.profiles import AppPaths, NoProfileError, ProfileStore
 from sync.secret import Secret
 from sync.session import cache_name
 from tracker_tui.app import make_app
+from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.data.settings import ProfileSettings, saved_theme, saved_views
 from tracker_tui.demo_activity import AnotherUser
 from tracker_tui.demo_service import DEMO_WORKSPACE, DemoService
-from tracker_tui.engine_link import ME_STATE_KEY, EngineLink
+from tracker_tui.engine_link import EngineLink
 from tracker_tui.errors import UsageError
 from tracker_tui.screens.login import LoginSetup
 

@@ -69,7 +69,8 @@ def app_factory(cache: Cache, link: OfflineLink) -> AppFactory:
         if issue_source is not None:
             return make_app(issue_source, clock=fixed_clock, **kwargs)
         kwargs.setdefault("sync", link)
-        return make_app(cache=cache, me=ME, clock=fixed_clock, **kwargs)
+        kwargs.setdefault("me", ME)
+        return make_app(cache=cache, clock=fixed_clock, **kwargs)
 
     return build
 

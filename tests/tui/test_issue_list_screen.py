@@ -9,7 +9,7 @@ from textual.widgets import Input, SelectionList
 from tui_support import NOW, AppFactory, FakeIssueSource, Notices, settle, unique
 
 from cache import Cache, Resource
-from tracker_tui.data.cache_source import CacheIssueSource
+from tracker_tui.data.cache_source import ME_STATE_KEY, CacheIssueSource
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.data.views import SavedView
 from tracker_tui.demo_data import generate
@@ -154,6 +154,24 @@ async def test_only_mine_and_clear_filters(app_factory: AppFactory) -> None:
         await pilot.press("F")
         assert not screen(app).issue_query.is_filtered
         assert "all issues" in chips_text(app)
+
+
+async def test_mine_works_once_the_sync_engine_learns_who_i_am(
+    app_factory: AppFactory, cache: Cache
+) -> None:
+    """A first run starts before `GET /me` has answered: "mine" matches nobody until then,
+    and the user stored by the sync engine meanwhile, without a restart."""
+    app = app_factory(me=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        assert screen(app).query_one(IssueList).highlighted_row is None
+        cache.set_state(ME_STATE_KEY, "usr_ada")
+        app.post_message(CacheChanged())
+        await settle(pilot)
+        row = screen(app).query_one(IssueList).highlighted_row
+        assert row is not None and row.assignee == "Ada Lovelace"
 
 
 async def test_saved_views_apply_on_number_keys_and_save_via_the_callback(

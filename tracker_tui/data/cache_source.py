@@ -19,6 +19,8 @@ from tracker_tui.formatting import priority_label, status_label
 
 NO_VALUE = "-"
 """The picker value standing for "unassigned" / "no project" (ids never look like this)."""
+ME_STATE_KEY = "me_user_id"
+"""Where the sync engine keeps the current user's id (from `GET /me`) in the cache."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -60,7 +62,17 @@ class CacheIssueSource:
 
     def __init__(self, cache: Cache, *, me: str | None = None) -> None:
         self.cache = cache
-        self.me = me
+        self._me = me
+
+    @property
+    def me(self) -> str | None:
+        """The current user's id: given at start, or else looked up until the sync engine has
+        stored it. A first run (and every demo) starts on an empty cache, before `GET /me`
+        has answered, and "mine" must not stay empty for the rest of the session."""
+        if self._me is None:
+            found = self.cache.get_state(ME_STATE_KEY)
+            self._me = found if isinstance(found, str) else None
+        return self._me
 
     def count(self, query: IssueQuery) -> int:
         return self.cache.count(to_filter(query, self.me))
