@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, ClassVar, TypeVar
 
 from textual import on
@@ -38,6 +38,7 @@ from tracker_tui.navigation import NavigatingApp
 from tracker_tui.screens.help import HelpScreen, help_groups
 from tracker_tui.screens.issue_list import IssueListScreen
 from tracker_tui.screens.login import LoginScreen, LoginSetup
+from tracker_tui.server_clock import utc_now
 from tracker_tui.services import Services
 from tracker_tui.sync_link import OfflineLink, SyncLink
 from tracker_tui.widgets.issue_list import IssueList
@@ -46,11 +47,6 @@ _T = TypeVar("_T")
 
 THEMES: tuple[str, ...] = ("textual-dark", "textual-light", "nord", "gruvbox", "tokyo-night")
 """The built-in themes ctrl+t cycles through."""
-
-
-def utc_now() -> datetime:
-    """The wall clock, for "3h ago"; tests pass a fixed one instead."""
-    return datetime.now(UTC)
 
 
 class TrackerApp(NavigatingApp):
@@ -277,7 +273,8 @@ def make_app(
         views: Saved views, on the keys 1 to 9 in this order.
         read_only: Refuse every write (edit, create, marks for bulk edits) with a notice.
         theme: A Textual theme name to start with; unknown names are ignored.
-        clock: The current time, for relative times ("3h ago").
+        clock: The current time, for relative times ("3h ago"): the server's (see
+            tracker_tui.server_clock) when a sync engine measures it; tests pass a fixed one.
         on_views_changed: Called with all views whenever one is saved.
         on_theme_changed: Called with the theme's name whenever the user changes it.
     """

@@ -28,6 +28,7 @@ from sync.session import SyncSession, open_session
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.errors import describe
 from tracker_tui.messages import CacheChanged, SourceFailed, SyncStatusChanged
+from tracker_tui.server_clock import ServerClock
 from tracker_tui.sync_link import Poster
 
 PROGRESS_REFRESH = 0.5
@@ -49,6 +50,7 @@ class EngineLink:
         transport: httpx.AsyncBaseTransport | None = None,
         window_seconds: float = 60.0,
         clock: Callable[[], float] = time.time,
+        server_clock: ServerClock | None = None,
     ) -> None:
         self._resolved = resolved
         self._cache = cache
@@ -56,6 +58,7 @@ class EngineLink:
         self._transport = transport
         self._window_seconds = window_seconds
         self._clock = clock
+        self._server_clock = server_clock
         self._post: Poster | None = None
         self._thread: threading.Thread | None = None
         self._engine_loop: asyncio.AbstractEventLoop | None = None
@@ -167,10 +170,19 @@ class EngineLink:
         else:
             self._online = True
             if isinstance(what, PullReport):
-                self._last_sync = datetime.now(UTC)
+                self._last_sync = self._server_now(what)
         if self._post is not None:
             self._post(CacheChanged())
         self._report()
+
+    def _server_now(self, report: PullReport) -> datetime:
+        """Now in the server's time, as the pull just measured it: "last sync 2m ago" is
+        read against the same clock as the server's own stamps."""
+        if self._server_clock is None:
+            return datetime.now(UTC)
+        if report.clock_offset is not None:
+            self._server_clock.offset = report.clock_offset
+        return self._server_clock.now()
 
     def _tell_failure(self, error: Exception) -> None:
         if self._post is not None:

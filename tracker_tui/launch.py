@@ -25,6 +25,7 @@ from tracker_tui.demo_service import DEMO_WORKSPACE, DemoService
 from tracker_tui.engine_link import EngineLink
 from tracker_tui.errors import UsageError
 from tracker_tui.screens.login import LoginSetup
+from tracker_tui.server_clock import ServerClock
 
 
 def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = False) -> int:
@@ -48,9 +49,11 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
     settings = ProfileSettings(store, resolved.name) if resolved.name else None
     with open_cache(cache_name(resolved)) as cache:
         me = cache.get_state(ME_STATE_KEY)
+        clock = ServerClock(cache.clock_offset())
         app = make_app(
             cache=cache,
-            sync=EngineLink(resolved, cache, live=live),
+            sync=EngineLink(resolved, cache, live=live, server_clock=clock),
+            clock=clock.now,
             me=me if isinstance(me, str) else None,
             profile=resolved.name or "env",
             views=saved_views(ui),
@@ -101,9 +104,11 @@ def run_demo(*, issues: int, another_user: bool, read_only: bool = False) -> int
             colleague = AnotherUser(str(service.db_path), DEMO_WORKSPACE, service.base_url)
             colleague.start()
         try:
+            clock = ServerClock()
             app = make_app(
                 cache=cache,
-                sync=EngineLink(resolved, cache, live=True),
+                sync=EngineLink(resolved, cache, live=True, server_clock=clock),
+                clock=clock.now,
                 profile="demo",
                 read_only=read_only,
             )

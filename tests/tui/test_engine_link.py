@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -22,6 +23,7 @@ from tracker_tui.app import TrackerApp, make_app
 from tracker_tui.demo_service import DemoService
 from tracker_tui.engine_link import EngineLink
 from tracker_tui.messages import SourceFailed
+from tracker_tui.server_clock import ServerClock
 from tracker_tui.widgets.issue_list import IssueList
 
 ISSUES = 120
@@ -74,6 +76,29 @@ async def test_pulled_issues_appear_and_a_local_edit_reaches_the_server(
             link.poke()
             await until(lambda: server_priority(service, target.id) == wanted, pilot)
             await until(lambda: not cache.outbox(ACTIVE_STATES), pilot)
+
+
+async def test_times_are_read_against_the_servers_clock(
+    service: DemoService, tmp_path: Path
+) -> None:
+    """This machine's clock ten minutes fast: the measured offset brings "now" back to the
+    server's, for the server's stamps and for the last sync alike."""
+    ahead = 600.0
+    server_clock = ServerClock(local=lambda: datetime.now(UTC) + timedelta(seconds=ahead))
+    with Cache.open(tmp_path / "cache.db") as cache:
+        link = EngineLink(
+            profile_for(service),
+            cache,
+            clock=lambda: time.time() + ahead,
+            server_clock=server_clock,
+        )
+        app = make_app(cache=cache, sync=link, profile="demo", clock=server_clock.now)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await until(lambda: app.sync_status is not None and app.sync_status.last_sync, pilot)
+            assert app.sync_status is not None and app.sync_status.last_sync is not None
+            assert abs(server_clock.offset + ahead) < 5
+            assert abs((server_clock.now() - datetime.now(UTC)).total_seconds()) < 5
+            assert abs((app.sync_status.last_sync - datetime.now(UTC)).total_seconds()) < 5
 
 
 def server_priority(service: DemoService, issue_id: str) -> str:
