@@ -177,6 +177,18 @@ class Cache(OutboxWrites):
                 syncstate.set_cursor(conn, syncstate.cursor_key(resource, scope), cursor)
         return result
 
+    def begin_bulk_load(self, resource: Resource) -> bool:
+        """Start a cold load of an empty table: its indexes are built once at the end
+        (`records.begin_bulk_load`); True when the table is in that state."""
+        with self._db.write() as conn:
+            return records.begin_bulk_load(conn, SPECS[resource])
+
+    def finish_bulk_load(self, resource: Resource) -> bool:
+        """Build the indexes of a cold load that began (in this run or one that was killed);
+        False when there was none. Idempotent, and safe while another process loads."""
+        with self._db.write() as conn:
+            return records.finish_bulk_load(conn, SPECS[resource])
+
     def bulk_writes(self, on: bool) -> None:
         """Let the calling thread's connection grow the WAL to `records.BULK_CHECKPOINT_PAGES`
         before it checkpoints (`on`), or go back to SQLite's usual 1,000 pages.

@@ -35,6 +35,13 @@ from sync.timeutil import format_timestamp, parse_timestamp
 
 
 def _timestamp(value: object) -> datetime:
+    if type(value) is str and len(value) == 27 and value[26] == "Z":
+        # CONTRACT's own form (microseconds and `Z`), most of what a pull reads: already UTC,
+        # and with nothing around it to strip, `parse_timestamp` would return the same.
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            pass
     if isinstance(value, datetime):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     if isinstance(value, str):

@@ -118,6 +118,7 @@ async def _pull_resource(run: ResourceRun, *, full: bool) -> None:
             swept_ids = await walk_pass(run, cursor, filtered=True)
     else:
         run.report.mode = Mode.PAGES
+        run.session.cache.finish_bulk_load(run.resource)  # of a keyset pass that was killed
         swept_ids = await walk_pass(run, cursor, filtered=bool(features.updated_after))
     if swept_ids is not None:
         await sweep_with(run, swept_ids)

@@ -10,6 +10,11 @@ of 100 those commits cost more than the inserts (SYNC.md 5 still holds: a cursor
 with the records it follows). Pages read but not yet stored when a request fails are stored
 before the error propagates, so an interrupted pull resumes after the last page it read.
 
+Into an empty table, the pass is a cold load (`Cache.begin_bulk_load`): the indexes that a
+load in sync order would scatter its rows over are stand-ins until the pass ends, when they
+are built once, on this thread, before the checkpoint; that happens on errors too, and a
+pass killed before it leaves a record from which the next pull builds them.
+
 Requests go on while a group is written; a full group waits only for the one before it, so
 what is committed never trails what was read by more than two groups. (The rate limiter's
 log is a file of its own, cache.requestlog, so logging a request never waits for the group.)
@@ -49,11 +54,21 @@ class PageWriter:
         self._writing: asyncio.Future[ApplyResult] | None = None
         self._waiting: list[_Page] = []
         self._written: list[_Page] = []
+        self._bulk_load = False
 
     async def __aenter__(self) -> PageWriter:
         cache = self._run.session.cache
+        loop = asyncio.get_running_loop()
         cache.bulk_writes(True)
-        await asyncio.get_running_loop().run_in_executor(self._pool, cache.bulk_writes, True)
+        try:
+            await loop.run_in_executor(self._pool, cache.bulk_writes, True)
+            self._bulk_load = await loop.run_in_executor(
+                self._pool, cache.begin_bulk_load, self._run.resource
+            )
+        except BaseException:
+            self._pool.shutdown(wait=True)
+            cache.bulk_writes(False)
+            raise
         return self
 
     async def __aexit__(
@@ -62,21 +77,35 @@ class PageWriter:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        """Store what was read (it is sound: each group carries its own cursor), then
-        checkpoint. Cancelled, the loop only waits for the group already being written."""
+        """Store what was read (it is sound: each group carries its own cursor), build the
+        indexes of a cold load, then checkpoint. Cancelled, the loop only waits for the group
+        already being written and the index build. Should the build itself fail, the next
+        pull of this resource does it (`Cache.finish_bulk_load`)."""
         cache = self._run.session.cache
         try:
             if exc_type is None:
                 await self._store_rest()
+                await self._finish_bulk_load()
             elif issubclass(exc_type, Exception):
                 with suppress(Exception):  # the error already propagating says more
                     await self._store_rest()
+                with suppress(Exception):
+                    await self._finish_bulk_load()
         finally:
+            if self._bulk_load:
+                self._pool.submit(cache.finish_bulk_load, self._run.resource)
             self._pool.submit(cache.checkpoint)
             self._pool.shutdown(wait=True)
             cache.bulk_writes(False)
             if self._writing is not None and self._writing.done() and not self._writing.cancelled():
                 self._writing.exception()  # retrieved, so asyncio does not log it again
+
+    async def _finish_bulk_load(self) -> None:
+        if self._bulk_load:
+            cache, resource = self._run.session.cache, self._run.resource
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(self._pool, cache.finish_bulk_load, resource)
+            self._bulk_load = False
 
     async def submit(
         self,

@@ -1,0 +1,122 @@
+"""A cold load's deferred indexes: reads work while they are stand-ins, and come out the same
+once they are built; the swap happens only into an empty table and is undone exactly."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from pathlib import Path
+
+from cache_factories import Record, comment, issue
+
+from cache import Cache, IssueFilter, IssueSort, PickerField, Resource, SortKey
+from cache.records import BULK_LOAD_INDEXES
+
+WORDS = ["alpha", "beta", "gamma", "delta", "sigma", "omega", "kappa"]
+FILTERS = (
+    IssueFilter(),
+    IssueFilter(status=frozenset({"todo", "done"})),
+    IssueFilter(assignee=frozenset({"usr_1", None})),
+    IssueFilter(project=frozenset({"prj_2"})),
+    IssueFilter(label=frozenset({"bug", "api"})),
+    IssueFilter(text="gamma"),
+    IssueFilter(text="sig"),
+)
+
+
+def index_sql(path: Path) -> dict[str, str]:
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute(
+            "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL"
+        ).fetchall()
+    return {str(name): str(sql) for name, sql in rows}
+
+
+def issues(count: int) -> list[Record]:
+    """Issues in sync order (`updated_at` ascending) with values spread over every field
+    a filter or a sort reads, numbered out of that order as a real tracker's are."""
+    rng = random.Random(11)
+    numbers = rng.sample(range(1, count + 1), count)
+    return [
+        issue(
+            n,
+            number=numbers[n - 1],
+            title=" ".join(rng.choices(WORDS, k=3)),
+            description=" ".join(rng.choices(WORDS, k=5)),
+            status=rng.choice(["backlog", "todo", "in_progress", "done", "triage"]),
+            priority=rng.choice(["urgent", "high", "low", "none"]),
+            assignee=rng.choice(["usr_1", "usr_2", None]),
+            project_id=rng.choice(["prj_1", "prj_2", None]),
+            labels=rng.sample(["bug", "ui", "api", "docs"], k=rng.randint(0, 2)),
+            created_at=issue(rng.randint(1, count))["created_at"],
+        )
+        for n in range(1, count + 1)
+    ]
+
+
+def everything_read(cache: Cache) -> list[object]:
+    """What the list shows for every filter and sort: the first rows and the count."""
+    seen: list[object] = []
+    for flt in FILTERS:
+        seen.append(cache.count(flt))
+        for key in SortKey:
+            for descending in (False, True):
+                rows = cache.window(flt, IssueSort(key, descending), 0, 40)
+                seen.append([row.id for row in rows])
+    found = cache.issue_by_number(7)
+    seen.append(None if found is None else found.issue.id)
+    seen.append(cache.distinct_values(PickerField.ASSIGNEE))
+    return seen
+
+
+def test_reads_during_a_cold_load_are_those_after_it(tmp_path: Path) -> None:
+    records = issues(600)
+    with Cache.open(tmp_path / "cache.db") as cache:
+        real = index_sql(cache.path)
+        assert cache.begin_bulk_load(Resource.ISSUES)
+        assert cache.begin_bulk_load(Resource.COMMENTS)
+        during = index_sql(cache.path)
+        assert {name for name in real if during[name] != real[name]} == set(BULK_LOAD_INDEXES)
+        for start in range(0, len(records), 100):
+            cache.apply_page(Resource.ISSUES, records[start : start + 100])
+        cache.apply_page(Resource.COMMENTS, [comment(1, "iss_000007", "sigma says hi")])
+        loading = everything_read(cache)
+        assert cache.finish_bulk_load(Resource.ISSUES)
+        assert cache.finish_bulk_load(Resource.COMMENTS)
+        assert index_sql(cache.path) == real
+        assert everything_read(cache) == loading
+        assert cache.integrity_check() == ["ok"]
+
+
+def test_only_an_empty_table_is_loaded_cold_and_finishing_twice_is_harmless(
+    tmp_path: Path,
+) -> None:
+    with Cache.open(tmp_path / "cache.db") as cache:
+        real = index_sql(cache.path)
+        cache.apply_page(Resource.ISSUES, [issue(1)])
+        assert not cache.begin_bulk_load(Resource.ISSUES)
+        assert index_sql(cache.path) == real
+        assert not cache.finish_bulk_load(Resource.ISSUES)
+        cache.reset_server_copy()
+        assert cache.begin_bulk_load(Resource.ISSUES)
+        assert cache.begin_bulk_load(Resource.ISSUES)  # a load already going on goes on
+        assert cache.finish_bulk_load(Resource.ISSUES)
+        assert not cache.finish_bulk_load(Resource.ISSUES)
+        assert index_sql(cache.path) == real
+
+
+def test_a_load_left_unfinished_by_a_dead_process_is_finished_from_its_record(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "cache.db"
+    with Cache.open(path) as cache:
+        real = index_sql(path)
+        assert cache.begin_bulk_load(Resource.ISSUES)
+        cache.apply_page(Resource.ISSUES, issues(150))
+    with Cache.open(path) as cache:  # what a kill leaves: stand-ins and their record
+        assert index_sql(path) != real
+        assert cache.finish_bulk_load(Resource.ISSUES)
+        assert index_sql(path) == real
+        plans = cache.query_plans(IssueFilter(), IssueSort(SortKey.TITLE, False))
+        assert plans[0].startswith("SCAN issues USING COVERING INDEX issues_by_title"), plans
+        assert not any("TEMP B-TREE" in line for line in plans), plans
