@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, Self, TypeVar
@@ -49,6 +49,10 @@ DEFAULT_USER_AGENT = "tracker-tui/0.1"
 
 T = TypeVar("T")
 R = TypeVar("R", bound=Record)
+
+Peek = Callable[[object], Awaitable[None]]
+"""Shown a list's JSON body (a 2xx's, not yet checked) before the page is parsed: a pull
+can start its next request from what the body says while this one is parsed."""
 
 QueryValue = str | int | bool | datetime | Sequence[str] | None
 
@@ -162,14 +166,15 @@ class ApiClient:
         per_page: int | None = None,
         updated_after: str | datetime | None = None,
         include_deleted: bool | None = None,
+        peek: Peek | None = None,
         **filters: QueryValue,
     ) -> Response[Page[Issue]]:
         """`GET /issues`. Pass `updated_after` as the server's own string when you have it.
 
-        `filters` [ext]: status, priority, assignee, project_id, label.
+        `filters` [ext]: status, priority, assignee, project_id, label. `peek`: see `Peek`.
         """
         query = _listing(page, per_page, updated_after, include_deleted) | dict(filters)
-        return await self._list("/issues", Issue, query)
+        return await self._list("/issues", Issue, query, peek)
 
     async def get_issue(self, issue_id: str) -> Response[Issue]:
         return await self._record("GET", _path("issues", issue_id), Issue)
@@ -201,9 +206,10 @@ class ApiClient:
         per_page: int | None = None,
         updated_after: str | datetime | None = None,
         include_deleted: bool | None = None,
+        peek: Peek | None = None,
     ) -> Response[Page[Project]]:
         query = _listing(page, per_page, updated_after, include_deleted)
-        return await self._list("/projects", Project, query)
+        return await self._list("/projects", Project, query, peek)
 
     async def get_project(self, project_id: str) -> Response[Project]:
         return await self._record("GET", _path("projects", project_id), Project)
@@ -234,10 +240,11 @@ class ApiClient:
         per_page: int | None = None,
         updated_after: str | datetime | None = None,
         include_deleted: bool | None = None,
+        peek: Peek | None = None,
     ) -> Response[Page[Comment]]:
         """`GET /comments` [ext], of one issue or (where the server allows) of all."""
         query = _listing(page, per_page, updated_after, include_deleted) | {"issue_id": issue_id}
-        return await self._list("/comments", Comment, query)
+        return await self._list("/comments", Comment, query, peek)
 
     async def create_comment(
         self, issue_id: str, body: str, *, idempotency_key: str | None = None
@@ -262,9 +269,11 @@ class ApiClient:
         page: int | None = None,
         per_page: int | None = None,
         updated_after: str | datetime | None = None,
+        peek: Peek | None = None,
     ) -> Response[Page[User]]:
         """`GET /users` [ext]: the workspace's members, for assignee pickers."""
-        return await self._list("/users", User, _listing(page, per_page, updated_after, None))
+        query = _listing(page, per_page, updated_after, None)
+        return await self._list("/users", User, query, peek)
 
     async def search(
         self, q: str, *, page: int | None = None, per_page: int | None = None
@@ -313,9 +322,15 @@ class ApiClient:
     # --- plumbing --------------------------------------------------------------------------
 
     async def _list(
-        self, path: str, model: type[R], query: Mapping[str, QueryValue]
+        self,
+        path: str,
+        model: type[R],
+        query: Mapping[str, QueryValue],
+        peek: Peek | None = None,
     ) -> Response[Page[R]]:
         payload, meta = await self._exchange("GET", path, query=query)
+        if peek is not None:
+            await peek(payload)
         return Response(self._parsed(meta, lambda: parse_page(payload, model)), meta)
 
     async def _record(

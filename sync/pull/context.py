@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from cache import ApplyResult, Cursor, Resource
-from sync.client import Response
+from sync.client import Peek, Response
 from sync.models import Page, Record, Tombstone
 from sync.pull.report import PullProgress, ResourceReport
 from sync.pull.retry import Retrier
@@ -29,6 +29,7 @@ class Lister(Protocol):
         per_page: int | None,
         updated_after: str | None,
         include_deleted: bool | None,
+        peek: Peek | None = None,
     ) -> Awaitable[Response[Page[Any]]]: ...
 
 
@@ -58,19 +59,29 @@ class ResourceRun:
         return self.can_tombstone and self.session.features.tombstones is True
 
     async def fetch(
-        self, *, page: int, updated_after: str | None, per_page: int | None = None
+        self,
+        *,
+        page: int,
+        updated_after: str | None,
+        per_page: int | None = None,
+        peek: Peek | None = None,
     ) -> Response[Page[Any]]:
         asked = per_page or self.size
         include = self.tombstones if updated_after is not None else None
-        before = self.retrier.requests
-        try:
-            response = await self.retrier.run(
-                lambda: self.list(
-                    page=page, per_page=asked, updated_after=updated_after, include_deleted=include
-                )
+
+        def attempt() -> Awaitable[Response[Page[Any]]]:
+            # Counted per attempt, not as a difference of the retrier's total: a keyset pass
+            # has a second fetch running meanwhile (sync.pull.ahead).
+            self.report.requests += 1
+            return self.list(
+                page=page,
+                per_page=asked,
+                updated_after=updated_after,
+                include_deleted=include,
+                peek=peek,
             )
-        finally:
-            self.report.requests += self.retrier.requests - before
+
+        response = await self.retrier.run(attempt)
         listing = response.value
         if per_page is None:
             self._learn_size(listing, asked, page)

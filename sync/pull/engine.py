@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from cache import Resource
-from sync.client import ApiClient, Response
+from sync.client import ApiClient, Peek, Response
 from sync.errors import Forbidden, InvalidRequest, NotFound, UnexpectedStatus
 from sync.models import Page
 from sync.pull.context import Lister, ResourceRun
@@ -148,8 +148,11 @@ def _users(client: ApiClient) -> Lister:
         per_page: int | None,
         updated_after: str | None,
         include_deleted: bool | None,
+        peek: Peek | None = None,
     ) -> Response[Page[Any]]:
         del include_deleted
-        return await client.list_users(page=page, per_page=per_page, updated_after=updated_after)
+        return await client.list_users(
+            page=page, per_page=per_page, updated_after=updated_after, peek=peek
+        )
 
     return list_users

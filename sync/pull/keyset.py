@@ -17,6 +17,7 @@ from datetime import datetime
 from cache import Cursor
 from sync.features import is_keyset_ordered
 from sync.models import Record, Tombstone
+from sync.pull.ahead import Ahead
 from sync.pull.context import ResourceRun
 from sync.pull.stamps import EPOCH, before, sort_key
 from sync.pull.writer import PageWriter
@@ -55,15 +56,16 @@ async def keyset_pass(run: ResourceRun, cursor: Cursor | None) -> None:
 
     Raises `OrderBroken` before storing a page that is out of order; pages stored until then
     were in order, so their cursors are sound. The next page is requested before the current
-    one is stored (its query depends only on what the current page holds), and pages are
-    stored in groups on the writer's thread (`sync.pull.writer`), so the server prepares the
-    next page and the client parses it while SQLite stores the group.
+    one is parsed (`sync.pull.ahead` guesses its query from the raw body; the guess is checked
+    here) and stored in groups on the writer's thread (`sync.pull.writer`), so the server
+    prepares the next page while the client parses this one and SQLite stores the group.
     """
     since = EPOCH if cursor is None else before(cursor.updated_at)
     seen = _Seen(cursor)
     page_number = 1
+    ahead = Ahead(run, seen.after)
     async with PageWriter(run) as writer:
-        pending = asyncio.ensure_future(run.fetch(page=page_number, updated_after=since))
+        pending = ahead.fetch(since, page_number)
         try:
             while True:
                 listing = (await pending).value
@@ -78,14 +80,14 @@ async def keyset_pass(run: ResourceRun, cursor: Cursor | None) -> None:
                 if not last:
                     assert cursor is not None
                     since, page_number = _next_query(run, seen, cursor, since, page_number)
-                    pending = asyncio.ensure_future(
-                        run.fetch(page=page_number, updated_after=since)
-                    )
+                    pending = ahead.fetch(since, page_number)
+                    ahead.guessing = True
                 await writer.submit(items, cursor if items else None, total, last=last)
                 if last:
                     await writer.drain()
                     return
         finally:
+            await ahead.cancel()
             if not pending.done():
                 pending.cancel()
                 await asyncio.gather(pending, return_exceptions=True)

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
 from push_support import Wire, resolved
 
 from cache import Cache, Resource
@@ -136,3 +137,27 @@ async def test_creates_pushed_past_a_wide_margin_meet_no_429(tmp_path: Path) -> 
     assert wire.count("POST", "/issues") == 40 and wire.statuses.count(429) == 0
     assert len(sent) == 40
     assert sent[0] + 1.0 < sent[30] < sent[0] + 1.0 + 0.4
+
+
+async def test_a_request_far_from_the_limits_reads_no_times_from_the_log(
+    limiter: RateLimiter,
+    request_log: InMemoryRequestLog,
+    vtime: VirtualTime,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Letting answered entries off costs a read of the log per window: only worth it when
+    the log refused the request as it stands (every page of a pull waits for its acquire)."""
+    await vtime.run(one_by_one(vtime, limiter, 5, 0.05))
+    reads: list[object] = []
+    original = request_log.request_times
+
+    def counted(since: float, bucket: str | None = None) -> list[float]:
+        reads.append((since, bucket))
+        return original(since, bucket)
+
+    monkeypatch.setattr(request_log, "request_times", counted)
+    await vtime.run(limiter.acquire(Bucket.ISSUES_CREATE))
+    assert reads == []
+    await vtime.run(one_by_one(vtime, limiter, CREATES - 6, 0.05))
+    await vtime.run(limiter.acquire(Bucket.ISSUES_CREATE))
+    assert reads, "at the limit, answered entries are looked up"
