@@ -14,17 +14,18 @@ request and never a record.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Mapping
-from datetime import datetime
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 from sync.client import Response
 from sync.models import Page
 from sync.pull.context import ResourceRun
-from sync.pull.stamps import before, sort_key
 
 Query = tuple[str, int]
 """`(updated_after, page)` of a keyset request."""
+NextQuery = Callable[[str, str, int, Sequence[str]], Query]
+"""`keyset_pass`'s rule: from the last stamp, the query and page number, and the stamps of
+records not yet seen, the query that follows."""
 
 SEND_STEPS = 8
 """Event-loop turns given to a guessed request before the page is parsed: enough for the
@@ -34,9 +35,9 @@ limiter and the connection pool's checkpoints to let it reach the socket."""
 class Ahead:
     """At most one guessed request in flight, with the query it asked."""
 
-    def __init__(self, run: ResourceRun, seen_after: Callable[[datetime], int]) -> None:
+    def __init__(self, run: ResourceRun, next_query: NextQuery) -> None:
         self._run = run
-        self._seen_after = seen_after
+        self._next_query = next_query
         self._query: Query | None = None
         self._task: asyncio.Future[Response[Page[Any]]] | None = None
         self.guessing = False
@@ -73,33 +74,24 @@ class Ahead:
         return self._run.fetch(page=page, updated_after=since, peek=peek)
 
     def _guess(self, payload: object, since: str, page: int) -> Query | None:
-        """The query after this page, as `keyset_pass` will work it out, from the raw body; None
-        for the last page or a body this does not understand."""
+        """The query after this page, as `keyset_pass` will work it out (the same
+        `ResourceRun.ends` and next-query rule, over the raw values); None for the last page
+        or a body this does not understand."""
         if not isinstance(payload, Mapping):
             return None
+        data, pagination = payload.get("data"), payload.get("pagination") or {}
+        if not isinstance(data, list) or not isinstance(pagination, Mapping):
+            return None
+        total, per_page = pagination.get("total"), pagination.get("per_page")
+        if self._run.ends(
+            len(data),
+            total if isinstance(total, int) else None,
+            per_page if isinstance(per_page, int) and per_page > 0 else None,
+            page,
+        ):
+            return None
         try:
-            data = payload["data"]
-            if not isinstance(data, list) or not data:
-                return None
-            pagination = payload.get("pagination") or {}
-            total, per_page = pagination.get("total"), pagination.get("per_page")
-            size = per_page if isinstance(per_page, int) and per_page > 0 else self._run.size
-            if isinstance(total, int) and (page - 1) * size + len(data) >= total:
-                return None
-            if not isinstance(total, int) and len(data) < size:
-                return None
-            last = data[-1]["updated_at"]
-            if not isinstance(last, str):
-                return None
-            moved = before(last)
-            bound = sort_key(moved)
-            fresh = 0
-            for item in reversed(data):  # in ascending order: only the tail is newer
-                if sort_key(item["updated_at"]) <= bound:
-                    break
-                fresh += 1
+            stamps = [item["updated_at"] for item in data]
+            return self._next_query(stamps[-1], since, page, stamps)
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
-        if bound > sort_key(since) and self._seen_after(bound) + fresh < self._run.size:
-            return moved, 1
-        return since, page + 1

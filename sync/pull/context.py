@@ -113,11 +113,15 @@ class ResourceRun:
 
     def is_last(self, listing: Page[Any], page: int) -> bool:
         """Whether `listing`, page number `page` of its query, ends that query."""
-        received = listing.received
+        pagination = listing.pagination
+        return self.ends(listing.received, pagination.total, pagination.per_page, page)
+
+    def ends(self, received: int, total: int | None, per_page: int | None, page: int) -> bool:
+        """Whether `received` records, page number `page` of a query whose pagination says
+        `total` and `per_page`, end that query (also read from a raw body, sync.pull.ahead)."""
         if received == 0:
             return True
-        total = listing.pagination.total
-        size = listing.pagination.per_page or self.size
+        size = per_page or self.size
         if total is not None:
             return (page - 1) * size + received >= total
         return received < size

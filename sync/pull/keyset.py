@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 from bisect import bisect_right
+from collections.abc import Sequence
 from datetime import datetime
+from itertools import takewhile
 
 from cache import Cursor
 from sync.features import is_keyset_ordered
@@ -63,7 +65,10 @@ async def keyset_pass(run: ResourceRun, cursor: Cursor | None) -> None:
     since = EPOCH if cursor is None else before(cursor.updated_at)
     seen = _Seen(cursor)
     page_number = 1
-    ahead = Ahead(run, seen.after)
+    ahead = Ahead(
+        run,
+        lambda last, since, page, unseen: _next_query(run, seen, last, since, page, unseen),
+    )
     async with PageWriter(run) as writer:
         pending = ahead.fetch(since, page_number)
         try:
@@ -79,7 +84,9 @@ async def keyset_pass(run: ResourceRun, cursor: Cursor | None) -> None:
                 total = listing.pagination.total if page_number == 1 else None
                 if not last:
                     assert cursor is not None
-                    since, page_number = _next_query(run, seen, cursor, since, page_number)
+                    since, page_number = _next_query(
+                        run, seen, cursor.updated_at, since, page_number
+                    )
                     pending = ahead.fetch(since, page_number)
                     ahead.guessing = True
                 await writer.submit(items, cursor if items else None, total, last=last)
@@ -94,12 +101,24 @@ async def keyset_pass(run: ResourceRun, cursor: Cursor | None) -> None:
 
 
 def _next_query(
-    run: ResourceRun, seen: _Seen, cursor: Cursor, since: str, page_number: int
+    run: ResourceRun,
+    seen: _Seen,
+    last: str,
+    since: str,
+    page_number: int,
+    unseen: Sequence[str] = (),
 ) -> tuple[str, int]:
-    """Move the query to just before the last record, unless that would bring back a page of
-    records already seen: then ask for the next page of the same query."""
-    moved = before(cursor.updated_at)
-    if sort_key(moved) > sort_key(since) and seen.after(sort_key(moved)) < run.size:
+    """Move the query to just before the last record (stamped `last`), unless that would
+    bring back a page of records already seen: then ask for the next page of the same query.
+
+    `unseen` are the stamps, ascending, of this page's records not yet added to `seen` (all
+    of them when `sync.pull.ahead` guesses from the raw body before the page is parsed)."""
+    moved = before(last)
+    bound = sort_key(moved)
+    if bound <= sort_key(since):
+        return since, page_number + 1
+    newer = sum(1 for _ in takewhile(lambda stamp: sort_key(stamp) > bound, reversed(unseen)))
+    if seen.after(bound) + newer < run.size:
         return moved, 1
     return since, page_number + 1
 
