@@ -36,17 +36,16 @@ def _marks(count: int) -> str:
 
 Clause = tuple[str, list[object]]
 
-MAX_ARMS = {"mine": 1, "assignee": 4, "project": 4, "priority": 2, "status": 2}
-"""Drivers in order of preference (the first present wins), with how many ranges each may
-merge: past that, merging costs more per row than testing the skipped ones."""
-
-DRIVING_INDEX = {
-    "mine": "issues_by_assignee",
-    "assignee": "issues_by_assignee",
-    "project": "issues_by_project",
-    "priority": "issues_by_priority",
-    "status": "issues_by_status",
+DRIVERS = {
+    "mine": ("issues_by_assignee", 1),
+    "assignee": ("issues_by_assignee", 4),
+    "project": ("issues_by_project", 4),
+    "priority": ("issues_by_priority", 2),
+    "status": ("issues_by_status", 2),
 }
+"""Drivers in order of preference (the first present wins): the field's index, and how many
+ranges of it may be merged: past that, merging costs more per row than testing the skipped
+ones."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +56,21 @@ class Drive:
     arms: tuple[tuple[str, tuple[object, ...]], ...]
 
 
+def _split_ranked(values: frozenset[str], ranks: dict[str, int]) -> tuple[list[int], list[str]]:
+    """The ranks of the known values, and the unknown values (which share the last rank)."""
+    known = sorted({ranks[value] for value in values if value in ranks})
+    return known, sorted(value for value in values if value not in ranks)
+
+
+def _present(values: frozenset[str | None]) -> list[str]:
+    """The values other than None ("unassigned", "no project"), in order."""
+    return sorted(value for value in values if value is not None)
+
+
 def _ranked_clause(
     rank: str, text: str, values: frozenset[str], ranks: dict[str, int], unknown: int
 ) -> Clause:
-    known = sorted({ranks[value] for value in values if value in ranks})
-    others = sorted(value for value in values if value not in ranks)
+    known, others = _split_ranked(values, ranks)
     parts: list[str] = []
     params: list[object] = []
     if known:
@@ -76,26 +85,22 @@ def _ranked_clause(
 def _ranked_arms(
     rank: str, text: str, values: frozenset[str], ranks: dict[str, int], unknown: int
 ) -> list[Clause]:
-    arms: list[Clause] = [
-        (f"{rank} = ?", [r]) for r in sorted({ranks[v] for v in values if v in ranks})
-    ]
-    others = sorted(value for value in values if value not in ranks)
+    known, others = _split_ranked(values, ranks)
+    arms: list[Clause] = [(f"{rank} = ?", [r]) for r in known]
     if others:
         arms.append((f"{rank} = {unknown} AND +{text} IN ({_marks(len(others))})", list(others)))
     return arms
 
 
 def _nullable_arms(column: str, values: frozenset[str | None]) -> list[Clause]:
-    arms: list[Clause] = [
-        (f"{column} = ?", [v]) for v in sorted(v for v in values if v is not None)
-    ]
+    arms: list[Clause] = [(f"{column} = ?", [v]) for v in _present(values)]
     if None in values:
         arms.append((f"{column} IS NULL", []))
     return arms
 
 
 def _nullable_clause(column: str, values: frozenset[str | None]) -> Clause:
-    present = sorted(value for value in values if value is not None)
+    present = _present(values)
     parts: list[str] = []
     if present:
         parts.append(f"{column} IN ({_marks(len(present))})")
@@ -194,7 +199,7 @@ def _arms(f: IssueFilter, kind: str) -> list[Clause]:
 
 def _drive(f: IssueFilter, scan: dict[str, Clause]) -> Drive | None:
     """The first field that can drive the filter: its ranges, each with the other terms."""
-    for kind, most in MAX_ARMS.items():
+    for kind, (index, most) in DRIVERS.items():
         if kind not in scan:
             continue
         arms = _arms(f, kind)
@@ -202,7 +207,7 @@ def _drive(f: IssueFilter, scan: dict[str, Clause]) -> Drive | None:
             continue
         rest = [(clause, params) for name, (clause, params) in scan.items() if name != kind]
         return Drive(
-            DRIVING_INDEX[kind],
+            index,
             tuple(
                 (
                     " AND ".join([arm, *(clause for clause, _ in rest)]),
