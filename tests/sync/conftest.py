@@ -1,16 +1,19 @@
 """Fixtures for the sync tests: a fake clock that simulates hours in milliseconds, a test
-double of the cache's request log, and an `ApiClient` on pytest-httpx's mocked network."""
+double of the cache's request log, an `ApiClient` on pytest-httpx's mocked network, and a
+fresh real cache."""
 
 from __future__ import annotations
 
 import asyncio
 import heapq
 from bisect import bisect_left, insort
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from cache import Cache
 from sync.client import ApiClient
 from sync.ratelimit import LogCheck, RateLimiter
 
@@ -102,6 +105,14 @@ class VirtualTime:
             await asyncio.gather(*tasks, return_exceptions=True)
             self._sleepers.clear()
         return [task.result() if not task.cancelled() else None for task in tasks]
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Iterator[Cache]:
+    """An empty cache of the test's own."""
+    store = Cache.open(tmp_path / "cache.db")
+    yield store
+    store.close()
 
 
 @pytest.fixture

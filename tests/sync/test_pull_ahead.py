@@ -4,6 +4,7 @@ guess the parsed page contradicts costs one request, never a record."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,23 +30,23 @@ ISSUES = 450
 """Five pages of 100 (the last one with the overlap's re-read records)."""
 
 
-@pytest.fixture
-def cache(tmp_path: Path) -> Cache:
-    store = Cache.open(tmp_path / "cache.db")
-    yield store
-    store.close()
+class IssueRequests(httpx.AsyncBaseTransport):
+    """The service's transport, noting each issue list request (what `note` reads of it) as
+    it is sent."""
 
-
-class Recording(httpx.AsyncBaseTransport):
-    """The service's transport, noting each issue list request as it is sent."""
-
-    def __init__(self, inner: httpx.AsyncBaseTransport, events: list[str]) -> None:
+    def __init__(
+        self,
+        inner: httpx.AsyncBaseTransport,
+        noted: list[str],
+        note: Callable[[httpx.Request], str],
+    ) -> None:
         self._inner = inner
-        self._events = events
+        self._noted = noted
+        self._note = note
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if request.url.path.endswith("/issues"):
-            self._events.append("send")
+            self._noted.append(self._note(request))
         return await self._inner.handle_async_request(request)
 
 
@@ -62,7 +63,7 @@ async def test_the_next_page_is_asked_for_before_this_one_is_parsed(
 
     monkeypatch.setattr(sync.client, "parse_page", noting)
     async with served(tmp_path, ISSUES) as service:
-        transport = Recording(service.transport(), events)
+        transport = IssueRequests(service.transport(), events, lambda _: "send")
         async with session_on(service, cache, transport=transport) as session:
             report = await pull(session, retry=FAST_RETRY)
         assert local_issues(cache) == await server_issues(service)
@@ -104,7 +105,9 @@ async def test_a_guess_the_parsed_page_contradicts_costs_a_request_not_a_record(
     ) as service:
         in_order = sorted((stamp, key) for key, stamp in (await server_issues(service)).items())
         unreadable.target = in_order[198][1]  # page 2 re-reads the 100th
-        transport = Asking(service.transport(), asked)
+        transport = IssueRequests(
+            service.transport(), asked, lambda request: request.url.params.get("updated_after", "")
+        )
         async with session_on(service, cache, transport=transport) as session:
             report = await pull(session, retry=FAST_RETRY)
         assert local_issues(cache) == await server_issues(service)
@@ -114,16 +117,3 @@ async def test_a_guess_the_parsed_page_contradicts_costs_a_request_not_a_record(
     assert guessed in asked and real in asked
     assert asked.index(guessed) < asked.index(real)
     assert issues.requests == 6 + 1  # the pages, the count check, the contradicted guess
-
-
-class Asking(httpx.AsyncBaseTransport):
-    """The service's transport, noting the `updated_after` of each issue list request."""
-
-    def __init__(self, inner: httpx.AsyncBaseTransport, asked: list[str]) -> None:
-        self._inner = inner
-        self._asked = asked
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("/issues"):
-            self._asked.append(request.url.params.get("updated_after", ""))
-        return await self._inner.handle_async_request(request)

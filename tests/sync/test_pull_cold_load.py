@@ -27,13 +27,6 @@ from sync.pull.stamps import EPOCH
 from sync.pull.writer import GROUP_PAGES
 
 
-@pytest.fixture
-def cache(tmp_path: Path) -> Cache:
-    store = Cache.open(tmp_path / "cache.db")
-    yield store
-    store.close()
-
-
 def index_sql(path: Path) -> dict[str, str]:
     with sqlite3.connect(path) as conn:
         rows = conn.execute(

@@ -20,13 +20,6 @@ from sync.errors import NetworkError
 from sync.pull import Mode, PullProgress, pull
 
 
-@pytest.fixture
-def cache(tmp_path: Path) -> Cache:
-    store = Cache.open(tmp_path / "cache.db")
-    yield store
-    store.close()
-
-
 async def test_cold_pull_stores_every_resource_in_few_requests(
     tmp_path: Path, cache: Cache
 ) -> None:

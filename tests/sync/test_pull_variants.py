@@ -7,7 +7,6 @@ import asyncio
 import json
 from pathlib import Path
 
-import pytest
 from test_pull_support import (
     FAST_RETRY,
     App,
@@ -28,13 +27,6 @@ from sync.pull import Mode, pull
 
 SECOND = 1_000_000
 """The service stores microseconds."""
-
-
-@pytest.fixture
-def cache(tmp_path: Path) -> Cache:
-    store = Cache.open(tmp_path / "cache.db")
-    yield store
-    store.close()
 
 
 def tie(service: Service, count: int) -> int:

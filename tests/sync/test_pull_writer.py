@@ -21,13 +21,6 @@ from sync.pull import pull
 from sync.pull.writer import GROUP_PAGES
 
 
-@pytest.fixture
-def cache(tmp_path: Path) -> Cache:
-    store = Cache.open(tmp_path / "cache.db")
-    yield store
-    store.close()
-
-
 def committed(cache: Cache) -> tuple[int, str | None, str | None]:
     """What another connection sees: issues stored, the newest of them, the issues cursor."""
     with sqlite3.connect(cache.path) as conn:
