@@ -43,6 +43,7 @@ from cache.models import (
     UserRow,
     WorkspaceRow,
 )
+from cache.records import Prepared
 from cache.store import Cache, open_cache
 
 __all__ = [
@@ -72,6 +73,7 @@ __all__ = [
     "OutboxEntry",
     "OutboxStateError",
     "PickerField",
+    "Prepared",
     "ProjectRow",
     "RecordNotFoundError",
     "Resolution",

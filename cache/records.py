@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from cache import fts, labels, syncstate
@@ -26,7 +27,9 @@ from cache.models import ApplyResult, JsonObject, JsonValue, Resource
 from cache.outbox import ACTIVE_SQL
 from cache.resources import (
     SPECS,
+    Cell,
     ResourceSpec,
+    as_text,
     as_timestamp,
     dumps,
     is_tombstone,
@@ -55,37 +58,76 @@ def referenced_ids(conn: sqlite3.Connection, resource: Resource) -> set[str]:
     return {row[0] for row in rows}
 
 
-def _newest(records: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
-    """One record per id: the newest by `updated_at`, the later one on a tie."""
-    chosen: dict[str, Mapping[str, Any]] = {}
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A server record with what storing it takes computed: its id, canonical `updated_at`,
+    columns, JSON text and labels (none of it needs the database).
+
+    That is nearly all the Python work of storing a record. A pull prepares each page on the
+    thread that parsed it (`prepare`), while the next page is on its way, so the thread that
+    writes groups of pages runs little but SQLite, which releases the GIL: a writer busy in
+    Python held the GIL for up to the interpreter's switch interval (5 ms) each time the
+    network loop woke up, and every page waited for it."""
+
+    key: str
+    stamp: str | None
+    tombstone: bool
+    cells: tuple[Cell, ...] = ()
+    text: str = ""
+    labels: tuple[str, ...] = ()
+
+
+def prepare(spec: ResourceSpec, records: Iterable[Mapping[str, Any]]) -> list[Prepared]:
+    """Prepare server records (tombstones `{"id", "deleted": true, "updated_at"}` included)
+    for `apply_page`; raises `InvalidRecordError` for a record without a string id."""
+    stamp_at = spec.column_names.index("updated_at")
+    found: list[Prepared] = []
     for record in records:
         key = record_id(record)
-        held = chosen.get(key)
-        if held is not None:
-            old, new = as_timestamp(held.get("updated_at")), as_timestamp(record.get("updated_at"))
-            if old is not None and new is not None and new < old:
-                continue
-        chosen[key] = record
+        if is_tombstone(record):
+            found.append(Prepared(key, as_timestamp(record.get("updated_at")), True))
+            continue
+        cells = spec.cells(record)
+        found.append(
+            Prepared(
+                key,
+                as_text(cells[stamp_at]),
+                False,
+                cells,
+                dumps(record),
+                labels_of(record) if spec.label_mask else (),
+            )
+        )
+    return found
+
+
+def _newest(records: Sequence[Prepared]) -> dict[str, Prepared]:
+    """One record per id: the newest by `updated_at`, the later one on a tie."""
+    chosen: dict[str, Prepared] = {}
+    for record in records:
+        held = chosen.get(record.key)
+        if held is None or not _older(record, held):
+            chosen[record.key] = record
     return chosen
 
 
+def _older(record: Prepared, than: Prepared) -> bool:
+    return record.stamp is not None and than.stamp is not None and record.stamp < than.stamp
+
+
 def apply_page(
-    conn: sqlite3.Connection, spec: ResourceSpec, records: Sequence[Mapping[str, Any]]
+    conn: sqlite3.Connection, spec: ResourceSpec, page: Sequence[Prepared]
 ) -> ApplyResult:
-    chosen = _newest(records)
-    dead = {
-        key: as_timestamp(record.get("updated_at"))
-        for key, record in chosen.items()
-        if is_tombstone(record)
-    }
-    live = {key: record for key, record in chosen.items() if key not in dead}
+    chosen = _newest(page)
+    dead = {key: record.stamp for key, record in chosen.items() if record.tombstone}
+    live = {key: record for key, record in chosen.items() if not record.tombstone}
     inserted, updated, unchanged = _upsert(conn, spec, live)
     deleted = delete_records(conn, spec, dead) if dead else 0
     return ApplyResult(inserted, updated, unchanged, deleted)
 
 
 def _upsert(
-    conn: sqlite3.Connection, spec: ResourceSpec, live: dict[str, Mapping[str, Any]]
+    conn: sqlite3.Connection, spec: ResourceSpec, live: dict[str, Prepared]
 ) -> tuple[int, int, int]:
     if not live:
         return 0, 0, 0
@@ -105,25 +147,23 @@ def _upsert(
             (spec.resource.value, ids),
         ).fetchall()
     )
-    ts_index = spec.column_names.index("updated_at")
     fresh: list[tuple[Any, ...]] = []
     changed: dict[int, tuple[Any, ...]] = {}
     same_time: dict[int, tuple[Any, ...]] = {}
     stale: set[str] = set()
     unchanged = 0
     for key, record in live.items():
-        cells = spec.cells(record)
-        stamp = cells[ts_index]
+        stamp = record.stamp
         deleted_at = graves.get(key)
-        if deleted_at is not None and stamp is not None and str(stamp) <= deleted_at:
+        if deleted_at is not None and stamp is not None and stamp <= deleted_at:
             stale.add(key)
             continue
-        row = (key, *cells, dumps(record))
+        row = (key, *record.cells, record.text)
         if key not in held:
             fresh.append(row)
             continue
         rid, held_stamp = held[key]
-        if held_stamp is not None and stamp is not None and str(stamp) < held_stamp:
+        if held_stamp is not None and stamp is not None and stamp < held_stamp:
             unchanged += 1
         elif stamp == held_stamp:
             same_time[rid] = row
@@ -177,13 +217,13 @@ def _upsert(
 
 def _with_masks(
     conn: sqlite3.Connection,
-    live: dict[str, Mapping[str, Any]],
+    live: dict[str, Prepared],
     fresh: list[tuple[Any, ...]],
     changed: dict[int, tuple[Any, ...]],
 ) -> tuple[list[tuple[Any, ...]], dict[int, tuple[Any, ...]]]:
     """Insert each row's label mask before its record column."""
     rows = [*fresh, *changed.values()]
-    found = labels.masks(conn, [labels_of(live[row[0]]) for row in rows])
+    found = labels.masks(conn, [live[row[0]].labels for row in rows])
     masked = [(*row[:-1], mask, row[-1]) for row, mask in zip(rows, found, strict=True)]
     return masked[: len(fresh)], dict(zip(changed, masked[len(fresh) :], strict=True))
 

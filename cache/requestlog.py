@@ -12,6 +12,7 @@ where missing. Times are unix seconds, as the caller computes them.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -52,20 +53,33 @@ def create(conn: sqlite3.Connection) -> None:
 
 
 def reserve(conn: sqlite3.Connection, at: float, bucket: str, checks: Sequence[LogCheck]) -> bool:
-    for check in checks:
-        if check.bucket is None:
-            row = conn.execute(
-                "SELECT count(*) FROM request_log WHERE at >= ?", (check.since,)
-            ).fetchone()
-        else:
-            row = conn.execute(
-                "SELECT count(*) FROM request_log WHERE bucket = ? AND at >= ?",
-                (check.bucket, check.since),
-            ).fetchone()
-        if row[0] >= check.limit:
+    """Log `(at, bucket)` if every check counts fewer entries than its limit.
+
+    All checks are counted by one statement, a scalar subquery each on an index: a request
+    passes up to about 18 (the window, the day, and what recent answers said was left), and
+    a statement apiece cost more in the sqlite3 module than the counting did in SQLite."""
+    if checks:
+        shape = tuple(check.bucket is not None for check in checks)
+        params: list[float | str] = []
+        for check in checks:
+            params.extend((check.since,) if check.bucket is None else (check.bucket, check.since))
+        counts = conn.execute(_counts_sql(shape), params).fetchone()
+        if any(count >= check.limit for count, check in zip(counts, checks, strict=True)):
             return False
     conn.execute("INSERT INTO request_log (at, bucket) VALUES (?, ?)", (at, bucket))
     return True
+
+
+@functools.lru_cache(maxsize=64)
+def _counts_sql(shape: tuple[bool, ...]) -> str:
+    """The counting statement for checks with (True) or without a bucket, in order."""
+    counts = (
+        "(SELECT count(*) FROM request_log WHERE bucket = ? AND at >= ?)"
+        if by_bucket
+        else "(SELECT count(*) FROM request_log WHERE at >= ?)"
+        for by_bucket in shape
+    )
+    return "SELECT " + ", ".join(counts)
 
 
 def times(conn: sqlite3.Connection, since: float, bucket: str | None) -> list[float]:

@@ -51,6 +51,7 @@ from cache.paths import (
     ensure_private_file,
     profile_path,
 )
+from cache.records import Prepared
 from cache.resources import SPECS
 from cache.writes import OutboxWrites
 
@@ -171,6 +172,24 @@ class Cache(OutboxWrites):
     ) -> ApplyResult:
         """Store a page of server records (tombstones `{"id", "deleted": true, "updated_at"}`
         included) and, when given, the cursor that follows it, in one transaction."""
+        return self.apply_prepared(resource, self.prepare(resource, page), cursor, scope=scope)
+
+    @staticmethod
+    def prepare(resource: Resource, page: Iterable[Mapping[str, Any]]) -> list[Prepared]:
+        """What storing these server records takes, computed without the database, on any
+        thread, ahead of `apply_prepared` (see `records.Prepared`). Raises
+        `InvalidRecordError` for a record without a string id."""
+        return records.prepare(SPECS[resource], page)
+
+    def apply_prepared(
+        self,
+        resource: Resource,
+        page: Sequence[Prepared],
+        cursor: Cursor | None = None,
+        *,
+        scope: str = "",
+    ) -> ApplyResult:
+        """`apply_page` for records `prepare` made."""
         with self._db.write() as conn:
             result = records.apply_page(conn, SPECS[resource], page)
             if cursor is not None:

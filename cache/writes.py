@@ -315,7 +315,8 @@ class OutboxWrites:
                     if entry.operation is Operation.CREATE:
                         created.append((entry, record_id(record)))
             for resource, found in stored.items():
-                records.apply_page(conn, SPECS[resource], found)
+                spec = SPECS[resource]
+                records.apply_page(conn, spec, records.prepare(spec, found))
             for resource, ids in gone.items():
                 records.delete_records(conn, SPECS[resource], ids)
             for entry, server_id in created:

@@ -29,6 +29,38 @@ def test_a_reservation_passes_only_when_every_check_does(cache: Cache) -> None:
     assert cache.request_times(0.0) == [161.0, 162.0]
 
 
+def test_many_checks_of_both_kinds_count_like_the_log_does(tmp_path: Path) -> None:
+    """A reservation counts all its checks at once (as an answer leaves up to 16 more): each
+    must see its own window and bucket, whatever the mix and order."""
+    log: list[tuple[float, str]] = []
+    buckets = ("list", "search", "bulk")
+    with Cache.open(tmp_path / "c.db") as cache:
+        for step in range(300):
+            at = float(step)
+            checks = [
+                LogCheck(
+                    since=at - (7 * step + 3 * index) % 40,
+                    limit=1 + (step * index) % 9,
+                    bucket=None if (step + index) % 3 == 0 else buckets[index % 3],
+                )
+                for index in range(step % 19)
+            ]
+            bucket = buckets[step % 3]
+            fits = all(
+                sum(
+                    1
+                    for logged_at, logged in log
+                    if logged_at >= check.since and check.bucket in (None, logged)
+                )
+                < check.limit
+                for check in checks
+            )
+            assert cache.reserve_request(at, bucket, checks) is fits
+            if fits:
+                log.append((at, bucket))
+    assert 0 < len(log) < 300
+
+
 def test_no_checks_always_reserves(cache: Cache) -> None:
     assert cache.reserve_request(1.0, "x", [])
     assert cache.request_times(1.0, "x") == [1.0]

@@ -101,6 +101,14 @@ def test_the_raw_dict_keeps_the_servers_own_timestamp_string() -> None:
     assert issue.updated_at == datetime(2026, 11, 21, 15, 33, 12, tzinfo=UTC)
 
 
+def test_nested_and_directly_built_records_keep_their_raw_dicts_too() -> None:
+    me = Me.model_validate({"user": {"id": "usr_1", "name": "Ada", "pronouns": "she"}})
+    assert me.user is not None and me.user.raw == {"id": "usr_1", "name": "Ada", "pronouns": "she"}
+    assert Issue(id="iss_1", title="Typed in").raw == {"id": "iss_1", "title": "Typed in"}
+    page = parse_page({"data": [FULL_ISSUE, {"id": "x", "deleted": True}]}, Issue)
+    assert [item.raw for item in page.items] == [FULL_ISSUE, {"id": "x", "deleted": True}]
+
+
 def test_the_raw_dict_cannot_be_changed_through_raw() -> None:
     issue = Issue.model_validate(FULL_ISSUE)
     issue.raw["title"] = "changed"

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_pull_support import (
@@ -16,9 +20,9 @@ from test_pull_support import (
     session_on,
 )
 
-from cache import Cache, CacheError, Resource
+from cache import ApplyResult, Cache, CacheError, Prepared, Resource
 from sync.pull import pull
-from sync.pull.writer import GROUP_PAGES
+from sync.pull.writer import BEHIND, GROUP_PAGES
 
 
 def committed(cache: Cache) -> tuple[int, str | None, str | None]:
@@ -35,9 +39,9 @@ def committed(cache: Cache) -> tuple[int, str | None, str | None]:
 async def test_groups_of_pages_commit_in_order_with_their_cursor_while_paging_goes_on(
     tmp_path: Path, cache: Cache
 ) -> None:
-    """Request k goes out once the groups of pages up to k-2-GROUP_PAGES have committed: a
-    full group waits only for the one before it. Whatever another connection sees is whole
-    pages with the cursor that follows them."""
+    """Request k goes out once the groups of pages up to k-2-(BEHIND-1)*GROUP_PAGES have
+    committed: the pull waits only while BEHIND groups are unwritten. Whatever another
+    connection sees is whole pages with the cursor that follows them."""
     seen: list[tuple[int, int, str | None, str | None]] = []
     counting = False
 
@@ -67,7 +71,8 @@ async def test_groups_of_pages_commit_in_order_with_their_cursor_while_paging_go
 
     assert len(seen) == 23  # 22 pages and the count check
     for request, stored, newest, cursor in seen[:22]:
-        assert after(grouped(request - 2 - GROUP_PAGES)) <= stored <= after(grouped(request - 1))
+        lag = (BEHIND - 1) * GROUP_PAGES
+        assert after(grouped(request - 2 - lag)) <= stored <= after(grouped(request - 1))
         assert cursor == newest  # pages and the cursor after them, in one transaction
     assert seen[-1][1] == 2100
     assert report.resources["issues"].pages == 22
@@ -100,3 +105,101 @@ async def test_a_failed_write_stops_the_pull_and_the_next_resumes_after_the_last
     issues = report.resources["issues"]
     assert issues.inserted == 1500 - stored and issues.requests <= 7
     assert cache.get_cursor(Resource.ISSUES) is not None
+
+
+async def test_pages_are_prepared_on_the_loops_thread_and_only_applied_on_the_writers(
+    tmp_path: Path, cache: Cache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer thread runs SQLite (which releases the GIL), not the Python that turns
+    records into rows: that runs where the page was parsed, while the next one is fetched."""
+    threads: dict[str, set[str]] = {"prepare": set(), "apply": set()}
+    prepare, apply = Cache.prepare, Cache.apply_prepared
+
+    def noting_prepare(resource: Resource, page: Iterable[Mapping[str, Any]]) -> list[Prepared]:
+        threads["prepare"].add(threading.current_thread().name)
+        return prepare(resource, page)
+
+    def noting_apply(self: Cache, *args: Any, **kwargs: Any) -> ApplyResult:
+        threads["apply"].add(threading.current_thread().name)
+        return apply(self, *args, **kwargs)
+
+    monkeypatch.setattr(Cache, "prepare", staticmethod(noting_prepare))
+    monkeypatch.setattr(Cache, "apply_prepared", noting_apply)
+    async with served(tmp_path, 250) as service:
+        async with session_on(service, cache) as session:
+            await pull(session, retry=FAST_RETRY)
+        assert local_issues(cache) == await server_issues(service)
+    assert threads["prepare"] == {threading.current_thread().name}
+    assert threads["apply"] and all(name.startswith("pull-writer") for name in threads["apply"])
+
+
+async def test_fetching_goes_on_while_a_slow_group_is_written(
+    tmp_path: Path, cache: Cache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group that takes long to commit (one that checkpoints the WAL) holds the pull back
+    only once BEHIND groups wait: the pages of two more groups are fetched meanwhile."""
+    apply = Cache.apply_prepared
+    served_pages = 0
+    first_group_done = threading.Event()
+    fetched_while_writing: list[int] = []
+
+    def slow_first_group(self: Cache, *args: Any, **kwargs: Any) -> ApplyResult:
+        if not first_group_done.is_set():
+            started = served_pages
+            deadline = time.monotonic() + 5
+            while served_pages <= started + 2 * GROUP_PAGES:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.005)
+            fetched_while_writing.append(served_pages - started)
+            first_group_done.set()
+        return apply(self, *args, **kwargs)
+
+    async def count(served_count: int) -> None:
+        nonlocal served_pages
+        served_pages = served_count
+
+    monkeypatch.setattr(Cache, "apply_prepared", slow_first_group)
+
+    def wrap(app: App) -> App:
+        return on_list_page(app, "/issues", count)
+
+    async with served(tmp_path, 6000, wrap=wrap) as service:
+        async with session_on(service, cache) as session:
+            await pull(session, retry=FAST_RETRY)
+        assert local_issues(cache) == await server_issues(service)
+    assert fetched_while_writing and fetched_while_writing[0] > 2 * GROUP_PAGES
+
+
+async def test_groups_queued_behind_a_failed_one_are_not_stored(
+    tmp_path: Path, cache: Cache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Groups commit in order or not at all: one that follows a failed group would save a
+    cursor past the failed group's records, and the next pull would never fetch them."""
+    apply = Cache.apply_prepared
+
+    def slow(self: Cache, *args: Any, **kwargs: Any) -> ApplyResult:
+        time.sleep(0.2)  # so that groups queue up behind the one that fails
+        return apply(self, *args, **kwargs)
+
+    monkeypatch.setattr(Cache, "apply_prepared", slow)
+    async with served(tmp_path, 4000) as service:
+        order = sorted((stamp, key) for key, stamp in (await server_issues(service)).items())
+        doomed = order[1200][1]  # in the second group of pages, with two more behind it
+        with sqlite3.connect(cache.path) as conn:
+            conn.execute(
+                "CREATE TRIGGER refuse BEFORE INSERT ON issues "
+                f"WHEN NEW.id = '{doomed}' BEGIN SELECT RAISE(ABORT, 'disk says no'); END"
+            )
+        async with session_on(service, cache) as session:
+            with pytest.raises(CacheError, match="disk says no"):
+                await pull(session, retry=FAST_RETRY)
+        stored, newest, cursor = committed(cache)
+        assert 100 <= stored < 1200
+        assert newest == cursor == order[stored - 1][0]
+        with sqlite3.connect(cache.path) as conn:
+            conn.execute("DROP TRIGGER refuse")
+        monkeypatch.setattr(Cache, "apply_prepared", apply)
+        async with session_on(service, cache) as session:
+            await pull(session, retry=FAST_RETRY)
+        assert local_issues(cache) == await server_issues(service)
