@@ -339,6 +339,20 @@ async def test_malformed_or_truncated_json_is_a_protocol_error(
     assert caught.value.meta is not None
 
 
+async def test_integers_beyond_64_bits_are_read_exactly(
+    client: ApiClient, httpx_mock: HTTPXMock
+) -> None:
+    """orjson reads such an integer as a float; a numeric id would then change."""
+    big = 123456789012345678901234567890
+    httpx_mock.add_response(
+        status_code=200,
+        content=b'{"data": [{"id": %d, "title": "t", "estimate": %d}]}' % (big, big + 1),
+    )
+    page = (await client.list_issues()).value
+    assert page.items[0].id == str(big)
+    assert page.items[0].raw["estimate"] == big + 1
+
+
 async def test_a_transport_that_fails_decoding_before_the_status_leaves_the_outcome_unknown(
     client: ApiClient, httpx_mock: HTTPXMock
 ) -> None:
