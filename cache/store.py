@@ -25,7 +25,7 @@ from cache import (
     syncstate,
     views,
 )
-from cache.db import Connector, translated
+from cache.db import CACHE_SIZE_KIB, Connector, translated
 from cache.errors import CorruptCacheError
 from cache.models import (
     ApplyResult,
@@ -210,17 +210,22 @@ class Cache(OutboxWrites):
 
     def bulk_writes(self, on: bool) -> None:
         """Let the calling thread's connection grow the WAL to `records.BULK_CHECKPOINT_PAGES`
-        before it checkpoints (`on`), or go back to SQLite's usual 1,000 pages.
+        before it checkpoints, and its page cache to `records.BULK_CACHE_KIB` (`on`), or go
+        back to SQLite's usual 1,000 pages and the cache's usual size.
 
         Every page of a cold sync rewrites many of the same index and FTS pages; a checkpoint
         copies each distinct page once and fsyncs, so checkpointing every 1,000 WAL frames
         cost a cold sync more than the inserts did. Any connection that commits past its own
         limit runs the checkpoint, so every connection writing to the cache during the run
         needs the setting. It belongs to the connection only (the request log's file, with its
-        few small rows, keeps the usual limit)."""
+        few small rows, keeps the usual limit). Going back shrinks the page cache again, so
+        the memory is held only while the bulk run lasts."""
         pages = records.BULK_CHECKPOINT_PAGES if on else records.DEFAULT_CHECKPOINT_PAGES
+        kib = records.BULK_CACHE_KIB if on else CACHE_SIZE_KIB
         with translated():
-            self._db.conn().execute(f"PRAGMA wal_autocheckpoint = {pages}")
+            conn = self._db.conn()
+            conn.execute(f"PRAGMA wal_autocheckpoint = {pages}")
+            conn.execute(f"PRAGMA cache_size = -{kib}")
 
     def checkpoint(self) -> None:
         """Copy the WAL back into the database as far as readers allow (never waits for them)."""

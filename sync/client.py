@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +24,6 @@ from typing import Any, Generic, Self, TypeVar
 from urllib.parse import quote
 
 import httpx
-import orjson
 from pydantic import ValidationError
 
 from sync.errors import ErrorBody, ProtocolError, SyncError, error_for, network_error
@@ -448,20 +446,10 @@ class ApiClient:
         return await self._limiter.acquire(bucket_for(method, path), self._priority)
 
 
-_LONG_NUMBER = re.compile(rb"\d{20}")
-"""Twenty digits in a row: perhaps an integer beyond 64 bits, which orjson would read as a
-float (an id among them would change), so such a body is read by json.loads, exactly."""
-
-
 def _body(method: str, path: str, meta: ResponseMeta, content: bytes | None) -> object:
     """The JSON of a 2xx body, None when empty; malformed or truncated JSON is a ProtocolError."""
     if content is None or not content.strip():
         return None
-    if _LONG_NUMBER.search(content) is None:
-        try:
-            return orjson.loads(content)  # a page in half the time of json.loads
-        except orjson.JSONDecodeError:
-            pass  # json.loads reads a little more (NaN), or says it is malformed
     try:
         return json.loads(content)
     except ValueError:

@@ -110,6 +110,7 @@ class PageWriter:
             if self._bulk_load:
                 self._pool.submit(cache.finish_bulk_load, self._run.resource)
             self._pool.submit(cache.checkpoint)
+            self._pool.submit(cache.bulk_writes, False)
             self._pool.shutdown(wait=True)
             cache.bulk_writes(False)
             for writing, _ in self._writing:
