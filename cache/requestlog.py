@@ -1,8 +1,8 @@
 """The sliding log of sent requests behind the client-side rate limiter, in a file of its own.
 
 Every process of a profile (the TUI, a `sync` in another terminal) shares one key's limits, so
-the log is a SQLite file beside the profile's cache and a reservation is one `BEGIN IMMEDIATE`
-transaction: count, compare, insert. Two processes can never both take the last slot.
+the log is a SQLite file beside the profile's cache and a reservation is one statement that
+counts, compares and inserts. Two processes can never both take the last slot.
 It is not a table of the cache because a request is logged just before it is sent: in the
 cache, that would wait for whatever write transaction holds the cache's lock (a pull's group
 of pages being stored), and requests would be paced by the writer instead of the limits.
@@ -53,33 +53,33 @@ def create(conn: sqlite3.Connection) -> None:
 
 
 def reserve(conn: sqlite3.Connection, at: float, bucket: str, checks: Sequence[LogCheck]) -> bool:
-    """Log `(at, bucket)` if every check counts fewer entries than its limit.
+    """Log `(at, bucket)` if every check counts fewer entries than its limit; run it outside
+    any transaction (autocommit).
 
-    All checks are counted by one statement, a scalar subquery each on an index: a request
-    passes up to about 18 (the window, the day, and what recent answers said was left), and
-    a statement apiece cost more in the sqlite3 module than the counting did in SQLite."""
-    if checks:
-        shape = tuple(check.bucket is not None for check in checks)
-        params: list[float | str] = []
-        for check in checks:
-            params.extend((check.since,) if check.bucket is None else (check.bucket, check.since))
-        counts = conn.execute(_counts_sql(shape), params).fetchone()
-        if any(count >= check.limit for count, check in zip(counts, checks, strict=True)):
-            return False
-    conn.execute("INSERT INTO request_log (at, bucket) VALUES (?, ?)", (at, bucket))
-    return True
+    Check and insert are one `INSERT … SELECT … WHERE` statement: SQLite takes the write lock
+    before the statement reads, so two processes can never both take the last slot, and a
+    reservation costs one statement instead of a transaction of four (it is paid before every
+    request). The checks are a scalar subquery each, on an index: a request passes up to
+    about 18 (the window, the day, and what recent answers said was left)."""
+    params: list[float | str | int] = [at, bucket]
+    for check in checks:
+        params.extend((check.since,) if check.bucket is None else (check.bucket, check.since))
+        params.append(check.limit)
+    shape = tuple(check.bucket is not None for check in checks)
+    return conn.execute(_reserve_sql(shape), params).rowcount == 1
 
 
 @functools.lru_cache(maxsize=64)
-def _counts_sql(shape: tuple[bool, ...]) -> str:
-    """The counting statement for checks with (True) or without a bucket, in order."""
-    counts = (
-        "(SELECT count(*) FROM request_log WHERE bucket = ? AND at >= ?)"
+def _reserve_sql(shape: tuple[bool, ...]) -> str:
+    """The reserving statement for checks with (True) or without a bucket, in order."""
+    counts = [
+        "(SELECT count(*) FROM request_log WHERE bucket = ? AND at >= ?) < ?"
         if by_bucket
-        else "(SELECT count(*) FROM request_log WHERE at >= ?)"
+        else "(SELECT count(*) FROM request_log WHERE at >= ?) < ?"
         for by_bucket in shape
-    )
-    return "SELECT " + ", ".join(counts)
+    ]
+    where = f" WHERE {' AND '.join(counts)}" if counts else ""
+    return f"INSERT INTO request_log (at, bucket) SELECT ?, ?{where}"
 
 
 def times(conn: sqlite3.Connection, since: float, bucket: str | None) -> list[float]:

@@ -302,8 +302,8 @@ class Cache(OutboxWrites):
 
     def reserve_request(self, at: float, bucket: str, checks: Sequence[LogCheck]) -> bool:
         """Atomically: if every check passes, log `(at, bucket)` and return True."""
-        with self._requests.write() as conn:
-            return requestlog.reserve(conn, at, bucket, checks)
+        with translated():
+            return requestlog.reserve(self._requests.conn(), at, bucket, checks)
 
     def request_times(self, since: float, bucket: str | None = None) -> list[float]:
         """Logged request times at or after `since`, ascending."""
