@@ -24,6 +24,7 @@ from cache import Resource
 from sync.client import ApiClient, Peek, Response
 from sync.errors import Forbidden, InvalidRequest, NotFound, UnexpectedStatus
 from sync.models import Page
+from sync.pull.collector import fewer_collections
 from sync.pull.context import Lister, ResourceRun
 from sync.pull.deletes import count_differs, sweep, sweep_with
 from sync.pull.keyset import OrderBroken, keyset_pass
@@ -54,6 +55,18 @@ async def pull(
     as `sync.errors`; everything stored up to then stays, with its cursor, and the next pull
     resumes there. Unreadable records are skipped and listed in the report.
     """
+    with fewer_collections():
+        return await _pull(session, full=full, progress=progress, priority=priority, retry=retry)
+
+
+async def _pull(
+    session: SyncSession,
+    *,
+    full: bool,
+    progress: Callable[[PullProgress], None] | None,
+    priority: Priority,
+    retry: RetryPolicy | None,
+) -> PullReport:
     began = time.monotonic()
     report = PullReport(full=full)
     retrier = Retrier(retry or RetryPolicy())
