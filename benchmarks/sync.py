@@ -15,8 +15,9 @@ never decide the result. Figures:
 - incremental sync with no changes: requests (goal: 1 per resource, plus 1 for the delete check
   where tombstones have not been seen working).
 
-Cold and bare runs alternate twice and the faster of each is kept: on a shared machine the
-slower run measures the neighbours. The load average is printed before and after, and the
+Cold and bare runs alternate `RUNS` times and the fastest of each is kept: on a shared machine
+the slower runs measure the neighbours (on this 2-core VM the bare loop alone took 16 to 23 s
+within minutes, for the same requests). The load average is printed before and after, and the
 client's CPU seconds (both of the pull's threads) beside the wall times: on a busy machine
 wall times measure the neighbours, CPU seconds much less so.
 """
@@ -61,6 +62,7 @@ MARGIN = 5.0
 error of whole-second `Date` headers and resets (uvicorn refreshes its `Date` once a second,
 later when busy), and the limiter then takes a minute's reset for a day's and waits a "day"."""
 PAGE = 100
+RUNS = 3
 T = TypeVar("T")
 _LAST_STAMP = re.compile(rb'"updated_at":\s*"([^"]+)"')
 _RECORD = re.compile(rb'"id":')
@@ -193,7 +195,7 @@ def main() -> None:
             print(f"before: {load()}", file=sys.stderr)
             colds: list[Timed[PullReport]] = []
             bares: list[Timed[tuple[float, int]]] = []
-            for run in range(2):
+            for run in range(RUNS):
                 colds.append(timed(lambda n=run: asyncio.run(cold_pull(base_url, key, folder, n))))
                 bares.append(timed(lambda: asyncio.run(bare_loop(base_url, key))))
                 print(
