@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from test_pull_support import (
 )
 
 from cache import ApplyResult, Cache, CacheError, Prepared, Resource
-from sync.pull import pull
+from sync.pull import PullReport, pull
 from sync.pull.writer import BEHIND, GROUP_PAGES
 
 
@@ -80,12 +80,15 @@ async def test_groups_of_pages_commit_in_order_with_their_cursor_while_paging_go
     assert report.resources["issues"].inserted == 2100
 
 
-async def test_a_failed_write_stops_the_pull_and_the_next_resumes_after_the_last_commit(
-    tmp_path: Path, cache: Cache
-) -> None:
-    async with served(tmp_path, 1500) as service:
+async def refuse_one_then_resume(
+    tmp_path: Path, cache: Cache, total: int, *, before_resuming: Callable[[], None]
+) -> tuple[int, PullReport]:
+    """Pull `total` issues into a cache that refuses the 1,201st (in the second group of
+    pages): check what was committed, then resume with the refusal lifted. Returns how many
+    issues the failed pull stored and the resuming pull's report."""
+    async with served(tmp_path, total) as service:
         order = sorted((stamp, key) for key, stamp in (await server_issues(service)).items())
-        doomed = order[1200][1]  # in the second group of pages
+        doomed = order[1200][1]
         with sqlite3.connect(cache.path) as conn:
             conn.execute(
                 "CREATE TRIGGER refuse BEFORE INSERT ON issues "
@@ -99,9 +102,19 @@ async def test_a_failed_write_stops_the_pull_and_the_next_resumes_after_the_last
         assert newest == cursor == order[stored - 1][0]
         with sqlite3.connect(cache.path) as conn:
             conn.execute("DROP TRIGGER refuse")
+        before_resuming()
         async with session_on(service, cache) as session:
             report = await pull(session, retry=FAST_RETRY)
         assert local_issues(cache) == await server_issues(service)
+    return stored, report
+
+
+async def test_a_failed_write_stops_the_pull_and_the_next_resumes_after_the_last_commit(
+    tmp_path: Path, cache: Cache
+) -> None:
+    stored, report = await refuse_one_then_resume(
+        tmp_path, cache, 1500, before_resuming=lambda: None
+    )
     issues = report.resources["issues"]
     assert issues.inserted == 1500 - stored and issues.requests <= 7
     assert cache.get_cursor(Resource.ISSUES) is not None
@@ -183,23 +196,9 @@ async def test_groups_queued_behind_a_failed_one_are_not_stored(
         return apply(self, *args, **kwargs)
 
     monkeypatch.setattr(Cache, "apply_prepared", slow)
-    async with served(tmp_path, 4000) as service:
-        order = sorted((stamp, key) for key, stamp in (await server_issues(service)).items())
-        doomed = order[1200][1]  # in the second group of pages, with two more behind it
-        with sqlite3.connect(cache.path) as conn:
-            conn.execute(
-                "CREATE TRIGGER refuse BEFORE INSERT ON issues "
-                f"WHEN NEW.id = '{doomed}' BEGIN SELECT RAISE(ABORT, 'disk says no'); END"
-            )
-        async with session_on(service, cache) as session:
-            with pytest.raises(CacheError, match="disk says no"):
-                await pull(session, retry=FAST_RETRY)
-        stored, newest, cursor = committed(cache)
-        assert 100 <= stored < 1200
-        assert newest == cursor == order[stored - 1][0]
-        with sqlite3.connect(cache.path) as conn:
-            conn.execute("DROP TRIGGER refuse")
-        monkeypatch.setattr(Cache, "apply_prepared", apply)
-        async with session_on(service, cache) as session:
-            await pull(session, retry=FAST_RETRY)
-        assert local_issues(cache) == await server_issues(service)
+    await refuse_one_then_resume(
+        tmp_path,
+        cache,
+        4000,  # two more groups queue up behind the refused one
+        before_resuming=lambda: monkeypatch.setattr(Cache, "apply_prepared", apply),
+    )
