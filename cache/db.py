@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -91,7 +92,7 @@ def connect(path: Path) -> sqlite3.Connection:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             for pragma in _PRAGMAS:
                 conn.execute(pragma)
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = _switch_to_wal(conn)
         except BaseException:
             conn.close()
             raise
@@ -99,6 +100,21 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.close()
         raise CacheBusyError(f"could not switch the cache to WAL mode (got {mode})")
     return conn
+
+
+def _switch_to_wal(conn: sqlite3.Connection) -> str:
+    """`journal_mode = WAL` needs the file to itself for a moment, and when several
+    connections switch a file still in rollback mode (an old cache, opened by two processes
+    at once) SQLite answers "locked" at once instead of waiting out the busy timeout: wait
+    here instead, up to that timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+        time.sleep(0.005)
 
 
 class Connector:
