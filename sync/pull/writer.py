@@ -50,7 +50,6 @@ ones that checkpointed 290-350 ms, against 120-180 ms to fetch a group's pages).
 @dataclass(frozen=True)
 class _Page:
     records: Sequence[Prepared]
-    received: int
     cursor: Cursor | None
     total: int | None
 
@@ -136,7 +135,7 @@ class PageWriter:
         after it; a full group (or the last page) goes to the writer, and this waits for the
         oldest group while `BEHIND` of them are unwritten."""
         records = Cache.prepare(self._run.resource, [item.raw for item in items])
-        self._waiting.append(_Page(records, len(items), cursor, total))
+        self._waiting.append(_Page(records, cursor, total))
         if last or len(self._waiting) >= GROUP_PAGES:
             self._write()
             while len(self._writing) >= BEHIND:
@@ -157,7 +156,7 @@ class PageWriter:
                 self._writing.popleft()
         self._run.count(result)
         for page in pages:  # progress is told page by page, as every strategy does
-            self._run.count_page(page.received)
+            self._run.count_page(len(page.records))
             self._run.tell(page.total)
 
     async def _store_rest(self) -> None:
