@@ -40,11 +40,6 @@ def _writable(resource: Resource) -> Resource:
     return resource
 
 
-def _parent(resource: Resource, record: Mapping[str, JsonValue]) -> str | None:
-    value = record.get("issue_id") if resource is Resource.COMMENTS else None
-    return value if isinstance(value, str) else None
-
-
 class OutboxWrites:
     """Base of `Cache` holding its outbox methods, kept apart so each module stays small."""
 
@@ -81,7 +76,7 @@ class OutboxWrites:
                 conn,
                 _writable(resource),
                 resolved,
-                _parent(resource, resolved),
+                outbox.parent_of(resource, resolved),
                 batch_id,
                 self._clock(),
             )
@@ -116,9 +111,10 @@ class OutboxWrites:
             target,
             current,
             dict(changes),
-            _parent(resource, current),
+            outbox.parent_of(resource, current),
             batch_id,
             self._clock(),
+            beneath=lambda earlier: overlay.beneath(conn, resource, target, earlier),
         )
 
     def update_many(
@@ -140,7 +136,7 @@ class OutboxWrites:
             target = outbox.resolve_id(conn, record_id)
             current = self._current(conn, overlay.compute(conn), _writable(resource), target)
             return outbox.enqueue_delete(
-                conn, resource, target, _parent(resource, current), batch_id, self._clock()
+                conn, resource, target, outbox.parent_of(resource, current), batch_id, self._clock()
             )
 
     def undo_batch(self, batch_id: str) -> str | None:
@@ -165,7 +161,7 @@ class OutboxWrites:
                 if current is None or outbox.is_local(target):
                     continue
                 inverse = inverse or self.new_batch_id()
-                parent = _parent(entry.resource, current)
+                parent = outbox.parent_of(entry.resource, current)
                 if entry.operation is Operation.UPDATE:
                     outbox.enqueue_update(
                         conn,
@@ -190,11 +186,14 @@ class OutboxWrites:
             records.prune_tombstones(conn)
 
     def retry(self, entry_id: int) -> OutboxEntry:
-        """Put a failed entry back in the queue."""
+        """Put a failed entry back in the queue: its values show again, and later writes of
+        the same fields are based on them again."""
         with self._db.write(durable=True) as conn:
-            return outbox.transition(
+            entry = outbox.transition(
                 conn, entry_id, (EntryState.FAILED,), EntryState.PENDING, self._clock()
             )
+            outbox.reinstate(conn, entry)
+            return entry
 
     def conflicts(
         self, entry_id: int | None = None, *, unresolved_only: bool = True
@@ -275,9 +274,11 @@ class OutboxWrites:
             return outbox.doubtful(conn)
 
     def mark_failed(self, entry_id: int, error: str) -> OutboxEntry:
-        """The server rejected the write: keep it, with the server's message, for the user."""
+        """The server rejected the write: keep it, with the server's message, for the user.
+        Its values are no longer shown, and later writes based on them are rebased on what
+        was beneath it (`outbox.withdraw`)."""
         with self._db.write() as conn:
-            return outbox.transition(
+            entry = outbox.transition(
                 conn,
                 entry_id,
                 (EntryState.SENDING, EntryState.PENDING),
@@ -285,6 +286,8 @@ class OutboxWrites:
                 self._clock(),
                 error=error,
             )
+            outbox.withdraw(conn, entry)
+            return entry
 
     def mark_done(self, entry_id: int, record: Mapping[str, Any] | None = None) -> None:
         """The write landed. Pass the server's answer (`record`): it is stored in the same
@@ -334,11 +337,16 @@ class OutboxWrites:
         with self._db.write() as conn:
             return conflicts.park(conn, entry_id, found, self._clock())
 
-    @staticmethod
     def detect_conflicts(
-        entry: OutboxEntry, server_record: Mapping[str, Any]
+        self, entry: OutboxEntry, server_record: Mapping[str, Any]
     ) -> list[FieldConflict]:
-        return conflicts.detect(entry, server_record)
+        """The fields of an update someone else changed on the server since its base was
+        taken; a value our own confirmed writes put there is never someone else's."""
+        found = conflicts.detect(entry, server_record)
+        if not found:
+            return found
+        with self._db.read() as conn:
+            return conflicts.not_ours(found, outbox.confirmed_since(conn, entry))
 
     def prune_outbox(self, before: float) -> int:
         """Forget done entries last touched before `before` (local clock)."""
