@@ -226,16 +226,19 @@ def enqueue_update(
     now: float,
     *,
     beneath: Beneath | None = None,
+    merge: bool = True,
 ) -> OutboxEntry | None:
     """`current` is the record as the screen shows it before this edit: it supplies the base.
     Returns the entry now holding the edit, or None when nothing is left to send.
 
     A field edited back to its base drops out only while that base is still what shows
     beneath the entry (`beneath`, when given): if a pull brought a colleague's value in the
-    meantime, the edit stays, to be checked against it like any other."""
+    meantime, the edit stays, to be checked against it like any other. `merge` False queues
+    a write of its own even after an open one of the same batch: one step of a path that
+    must reach the server as separate moves."""
     history = chain(conn, resource, target)
     latest = history[-1] if history else None
-    if latest is not None and _is_open(latest):
+    if latest is not None and _is_open(latest) and merge:
         if latest.operation is Operation.CREATE:
             return _save(conn, latest, latest.base, {**latest.changes, **changes}, now)
         if latest.operation is Operation.UPDATE and latest.batch_id == batch_id:
@@ -429,6 +432,19 @@ def mark_not_applied(conn: sqlite3.Connection, entry_ids: Iterable[int]) -> None
         "AND id IN (SELECT value FROM json_each(?))",
         (dumps(list(entry_ids)),),
     )
+
+
+def surely_unapplied(conn: sqlite3.Connection, entry: OutboxEntry) -> bool:
+    """Whether the server certainly never applied the entry: never sent, refused, parked as a
+    conflict before sending, or its last attempt known to have changed nothing."""
+    if entry.state in (EntryState.FAILED, EntryState.CONFLICT):
+        return True
+    if entry.state is not EntryState.PENDING:
+        return False
+    if entry.attempts == 0:
+        return True
+    row = conn.execute("SELECT not_applied FROM outbox WHERE id = ?", (entry.id,)).fetchone()
+    return row is not None and bool(row[0])
 
 
 def confirmed_since(conn: sqlite3.Connection, entry: OutboxEntry) -> dict[str, list[JsonValue]]:

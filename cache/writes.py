@@ -13,9 +13,10 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from cache import conflicts, outbox, overlay, records
+from cache import conflicts, outbox, overlay, records, undo
 from cache.db import Connector
 from cache.errors import OutboxStateError, RecordNotFoundError
 from cache.models import (
@@ -139,45 +140,22 @@ class OutboxWrites:
                 conn, resource, target, outbox.parent_of(resource, current), batch_id, self._clock()
             )
 
-    def undo_batch(self, batch_id: str) -> str | None:
-        """Undo a group of writes: unsent ones are discarded; sent ones get an inverse write
-        under a new batch id (returned). A delete the server already applied stays done."""
-        inverse: str | None = None
-        with self._db.write(durable=True) as conn:
-            for listed in reversed(outbox.batch(conn, batch_id)):
-                try:
-                    entry = outbox.get(conn, listed.id)
-                except OutboxStateError:
-                    continue
-                if entry.state in (EntryState.PENDING, EntryState.FAILED, EntryState.CONFLICT):
-                    outbox.discard(conn, entry.id)
-                    if entry.attempts == 0:
-                        continue
-                if entry.operation is Operation.DELETE:
-                    continue
-                view = overlay.compute(conn)
-                target = entry.target_id
-                current = overlay.effective_record(conn, view, entry.resource, target)
-                if current is None or outbox.is_local(target):
-                    continue
-                inverse = inverse or self.new_batch_id()
-                parent = outbox.parent_of(entry.resource, current)
-                if entry.operation is Operation.UPDATE:
-                    outbox.enqueue_update(
-                        conn,
-                        entry.resource,
-                        target,
-                        current,
-                        entry.base,
-                        parent,
-                        inverse,
-                        self._clock(),
-                    )
-                else:
-                    outbox.enqueue_delete(
-                        conn, entry.resource, target, parent, inverse, self._clock()
-                    )
-        return inverse
+    def undo_batch(
+        self, batch_id: str, route: undo.Route = undo.direct, *, preview: bool = False
+    ) -> undo.UndoResult:
+        """Undo a group of writes: unsent ones are dropped, sent ones get inverse writes under
+        a new batch id, by the ways `route` allows; what cannot be restored is named, not
+        written (see `cache.undo`). `preview` says what it would do and changes nothing."""
+        with self._db.write(durable=not preview) as conn:
+            if not preview:
+                return undo.undo(conn, batch_id, route, self._clock(), self.new_batch_id())
+            conn.execute("SAVEPOINT undo_preview")
+            try:
+                found = undo.undo(conn, batch_id, route, self._clock(), self.new_batch_id())
+            finally:
+                conn.execute("ROLLBACK TO undo_preview")
+                conn.execute("RELEASE undo_preview")
+            return replace(found, batch_id=None)
 
     def discard(self, entry_id: int) -> None:
         """Drop an entry that is not in flight (a create takes its dependents with it)."""
