@@ -2,12 +2,13 @@
 
 A field conflicts when the server's value moved away from the entry's base to something other
 than the user's value and other than a value our own confirmed writes put there (those are
-never "theirs": `not_ours`); fields nobody else touched merge silently: `park` splits them off to be
-sent at once, and only the conflicting ones wait. Settling a conflict edits the entry: `MINE`
-rebases the field on the server's value (so the resend is not flagged again), `THEIRS` drops
-the field, and a later write of it, typed over the dropped value, goes back to the dropped
-one's base: it was typed without seeing theirs, so it is checked against theirs in turn. Once
-every conflict of an entry is settled it is pending again, or gone if no field is left to send.
+never "theirs": `not_ours`); fields nobody else touched merge silently: `park` splits them off
+to be sent at once, and only the conflicting ones wait. Settling a conflict edits the entry:
+`MINE` rebases the field on the server's value (so the resend is not flagged again), `THEIRS`
+drops the field, and a later write of it, typed over the dropped value, goes back to the
+dropped one's base: it was typed without seeing theirs, so it is checked against theirs in
+turn. Once every conflict of an entry is settled it is pending again, or gone if no field is
+left to send.
 """
 
 from __future__ import annotations
