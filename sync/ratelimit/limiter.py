@@ -20,6 +20,7 @@ import asyncio
 import random as random_module
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from sync.ratelimit.answered import AnsweredLog
 from sync.ratelimit.clock import ClockOffset
@@ -36,6 +37,20 @@ from sync.ratelimit.plans import Bucket, Plan, plan_named
 
 SLIDE_EPSILON = 0.001
 """How far past an entry's window end to wake, so that the entry has surely left the window."""
+
+
+@dataclass
+class Waits:
+    """How long this limiter held requests back, by the waits it chose (not by a wall clock,
+    which a busy machine stretches): what a caller reports, and what a test can assert."""
+
+    requests: int = 0
+    """Requests let through."""
+    total: float = 0.0
+    """Seconds slept for the limits, all requests together."""
+    first: float | None = None
+    """Seconds the first request waited (None before it went): a process that forgot what it
+    had learned about the server waits here for a window the log says is full."""
 
 
 class RateLimiter:
@@ -77,6 +92,7 @@ class RateLimiter:
         self._users_idle = asyncio.Event()
         self._users_idle.set()
         self._last_prune = float("-inf")
+        self.waits = Waits()
         self.set_plan(plan)
 
     def __repr__(self) -> str:
@@ -142,6 +158,7 @@ class RateLimiter:
         if priority is Priority.BACKGROUND and kind is not Bucket.OTHER:
             raise ValueError(f"background requests must be in bucket 'other', not {kind.value!r}")
         log_bucket = BACKGROUND_LOG_BUCKET if priority is Priority.BACKGROUND else kind.value
+        slept = 0.0
         if priority is Priority.USER:
             self._users_waiting += 1
             self._users_idle.clear()
@@ -158,16 +175,26 @@ class RateLimiter:
                         self._answered.prune(now)
                         self._answered.sent(now, log_bucket)
                         self._prune(now)
+                        self._count(slept)
                         return now
                     wait = self._wait(constraints, now)
                     if wait <= 0:
                         wait = self._limits.window / 1000 * (1 + self._random())
-                await self._sleep(min(wait, self._limits.window))
+                wait = min(wait, self._limits.window)
+                slept += wait
+                await self._sleep(wait)
         finally:
             if priority is Priority.USER:
                 self._users_waiting -= 1
                 if not self._users_waiting:
                     self._users_idle.set()
+
+    def _count(self, slept: float) -> None:
+        waits = self.waits
+        if waits.first is None:
+            waits.first = slept
+        waits.requests += 1
+        waits.total += slept
 
     def _reserve(self, now: float, log_bucket: str, constraints: list[Constraint]) -> bool:
         """Log a request if the constraints allow it: as they stand first (one transaction,
