@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from sync.ratelimit.answered import AnsweredLog
 from sync.ratelimit.clock import ClockOffset
 from sync.ratelimit.headers import ResponseMeta
+from sync.ratelimit.learned import Learned
 from sync.ratelimit.limits import (
     BACKGROUND_LOG_BUCKET,
     Constraint,
@@ -93,6 +94,10 @@ class RateLimiter:
         self._users_idle.set()
         self._last_prune = float("-inf")
         self.waits = Waits()
+        self.on_learned: Callable[[Learned], None] | None = None
+        """Called with what is worth remembering each time it changes (a plan, a limit, a
+        spent window): the session stores it for the next process."""
+        self._told = self._limits.learned(clock())
         self.set_plan(plan)
 
     def __repr__(self) -> str:
@@ -117,13 +122,36 @@ class RateLimiter:
         plan = plan_named(name)
         if plan is not None:
             self._limits.set_plan(plan, PlanSource.ME)
+            self._tell(self._clock())
         return plan is not None
+
+    def learned(self) -> Learned:
+        """What this process knows about the limits, as the next one should start from it."""
+        return self._limits.learned(self._clock())
+
+    def restore(self, learned: Learned) -> None:
+        """Start from what an earlier process learned (`Limits.restore`), before any request."""
+        now = self._clock()
+        self._limits.restore(learned, now)
+        self._told = self._limits.learned(now)
 
     def on_response(self, meta: ResponseMeta) -> None:
         """Learn from a response, whatever its status; call it as soon as the response arrives."""
         now = self._clock()
         self._limits.observe(meta, now)
         self._answered.answered(meta.sent_at, now)
+        self._tell(now)
+
+    def _tell(self, now: float) -> None:
+        """Hand `on_learned` what changed; blocks that merely ran out are no change."""
+        learned, told = self._limits.learned(now), self._told
+        moved = _figures(learned) != _figures(told)
+        blocked = any(told.blocked.get(scope) != until for scope, until in learned.blocked.items())
+        if not (moved or blocked):
+            return
+        self._told = learned
+        if self.on_learned is not None:
+            self.on_learned(learned)
 
     def poll_interval(self, requests_per_poll: int = 1) -> float:
         """Seconds between background polls so that they fit the background budget all day.
@@ -248,3 +276,7 @@ class RateLimiter:
         if now - self._last_prune >= self._limits.window:
             self._last_prune = now
             self._log.prune_requests(now - self._limits.day - self._limits.window)
+
+
+def _figures(learned: Learned) -> tuple[str, int, int, str]:
+    return learned.plan, learned.per_minute, learned.per_day, learned.source

@@ -27,6 +27,7 @@ from sync.session import SyncSession, open_session
 
 BASE_URL = "http://tracker.test/v1"
 BULK_PATH = "/v1/issues/bulk"
+ME_PATH = "/v1/me"
 
 Scope = dict[str, Any]
 Receive = Callable[[], Any]
@@ -58,6 +59,44 @@ def without_idempotency(app: Any) -> Any:
         await app(scope, receive, send)
 
     return variant
+
+
+def without_me(app: Any) -> Any:
+    """The service as a server without CONTRACT's `/me`: the service itself answers the path
+    as any unknown one (404, with its rate-limit headers), so the plan is known only from them."""
+
+    async def variant(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == ME_PATH:
+            scope = {**scope, "path": ME_PATH + "-not-served", "raw_path": b"/v1/me-not-served"}
+        await app(scope, receive, send)
+
+    return variant
+
+
+def refusing_tombstones(app: Any) -> Any:
+    """The service as a server without tombstones: 400 to `include_deleted`, as SPEC allows."""
+
+    async def variant(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and b"include_deleted" in scope.get("query_string", b""):
+            error = {"code": "invalid_request", "message": "unknown parameter include_deleted"}
+            await _answer(send, 400, error)
+            return
+        await app(scope, receive, send)
+
+    return variant
+
+
+def spec_only(app: Any) -> Any:
+    """The service as a server implementing SPEC alone, as far as a client can tell: no `/me`,
+    no bulk endpoint, no tombstones, `Idempotency-Key` ignored."""
+    return without_me(without_bulk(refusing_tombstones(without_idempotency(app))))
+
+
+async def _answer(send: Send, status: int, error: dict[str, str]) -> None:
+    body = json.dumps({"error": error}).encode()
+    headers = [(b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def comments_per_issue_only(app: Any) -> Any:
