@@ -289,8 +289,8 @@ def _match(entries: Sequence[int], candidates: Mapping[int, list[Record]]) -> di
 
 
 def describe_suspects(records: Sequence[Mapping[str, Any]]) -> str:
-    """ "may be a duplicate: check #12, #13": the records as the user finds them (the number
-    the server shows, a project's key, else the id)."""
+    """The line an unsure create shows, "may be a duplicate: check #12, #13": the records as
+    the user finds them (the number the server shows, a project's key, else the id)."""
     return "may be a duplicate: check " + ", ".join(_label(record) for record in records)
 
 
