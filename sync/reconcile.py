@@ -291,10 +291,12 @@ def _match(entries: Sequence[int], candidates: Mapping[int, list[Record]]) -> di
 def describe_suspects(records: Sequence[Mapping[str, Any]]) -> str:
     """The line an unsure create shows, "may be a duplicate: check #12, #13": the records as
     the user finds them (the number the server shows, a project's key, else the id)."""
-    return "may be a duplicate: check " + ", ".join(_label(record) for record in records)
+    return "may be a duplicate: check " + ", ".join(record_label(record) for record in records)
 
 
-def _label(record: Mapping[str, Any]) -> str:
+def record_label(record: Mapping[str, Any]) -> str:
+    """How a user finds a record: `#42` (the number the server shows), a project's key, else
+    `#` and its id."""
     number, key = record.get("number"), record.get("key")
     if isinstance(number, int) and not isinstance(number, bool):
         return f"#{number}"
