@@ -186,6 +186,7 @@ def test_a_colleagues_twin_made_while_ours_was_lost_leaves_ours_unsure_until_set
         )
         summary = cli.ok("sync")
         listing = cli.ok("outbox")
+        state = json.loads(cli.ok("status", "--json"))
         [entry] = [json.loads(line) for line in cli.ok("outbox", "--json").splitlines()]
         status, _, err = cli.run("outbox", "same", str(entry["id"]))
         settled = cli.ok("outbox", "same", str(entry["id"]), "--as", f"#{made[0]['number']}")
@@ -197,6 +198,7 @@ def test_a_colleagues_twin_made_while_ours_was_lost_leaves_ours_unsure_until_set
     on_server = service.titled()
     assert summary.startswith("sent 2 edits; 1 create may be a duplicate")
     assert "unsure" in listing and f"check #{made[0]['number']}" in listing
+    assert (state["pending_writes"], state["unsure_writes"]) == (1, 1)
     assert entry["state"] == "unsure" and made[0]["id"] in entry["may_be"]
     assert len(entry["may_be"]) == 2
     assert status == 1 and "say which with --as" in err

@@ -7,7 +7,7 @@ import asyncio
 import time
 from typing import Any
 
-from cache import ACTIVE_STATES, Resource
+from cache import ACTIVE_STATES, EntryState, Resource
 from sync.client import ApiClient
 from sync.credentials import Level, ResolvedProfile, doctor_report, resolve_profile
 from sync.features import ServerFeatures
@@ -64,10 +64,12 @@ def run_status(args: argparse.Namespace) -> int:
                 "last_full_sweep": cache.last_full_sweep(resource),
             }
         pending = len(cache.outbox(ACTIVE_STATES))
+        unsure = len(cache.outbox((EntryState.UNSURE,)))
     state: dict[str, Any] = {
         "last_sync": last if isinstance(last, dict) else None,
         "resources": cursors,
         "pending_writes": pending,
+        "unsure_writes": unsure,
         "plan": plan.name,
         "limits_left": {
             "minute": max(0, plan.per_minute - used_minute),
@@ -80,7 +82,8 @@ def run_status(args: argparse.Namespace) -> int:
         return 0
     at = state["last_sync"].get("at") if state["last_sync"] else None
     print(f"last sync      {_ago(now, at) if isinstance(at, int | float) else 'never'}")
-    print(f"pending edits  {pending}")
+    doubt = f" ({unsure} may be a duplicate: see `tracker-tui outbox`)" if unsure else ""
+    print(f"pending edits  {pending}{doubt}")
     left = state["limits_left"]
     print(f"limits left    {left['minute']}/{plan.per_minute} this minute, "
           f"{left['day']}/{plan.per_day} today ({plan.name} plan)")  # fmt: skip
