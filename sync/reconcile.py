@@ -215,8 +215,14 @@ def _candidates(
             and matches(entry.changes, record.raw)
         ]
         if mine:
-            found[entry.id] = sorted(mine, key=lambda r: (r.created_at is None, r.created_at))
+            found[entry.id] = sorted(mine, key=_age)
     return found
+
+
+def _age(record: Record) -> tuple[bool, datetime]:
+    """Oldest first; records without a creation time (SPEC does not promise one) last."""
+    created = record.created_at
+    return created is None, created or datetime.max.replace(tzinfo=UTC)
 
 
 def _window(session: SyncSession, entry: OutboxEntry) -> tuple[datetime, datetime]:
