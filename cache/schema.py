@@ -300,6 +300,9 @@ STEPS: tuple[tuple[str, Callable[[Database], None]], ...] = (
             "ALTER TABLE outbox ADD COLUMN suspects TEXT;\nALTER TABLE outbox ADD COLUMN seen TEXT;"
         ),
     ),
+    # The part of an entry split off to be sent at once keeps that entry's place in the
+    # queue (`cache.outbox.QUEUE_ORDER`), ahead of later writes of the same record.
+    ("outbox_place", _script("ALTER TABLE outbox ADD COLUMN place INTEGER;")),
 )
 KNOWN_STEPS = tuple(name for name, _ in STEPS)
 
