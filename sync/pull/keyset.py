@@ -81,7 +81,7 @@ async def keyset_pass(run: ResourceRun, cursor: Cursor | None) -> None:
                     seen.add(item.id, item.updated_at)
                 cursor = _next_cursor(items, cursor)
                 last = run.is_last(listing, page_number)
-                total = listing.pagination.total if page_number == 1 else None
+                left = 0 if last else run.left(listing, page_number)
                 if not last:
                     assert cursor is not None
                     since, page_number = _next_query(
@@ -89,7 +89,7 @@ async def keyset_pass(run: ResourceRun, cursor: Cursor | None) -> None:
                     )
                     pending = ahead.fetch(since, page_number)
                     ahead.guessing = True
-                await writer.submit(items, cursor if items else None, total, last=last)
+                await writer.submit(items, cursor if items else None, left, last=last)
                 if last:
                     await writer.drain()
                     return

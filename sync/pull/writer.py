@@ -51,7 +51,8 @@ ones that checkpointed 290-350 ms, against 120-180 ms to fetch a group's pages).
 class _Page:
     records: Sequence[Prepared]
     cursor: Cursor | None
-    total: int | None
+    left: int | None
+    """What the page's query still had to send after it, for progress."""
 
 
 class PageWriter:
@@ -127,7 +128,7 @@ class PageWriter:
         self,
         items: Sequence[Record | Tombstone],
         cursor: Cursor | None,
-        total: int | None,
+        left: int | None,
         *,
         last: bool,
     ) -> None:
@@ -135,7 +136,7 @@ class PageWriter:
         after it; a full group (or the last page) goes to the writer, and this waits for the
         oldest group while `BEHIND` of them are unwritten."""
         records = Cache.prepare(self._run.resource, [item.raw for item in items])
-        self._waiting.append(_Page(records, cursor, total))
+        self._waiting.append(_Page(records, cursor, left))
         if last or len(self._waiting) >= GROUP_PAGES:
             self._write()
             while len(self._writing) >= BEHIND:
@@ -157,7 +158,7 @@ class PageWriter:
         self._run.count(result)
         for page in pages:  # progress is told page by page, as every strategy does
             self._run.count_page(len(page.records))
-            self._run.tell(page.total)
+            self._run.tell(page.left)
 
     async def _store_rest(self) -> None:
         self._write()
