@@ -144,11 +144,12 @@ class ResourceRun:
         self.count(self.session.cache.apply_page(self.resource, raws, cursor))
         self.count_page(len(items))
 
-    def count_page(self, received: int) -> None:
-        """Add a stored page to the report."""
+    def count_page(self, received: int, fresh: int | None = None) -> None:
+        """Add a stored page to the report; `fresh` of its records were new to the phase
+        (all of them unless said: only a keyset pass re-reads some)."""
         self.report.pages += 1
         self.report.received += received
-        self._received += received
+        self._received += received if fresh is None else fresh
 
     def begin_phase(self, phase: str) -> None:
         """A new walk over the resource (the id sweep): progress counts from zero again."""
@@ -164,13 +165,15 @@ class ResourceRun:
         report.unchanged += result.unchanged
         report.deleted += result.deleted
 
-    def tell(self, left: int | None) -> None:
+    def tell(self, left: int | None = None, *, expected: int | None = None) -> None:
         """Report progress after a page was counted: `left` is what its query still has to
-        send (`left()`), so the estimate is what this phase received plus that. A query that
-        moved on (keyset paging asks from a new point) brings its own `left`, and the estimate
-        follows it; None keeps the last estimate."""
+        send (`left()`), so the estimate is what this phase received plus that; or the
+        strategy knows the `expected` total itself (keyset paging, whose every query starts
+        from a new point). None keeps the last estimate."""
         if left is not None:
             self._expected = self._received + left
+        elif expected is not None:
+            self._expected = expected
         if self.progress is not None:
             self.progress(
                 PullProgress(

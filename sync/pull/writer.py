@@ -51,8 +51,10 @@ ones that checkpointed 290-350 ms, against 120-180 ms to fetch a group's pages).
 class _Page:
     records: Sequence[Prepared]
     cursor: Cursor | None
-    left: int | None
-    """What the page's query still had to send after it, for progress."""
+    fresh: int
+    """Records of the page new to the pass (not re-read by a query's overlap), for progress."""
+    expected: int | None
+    """The pass's estimated total of new records as of this page, for progress."""
 
 
 class PageWriter:
@@ -128,7 +130,8 @@ class PageWriter:
         self,
         items: Sequence[Record | Tombstone],
         cursor: Cursor | None,
-        left: int | None,
+        fresh: int,
+        expected: int | None,
         *,
         last: bool,
     ) -> None:
@@ -136,7 +139,7 @@ class PageWriter:
         after it; a full group (or the last page) goes to the writer, and this waits for the
         oldest group while `BEHIND` of them are unwritten."""
         records = Cache.prepare(self._run.resource, [item.raw for item in items])
-        self._waiting.append(_Page(records, cursor, left))
+        self._waiting.append(_Page(records, cursor, fresh, expected))
         if last or len(self._waiting) >= GROUP_PAGES:
             self._write()
             while len(self._writing) >= BEHIND:
@@ -157,8 +160,8 @@ class PageWriter:
                 self._writing.popleft()
         self._run.count(result)
         for page in pages:  # progress is told page by page, as every strategy does
-            self._run.count_page(len(page.records))
-            self._run.tell(page.left)
+            self._run.count_page(len(page.records), page.fresh)
+            self._run.tell(expected=page.expected)
 
     async def _store_rest(self) -> None:
         self._write()

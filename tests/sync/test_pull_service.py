@@ -175,9 +175,8 @@ async def test_progress_is_fetched_of_an_estimated_total(tmp_path: Path, cache: 
     assert len(cold) >= 5  # five keyset queries, each from a later point in time
     for event in cold + warm + sweep:
         assert event.total is not None and event.received <= event.total
-    # The estimate counts the overlap re-read at each query's start (one record a query).
-    assert all(450 <= event.total <= 450 + len(cold) for event in cold if event.total)
+    assert all(event.total == 450 for event in cold)
     assert cold[-1].received == cold[-1].total
-    assert warm[-1].received == warm[-1].total < 10
+    assert warm[-1].received == warm[-1].total == 3  # what changed, not the whole
     assert [event.total for event in sweep] == [450] * len(sweep)
     assert sweep[-1].received == 450
