@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from cache import CacheError
-from sync.errors import NetworkError, SyncError
+from sync.errors import SyncError
 from sync.push import Backoff, PushReport, push_outbox
 from sync.ratelimit import Priority
 from sync.session import SyncSession
@@ -65,6 +65,16 @@ async def sync_once(
     return SyncReport(pushed, pulled)
 
 
+@dataclass(frozen=True)
+class RetryPlanned:
+    """Told to the listener when a failed pass is to be tried again (`SyncLoop.retry_at`)."""
+
+    at: float
+    """`time.monotonic()` of the next attempt."""
+    failures: int
+    """Failed passes in a row, this one included."""
+
+
 Listener = Callable[[PushReport | object | BaseException], None]
 
 
@@ -72,7 +82,8 @@ class SyncLoop:
     """Runs in the background of the app for the life of a session.
 
     `listener` is called (on the loop's task) with each `PushReport`, each `PullProgress`,
-    each `PullReport` and each error, so the app can post typed messages; it must not block.
+    each `PullReport`, each error and each `RetryPlanned`, so the app can post typed
+    messages; it must not block.
 
     A pass that failed (the server could not be reached, answered 5xx, refused the key) is
     tried again after a jittered, capped backoff (`retry`), and so is a push that left
@@ -92,8 +103,10 @@ class SyncLoop:
         retry: Backoff | None = None,
         push_backoff: Backoff | None = None,
         pull_retry: RetryPolicy | None = None,
+        offline: Callable[[], bool] | None = None,
     ) -> None:
         self._session = session
+        self._offline = offline
         self._listener = listener
         self._interval = interval
         self._push_delay = push_delay
@@ -108,7 +121,6 @@ class SyncLoop:
         self._stopping = False
         self._pulled = False
         self._failures = 0
-        self._offline = False
         self._poll_due = time.monotonic() + self.interval()
         self.retry_at: float | None = None
         """`time.monotonic()` of the next attempt after a failure; None when none is due."""
@@ -191,14 +203,15 @@ class SyncLoop:
         waits for it); later ones are background work. Pull progress reaches the listener
         page by page, so the app can show records as they land.
 
-        After a pass that could not reach the server, the next one only probes: one attempt
-        per request, no retries inside the push or the pull (this loop's backoff is the
-        retry), so a long time offline costs one or two requests a minute."""
+        A pass that retries a failed one, or runs while `offline()` says the server cannot be
+        reached, only probes: one attempt per request, no retries inside the push or the pull
+        (this loop's backoff is the retry), so a long time offline costs a request or two a
+        minute rather than dozens."""
         from sync.pull import RetryPolicy, pull
 
         self.passes += 1
         push_backoff, pull_retry = self._push_backoff, self._pull_retry
-        if self._offline:
+        if self._failures or (self._offline is not None and self._offline()):
             push_backoff = replace(push_backoff or Backoff(), tries=1)
             pull_retry = replace(pull_retry or RetryPolicy(), attempts=1)
         unsent = False
@@ -216,7 +229,6 @@ class SyncLoop:
                 self._session, priority=priority, progress=self._tell, retry=pull_retry
             )
             self._pulled = True
-            self._offline = False
             self._tell(pulled)
         if unsent:
             self._failed(None)
@@ -229,11 +241,11 @@ class SyncLoop:
         `error` is what ended the pass (None: the push left writes it could still send)."""
         self._failures += 1
         if error is not None:
-            self._offline = isinstance(error, NetworkError)
             self._pull_wanted = True  # what failed may have been the pull: it is done again
         self.retry_at = time.monotonic() + self._retry.delay(self._failures)
         if self._session.cache.sendable():
             self._push_wanted = True
+        self._tell(RetryPlanned(self.retry_at, self._failures))
 
     def _tell(self, what: PushReport | object | BaseException) -> None:
         if self._listener is not None:
