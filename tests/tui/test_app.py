@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 from textual.binding import Binding
 from textual.command import CommandPalette, Hit
 from tui_support import AppFactory, Notices, settle
 
+from sync.connection import Connection, ConnectionState
+from sync.pull import PullProgress
 from tracker_tui.app import THEMES, TrackerApp
+from tracker_tui.data.outbox_counts import OutboxCounts
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.data.views import SavedView
 from tracker_tui.messages import SyncStatusChanged
@@ -72,26 +77,59 @@ async def test_status_bar_says_offline_until_the_sync_engine_reports(
         app.post_message(
             SyncStatusChanged(
                 profile="work",
-                online=True,
-                pending_writes=3,
+                connection=ConnectionState(Connection.ONLINE),
+                outbox=OutboxCounts(pending=3),
                 budget_minute=58,
                 budget_day=9_800,
-                sync_done=40,
-                sync_total=120,
+                progress=PullProgress("issues", pages=1, received=40, total=120),
             )
         )
         await pilot.pause()
         text = status_text(app)
         assert "● online" in text
-        assert "↑ 3 pending" in text
+        assert "↑ 3 pending" in text and "failed" not in text
         assert "budget 58/min 9,800/day" in text
-        assert "syncing 40/120" in text
-        app.post_message(SyncStatusChanged(profile="work", online=False, pending_writes=1))
+        assert "syncing issues 40 of 120" in text
+        app.post_message(
+            SyncStatusChanged(
+                profile="work",
+                connection=ConnectionState(Connection.OFFLINE),
+                outbox=OutboxCounts(pending=1),
+            )
+        )
         await pilot.pause()
         text = status_text(app)
         assert "offline" in text
         assert "budget —/min —/day" in text
         assert "syncing" not in text
+
+
+async def test_status_bar_shows_each_connection_state_and_counts_down(
+    app_factory: AppFactory,
+) -> None:
+    """A refused key, a wait for the rate limit that ticks down, the next retry; failed
+    writes and conflicts are counted apart from pending ones (issue 14, defects 3 and 16)."""
+    app = app_factory(profile="work")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        refused = ConnectionState(Connection.KEY_REFUSED, "the server refused the API key")
+        counts = OutboxCounts(pending=0, failed=1, conflicts=2)
+        app.post_message(SyncStatusChanged("work", connection=refused, outbox=counts))
+        await pilot.pause()
+        text = status_text(app)
+        assert "✗ key refused" in text and "online" not in text
+        assert "↑ 0 pending · 1 failed · 2 conflicts" in text
+        waiting = ConnectionState(Connection.RATE_LIMITED, until=time.monotonic() + 3.5)
+        app.post_message(SyncStatusChanged("work", connection=waiting))
+        await pilot.pause()
+        assert "waiting for the rate limit, 4 s" in status_text(app)
+        await asyncio.sleep(1.2)
+        await pilot.pause()
+        assert "waiting for the rate limit, 3 s" in status_text(app)
+        retrying = ConnectionState(Connection.OFFLINE, retry_at=time.monotonic() + 9.5)
+        app.post_message(SyncStatusChanged("work", connection=retrying))
+        await pilot.pause()
+        assert "○ offline · retry in 10 s" in status_text(app)
 
 
 async def test_status_bar_marks_read_only_mode(app_factory: AppFactory) -> None:
@@ -102,8 +140,8 @@ async def test_status_bar_marks_read_only_mode(app_factory: AppFactory) -> None:
 
 
 def test_sync_reports_replace_older_ones_in_the_queue() -> None:
-    older = SyncStatusChanged(profile="p", online=True, sync_done=1, sync_total=9)
-    newer = SyncStatusChanged(profile="p", online=True, sync_done=2, sync_total=9)
+    older = SyncStatusChanged(profile="p", progress=PullProgress("issues", 1, 1, 9))
+    newer = SyncStatusChanged(profile="p", progress=PullProgress("issues", 1, 2, 9))
     assert newer.can_replace(older)
 
 
