@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from tui_support import settle
 
-from cache import ACTIVE_STATES, Cache, IssueFilter, IssueSort, Resource
+from cache import ACTIVE_STATES, Cache, EntryState, IssueFilter, IssueSort, Resource
 from server.app import create_app
 from server.keys import revoke_key
 from server.seed import seed_workspace
@@ -268,3 +268,32 @@ def server_value(service: ServiceThread, key: str, issue_id: str, field: str) ->
     headers = {"Authorization": f"Bearer {key}"}
     answer = httpx.get(f"{service.base_url}/issues/{issue_id}", headers=headers, timeout=5)
     return answer.json()[field]
+
+
+async def test_a_refused_write_is_counted_as_failed_on_the_bar_and_the_panel(
+    tmp_path: Path,
+) -> None:
+    """The server refuses an edit: the status bar says "0 pending · 1 failed", as the sync
+    panel does, not "↑ 1 pending" (issue 14, defect 16)."""
+    db = tmp_path / "server.db"
+    key = seed_workspace(db, "Demo", 10, plan="pro")
+    service = start_service(db)
+    profile = ResolvedProfile("demo", service.base_url, "Demo", Secret(key), KeySource.NONE)
+    try:
+        with Cache.open(tmp_path / "cache.db") as cache:
+            link = EngineLink(profile, cache, window_seconds=WINDOW)
+            app = make_app(cache=cache, sync=link, profile="demo")
+            async with app.run_test(size=(120, 36)) as pilot:
+                await until(lambda: listed(app) == 10 and "● online" in bar_text(app), pilot)
+                target = cache.window(IssueFilter(), IssueSort(), 0, 1)[0]
+                cache.update(Resource.ISSUES, target.id, {"title": ""})  # refused: 400
+                link.poke()
+                await until(lambda: bool(cache.outbox([EntryState.FAILED])), pilot)
+                await until(lambda: "↑ 0 pending · 1 failed" in bar_text(app), pilot)
+                await pilot.press("y")
+                await settle(pilot)
+                subtitle = str(app.screen.query_one("#sync-summary", Static).border_subtitle)
+                assert "0 pending" in subtitle and "1 failed" in subtitle
+                assert "↑ 0 pending · 1 failed" in bar_text(app)
+    finally:
+        service.__exit__(None, None, None)

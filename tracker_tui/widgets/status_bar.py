@@ -27,6 +27,7 @@ from tracker_tui.widgets.sync_text import (
 
 TICK = 1.0
 """Seconds between redraws while a countdown shows."""
+DOT = "  ·  "
 
 
 class StatusBar(Widget):
@@ -63,20 +64,29 @@ class StatusBar(Widget):
             self.refresh()
 
     def render(self) -> Content:
-        """Profile, connection, writes waiting, progress and budget, separated by dots."""
+        """Profile, connection, writes waiting, progress and budget, separated by dots; on a
+        narrow terminal the budget goes first, then the progress, so the connection and what
+        waits always show."""
         status = self.status
-        dot = "  ·  "
-        parts: list[str | Content | tuple[str, str]] = [
+        head = Content.assemble(
             ((status.profile if status else self._profile) or "—", "bold $text"),
             "  ",
             connection_text(status.connection if status else None, time.monotonic()),
-            dot,
+            DOT,
             outbox_text(status.outbox if status else None),
-        ]
-        if status is not None and (progress := progress_text(status.progress)):
-            parts += [dot, (progress, "$text")]
+        )
+        progress = progress_text(status.progress) if status is not None else None
         budget = "—" if status is None else budget_text(status.budget_minute, status.budget_day)
-        parts += [dot, f"budget {budget}"]
-        if self._read_only:
-            parts += [dot, ("read-only", "bold $text-error")]
-        return Content.assemble(*parts)
+        optional: list[Content] = [Content.styled(progress, "$text")] if progress else []
+        optional.append(Content(f"budget {budget}"))
+        tail = [Content.styled("read-only", "bold $text-error")] if self._read_only else []
+        room = self.content_size.width or 10_000
+        while optional and _length(head, [*optional, *tail]) > room:
+            optional.pop()
+        return Content.assemble(
+            head, *(part for item in [*optional, *tail] for part in (DOT, item))
+        )
+
+
+def _length(head: Content, parts: list[Content]) -> int:
+    return head.cell_length + sum(len(DOT) + part.cell_length for part in parts)
