@@ -204,8 +204,11 @@ async def test_an_edit_made_offline_is_sent_when_the_server_returns(tmp_path: Pa
                 await until(lambda: listed(app) == 30 and "● online" in bar_text(app), pilot)
                 service.__exit__(None, None, None)
                 issue_id, wanted = await change_a_priority(app, cache, pilot)
-                await shown_within(SHOWN_WITHIN, lambda: "○ offline" in bar_text(app), pilot)
-                assert "↑ 1 pending" in bar_text(app)
+                await shown_within(
+                    SHOWN_WITHIN,
+                    lambda: "○ offline" in bar_text(app) and "↑ 1 pending" in bar_text(app),
+                    pilot,
+                )
                 service = start_service(db, port)
                 await until(lambda: not cache.outbox(ACTIVE_STATES), pilot)
                 assert server_value(service, key, issue_id, "priority") == wanted
