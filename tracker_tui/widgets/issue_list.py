@@ -83,6 +83,7 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         height: 1fr;
         overflow-x: hidden;
         overflow-y: auto;
+        scrollbar-size-vertical: 1;
         background: $surface;
         & > .issue-list--header { background: $panel; color: $text-muted; text-style: bold; }
         & > .issue-list--cursor {
