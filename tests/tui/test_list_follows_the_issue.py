@@ -202,6 +202,8 @@ class Growing(FakeIssueSource):
         if self.hold is not None:
             self.hold.wait(timeout=5)
             self.hold = None
+        if issue_id.startswith("new_"):
+            return self.new - int(issue_id.removeprefix("new_"))
         found = super().position(query, issue_id, near)
         return None if found is None else found + self.new
 
@@ -229,15 +231,45 @@ async def test_following_the_highlight_in_100000_issues_reads_one_window(
         await settle(pilot)
         issues = issue_list(app)
         issues.cursor = 50_000
+        await pilot.press("j")
         await settle(pilot)
         chosen, line, read = highlighted(issues), line_of_cursor(issues), source.rows_read
         source.new = 5
         app.post_message(CacheChanged())
         await settle(pilot)
-        assert (highlighted(issues), issues.cursor) == (chosen, 50_005)
+        assert (highlighted(issues), issues.cursor) == (chosen, 50_006)
         assert line_of_cursor(issues) == line
         assert source.positions == 1
         assert source.rows_read - read <= 3 * 64
+
+
+async def test_until_an_issue_is_picked_the_list_stays_at_the_top(
+    app_factory: AppFactory,
+) -> None:
+    """A list just opened (or searched) shows what arrives at the top, as during a first sync;
+    once the user moved onto an issue, that issue keeps the highlight."""
+    source = Growing(500)
+    app = app_factory(source)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        issues = issue_list(app)
+        source.new = 2
+        app.post_message(CacheChanged())
+        await settle(pilot)
+        assert (issues.cursor, issues.scroll_offset.y, highlighted(issues)) == (0, 0, "new_2")
+        await pilot.press("j", "k")
+        source.new = 3
+        app.post_message(CacheChanged())
+        await settle(pilot)
+        assert (issues.cursor, highlighted(issues)) == (1, "new_2")
+        await pilot.press("m")
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        source.new = 4
+        app.post_message(CacheChanged())
+        await settle(pilot)
+        assert (issues.cursor, highlighted(issues)) == (0, "new_4")
 
 
 async def test_a_move_while_a_reload_is_read_is_kept(app_factory: AppFactory) -> None:

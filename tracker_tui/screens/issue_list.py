@@ -232,8 +232,10 @@ class IssueListScreen(ReadOnlyScreen[None]):
         self.app.push_screen(dialog, self._save_view)
 
     def action_edit(self) -> None:
-        """Ask the app to edit the highlighted issue."""
-        if (row := self.query_one(IssueList).highlighted_row) is not None:
+        """Ask the app to edit the highlighted issue (which the list then keeps highlighted)."""
+        issues = self.query_one(IssueList)
+        if (row := issues.highlighted_row) is not None:
+            issues.chosen = True
             self.post_message(EditIssueRequested(row.id))
 
     def action_create(self) -> None:

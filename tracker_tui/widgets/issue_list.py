@@ -4,11 +4,14 @@ A Line API widget (`IssueWindow` loads the rows near the viewport); this adds wh
 and does: a fixed header showing the sort, one line per issue, a cursor that stays in view, and
 marks for bulk edits that cost the same for 3 rows or for every row of the query.
 
-The cursor belongs to an issue, not to a line: when the cache changes (a pull, a colleague's
-edit, the user's own) or the sort does, the rows are read again around wherever that issue now
+Once the user has picked an issue (moved the cursor, clicked, marked or opened a row), the
+cursor belongs to that issue, not to a line: when the cache changes (a pull, a colleague's edit,
+the user's own) or the sort does, the rows are read again around wherever that issue now
 stands, and it stays highlighted on the same line of the screen, so `enter`, `e` and `space`
-act on the issue the user chose. An issue the query no longer shows hands the cursor to the
-row that took its place. Marks are issue ids too, so they follow their issues the same way.
+act on the issue the user chose. An issue the query no longer shows hands the cursor to the row
+that took its place. Until then (a list just opened, searched or filtered) the cursor stays on
+the first row, so the list shows what arrives at the top, as during a first sync. Marks are
+issue ids too, so they follow their issues the same way.
 """
 
 from __future__ import annotations
@@ -174,6 +177,9 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         self._clock = clock
         self._read_only = read_only
         self._highlighted: str | None = None
+        self.chosen = False
+        """Whether the user picked the highlighted issue since the query began: from then on
+        reloads and new sorts keep it highlighted (before, the cursor stays on the first row)."""
         self._pass: _RenderPass | None = None
         self._styles: RowStyles | None = None
 
@@ -201,10 +207,11 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         return old.filter_key == new.filter_key
 
     def cursor_anchor(self) -> Anchor | None:
-        """The highlighted issue, where it is and on which line of the screen (None while its
-        row is not loaded: then reloads keep the cursor's index)."""
+        """The highlighted issue, where it is and on which line of the screen; None until the
+        user picked it, or while its row is not loaded (then reloads keep the cursor's
+        index)."""
         row = self.highlighted_row
-        if row is None:
+        if row is None or not self.chosen:
             return None
         return Anchor(row.id, self.cursor, self.cursor - self.scroll_offset.y)
 
@@ -213,6 +220,7 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         super().start_at_top()
         self.set_reactive(IssueList.cursor, 0)
         self._highlighted = None
+        self.chosen = False
 
     def validate_cursor(self, cursor: int) -> int:
         """Keep the cursor on a row."""
@@ -322,29 +330,35 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         offset = event.get_content_offset(self)
         if offset is None or offset.y < HEADER_LINES:
             return
+        self.chosen = True
         self.cursor = self.scroll_offset.y + offset.y - HEADER_LINES
         if event.chain == 2:
             self.action_open()
 
     def action_move(self, rows: int) -> None:
         """Move the cursor down (positive) or up (negative) by `rows`."""
+        self.chosen = True
         self.cursor += rows
 
     def action_move_pages(self, pages: float) -> None:
         """Move the cursor by screenfuls (a half for ctrl+d and ctrl+u)."""
+        self.chosen = True
         self.cursor += int(pages * self.visible_rows) or (1 if pages > 0 else -1)
 
     def action_move_to_first(self) -> None:
         """Jump to the first issue."""
+        self.chosen = True
         self.cursor = 0
 
     def action_move_to_last(self) -> None:
         """Jump to the last issue (its page is fetched on arrival)."""
+        self.chosen = True
         self.cursor = (self.count or 1) - 1
 
     def action_open(self) -> None:
         """Open the highlighted issue."""
         if (row := self.highlighted_row) is not None:
+            self.chosen = True
             self.post_message(self.Opened(self, row.id))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -354,12 +368,14 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
     def action_toggle_mark(self) -> None:
         """Mark or unmark the highlighted issue."""
         if (row := self.highlighted_row) is not None:
+            self.chosen = True
             self.marks = self.marks.toggled(row.id)
 
     def action_extend_marks(self, direction: int) -> None:
         """Mark the highlighted issue and the next one up or down, moving onto it."""
         if (row := self.highlighted_row) is None:
             return
+        self.chosen = True
         self.cursor += direction
         following = self.highlighted_row
         self.marks = self.marks.marked([row.id] + ([following.id] if following else []))
