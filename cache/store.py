@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -329,6 +330,23 @@ class Cache(OutboxWrites):
     def count(self, filter: IssueFilter) -> int:
         with self._db.read():
             return query.count(query.prepare(self._db.state(), filter))
+
+    def position(
+        self, filter: IssueFilter, sort: IssueSort, issue_id: str, *, near: int | None = None
+    ) -> int | None:
+        """The offset at which `window` shows the issue (a local id is followed to the server
+        id once its create has landed), or None when the filter does not show it. Costs
+        about what a window at that offset costs, less when `near` (where it was last seen)
+        says which end of the list it is closer to."""
+        with self._db.read():
+            return query.position(query.prepare(self._db.state(), filter), sort, issue_id, near)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Make the reads inside (on this thread) see one state of the cache: a count, a
+        position and a window that agree, however many writes commit meanwhile."""
+        with self._db.read():
+            yield
 
     def query_plans(self, filter: IssueFilter, sort: IssueSort) -> list[str]:
         """EXPLAIN QUERY PLAN of the window and count queries (diagnostics and tests)."""

@@ -160,7 +160,8 @@ class TrackerApp(NavigatingApp):
         )
         yield SystemCommand("Sync panel", "key: y", self.action_sync_panel)
         yield SystemCommand("Projects", "key: P", self.action_projects)
-        yield SystemCommand("Undo bulk change", "key: u", self.action_undo_bulk)
+        if not self.read_only:
+            yield SystemCommand("Undo bulk change", "key: u", self.action_undo_bulk)
 
     def action_help(self) -> None:
         """Show the bindings of the screen in front, generated from the bindings themselves."""

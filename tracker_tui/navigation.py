@@ -77,6 +77,10 @@ class NavigatingApp(App[str | None]):
         if (services := self._writable()) is not None:
             self.push_screen(BulkEditScreen(services, message.selection))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read-only mode hides the undo key (from the footer and the help)."""
+        return not (self.read_only and action == "undo_bulk")
+
     def action_sync_panel(self) -> None:
         """Show what the sync engine is doing and what waits in the outbox."""
         if isinstance(self.screen, SyncPanelScreen):

@@ -93,6 +93,19 @@ class FakeIssueSource:
             self.rows_read += len(rows)
         return rows
 
+    def position(self, query: IssueQuery, issue_id: str, near: int | None) -> int | None:
+        self._enter()
+        index = int(issue_id.removeprefix("iss_"))
+        if query.filter_key == IssueQuery() and query.sort == "updated":
+            if not 0 <= index < self.size:
+                return None
+            return index if query.descending else self.size - 1 - index
+        ordered = self._ordered(query)
+        return ordered.index(index) if index in ordered else None
+
+    def snapshot(self) -> contextlib.nullcontext[None]:
+        return contextlib.nullcontext()
+
     def distinct_values(self, field: FilterField) -> list[tuple[str, str]]:
         self._enter()
         return {
