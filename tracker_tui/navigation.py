@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import ClassVar
 
 from textual import on
-from textual.app import App
 from textual.binding import Binding, BindingType
 
+from tracker_tui.crash_guard import GuardedApp
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.messages import BulkEditRequested, CreateIssueRequested, EditIssueRequested
 from tracker_tui.screens.bulk_edit import BulkEditScreen
@@ -27,7 +27,7 @@ from tracker_tui.widgets.issue_list import IssueList
 from tracker_tui.workers import write_in_thread
 
 
-class NavigatingApp(App[str | None]):
+class NavigatingApp(GuardedApp):
     """Opens the screens beyond the list; `TrackerApp` builds on it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
