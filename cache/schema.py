@@ -210,6 +210,15 @@ CREATE INDEX issues_by_project ON issues (project_id, updated_at DESC, rid DESC,
 """
 
 
+DRAFTS_SQL = """
+CREATE TABLE drafts (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    updated_at REAL NOT NULL
+) WITHOUT ROWID;
+"""
+
+
 def _script(sql: str) -> Callable[[Database], None]:
     def step(db: Database) -> None:
         db.executescript(sql)
@@ -232,6 +241,8 @@ STEPS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     # not carried over: the server's rate-limit headers cover the minutes they counted.
     ("request_log_own_file", _script("DROP TABLE IF EXISTS request_log;")),
     ("filter_indexes_in_default_order", _script(FILTER_INDEXES_IN_DEFAULT_ORDER_SQL)),
+    # What the user typed and has not sent (cache.drafts): kept as they type.
+    ("drafts", _script(DRAFTS_SQL)),
 )
 KNOWN_STEPS = tuple(name for name, _ in STEPS)
 
