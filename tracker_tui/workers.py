@@ -62,7 +62,10 @@ def write_in_thread(
     bulk: bool = False,
 ) -> None:
     """Run an outbox write in a worker; the app hears `WriteQueued` (and pokes the sync engine)
-    or `SourceFailed`. With `bulk`, the write returns the batch id to remember for undo."""
+    or `SourceFailed`. With `bulk`, the write returns the batch id to remember for undo.
+
+    The worker is the app's, not `node`'s: screens queue a write and close at once, and a
+    closing screen's workers are cancelled, which drops one still waiting for a thread."""
     app = node.app
 
     def job() -> None:
@@ -74,4 +77,4 @@ def write_in_thread(
         batch = result if bulk and isinstance(result, str) else None
         app.post_message(WriteQueued(done, batch_id=batch))
 
-    node.run_worker(job, thread=True, exit_on_error=False, group="writes")
+    app.run_worker(job, thread=True, exit_on_error=False, group="writes")
