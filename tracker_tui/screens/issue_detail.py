@@ -86,6 +86,19 @@ class IssueDetailScreen(Screen[None]):
         Binding("c", "comment", "Comment"),
     ]
 
+    WRITE_ACTIONS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "pick_status",
+            "pick_priority",
+            "pick_assignee",
+            "pick_project",
+            "edit_labels",
+            "edit",
+            "comment",
+        }
+    )
+    """Hidden with `--read-only`: from the footer, the help and the palette too."""
+
     @dataclass
     class Loaded(Message):
         """A fresh read of the issue arrived from the worker."""
@@ -111,12 +124,14 @@ class IssueDetailScreen(Screen[None]):
             yield Static("", id="detail-comments")
             yield Label("Local changes not yet on the server", classes="detail-heading")
             yield Static("", id="detail-pending")
-        yield Input(
+        box = Input(
             placeholder="Write a comment (enter sends, esc leaves)",
             id="comment",
             disabled=True,
             select_on_focus=False,  # typing on would replace the draft
         )
+        box.display = not self._services.read_only
+        yield box
         yield StatusBar(self._services.profile, read_only=self._services.read_only)
         yield Footer()
 
@@ -197,7 +212,8 @@ class IssueDetailScreen(Screen[None]):
         assert data.detail is not None
         comments = data.detail.comments
         if not comments:
-            return Text("No comments yet (c to write one).", style="dim")
+            hint = "" if self._services.read_only else " (c to write one)"
+            return Text(f"No comments yet{hint}.", style="dim")
         now = self._services.clock()
         text = Text()
         for comment in comments:
@@ -230,8 +246,15 @@ class IssueDetailScreen(Screen[None]):
             text.append(f"{conflict.field}: mine {mine}, theirs {theirs} (y: sync panel)\n")
         return text
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """With `--read-only` the write keys are not there at all (not merely refused)."""
+        return not (self._services.read_only and action in self.WRITE_ACTIONS)
+
     def _open_comment_box(self, draft: JsonObject | None) -> None:
-        """The issue is known: the comment box works, with the draft left in it last time."""
+        """The issue is known: the comment box works (unless read-only), with the draft left
+        in it last time."""
+        if self._services.read_only:
+            return
         box = self.query_one("#comment", Input)
         body = draft.get("body") if draft else None
         self.draft = DraftKeeper(self, self._services.cache, comment_key(self.issue_id), kept=draft)
