@@ -85,6 +85,10 @@ class NavigatingApp(GuardedApp):
             await self.pop_screen()
         lists[-1].issue_query = IssueQuery(projects=frozenset({project_id}))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """With `--read-only`, undo (a write) is not offered at all."""
+        return not (self.read_only and action == "undo_bulk")
+
     def action_undo_bulk(self) -> None:
         """Undo the last bulk change: unsent writes are dropped, sent ones inverted."""
         if (services := self._writable()) is None:

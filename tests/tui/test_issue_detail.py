@@ -135,6 +135,7 @@ async def test_read_only_shows_no_write_key_and_no_comment_box(
         shown = {key.description for key in screen.query(FooterKey)}
         assert "Back" in shown
         writes = {"Status", "Priority", "Assignee", "Project", "Labels", "Edit", "Comment"}
+        writes.add("Undo bulk change")
         assert not shown & writes
         described = {
             entry.description
@@ -143,7 +144,7 @@ async def test_read_only_shows_no_write_key_and_no_comment_box(
         }
         assert "Back" in described and not described & writes
         assert not screen.query_one("#comment", Input).display
-        for key in ("s", "p", "a", "o", "l", "c", "e"):
+        for key in ("s", "p", "a", "o", "l", "c", "e", "u"):
             await pilot.press(key)
             await pilot.pause()
             assert app.screen is screen
