@@ -205,3 +205,16 @@ def unique(messages: list[Message]) -> list[Message]:
     for message in messages:
         once.setdefault(id(message), message)
     return list(once.values())
+
+
+def screen_lines(app: Any) -> list[str]:
+    """The screen as a terminal shows it, one string per row (what a user reads, for checks
+    that text is wrapped rather than cut and that dialogs fit)."""
+    strips = app.screen._compositor.render_strips()
+    return ["".join(segment.text for segment in strip).rstrip() for strip in strips]
+
+
+def box_text(lines: list[str]) -> str:
+    """The text inside a bordered box drawn on `lines`, joined into one paragraph."""
+    inner = [line.strip("│ ╭╮╰╯─") for line in lines]
+    return " ".join(part for part in inner if part)
