@@ -33,8 +33,9 @@ from textual.widgets.option_list import Option
 
 from tracker_tui.data.workflow import parse_labels
 
-PICKER_KEYS = "enter ticks the highlighted · ↓ list, space ticks"
-"""The picker's keys in a few words, for the hint line of the dialogs that hold one."""
+PICKER_KEYS = "enter ticks · ↓ list"
+"""The picker's keys in a few words, for the hint line of the dialogs that hold one (the
+bulk edit dialog has 52 columns for it and its own keys)."""
 
 _KNOWN = "label:"
 _NEW = "new:"
@@ -106,10 +107,20 @@ class LabelPicker(Vertical):
     DEFAULT_CSS: ClassVar[str] = """
     LabelPicker {
         height: auto;
-        & > LabelList { height: auto; max-height: 8; }
+        & > LabelInput { margin-bottom: 1; }
+        & > LabelList {
+            height: auto;
+            max-height: 6;
+            border: none;
+            padding: 0;
+            border-left: outer $border-blurred;
+            &:focus { border: none; border-left: outer $border; }
+        }
         & > .label-picker--chosen { color: $text-muted; }
     }
     """
+    """Compact (a field of one row, a list without a box) so that a dialog holding the picker
+    and its own list still fits a terminal of 80 by 24."""
 
     @dataclass
     class Changed(Message):
@@ -149,7 +160,7 @@ class LabelPicker(Vertical):
         return list(self._rows)
 
     def compose(self) -> ComposeResult:
-        yield LabelInput(placeholder=self._placeholder)
+        yield LabelInput(placeholder=self._placeholder, compact=True)
         yield LabelList()
         yield Label("", classes="label-picker--chosen")
 
