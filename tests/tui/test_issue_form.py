@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.widgets import Input, Label
 from tui_support import AppFactory, Notices, settle
 
@@ -141,3 +142,21 @@ async def test_escape_asks_before_discarding_a_dirty_form(
         await pilot.pause()
         assert isinstance(app.screen, IssueListScreen)
     assert cache.outbox() == []
+
+
+async def test_ctrl_s_in_a_burst_saves_every_key_typed_before_it(
+    app_factory: AppFactory, cache: Cache
+) -> None:
+    """The title's keys and ctrl+s arrive at once: ctrl+s (a priority binding) runs on the
+    app's loop while the letters still wait in the field's queue."""
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        for key in [*"Burst title", "ctrl+s"]:
+            app.post_message(events.Key(key, key if len(key) == 1 else None))
+        await settle(pilot)
+        assert isinstance(app.screen, IssueListScreen)
+    [entry] = cache.outbox([EntryState.PENDING])
+    assert entry.changes["title"] == "Burst title"
