@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from textual import events
-from textual.widgets import Input, Label
+from textual.widgets import Input, Label, Static
 from tui_support import AppFactory, Notices, settle
 
 from cache import Cache, EntryState, IssueFilter, Operation, PickerField
@@ -92,7 +92,7 @@ async def test_labels_are_picked_from_those_in_use_or_typed_new(
         assert picker.labels == ["security", "needs-repro"]
         assert shown.option_count == len(known) + 1
         assert "Ticked: security, needs-repro" in str(
-            picker.query_one(".label-picker--chosen", Label).render()
+            picker.query_one(".label-picker--chosen", Static).render()
         )
         await pilot.press(*"security", "enter")
         assert picker.labels == ["needs-repro"]

@@ -9,7 +9,7 @@ from test_bulk_edit import choose
 from textual import events
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
-from textual.widgets import Label
+from textual.widgets import Static
 from tui_support import AppFactory, settle
 
 from cache import Cache
@@ -143,7 +143,7 @@ async def test_a_new_label_needs_its_own_row() -> None:
         await pilot.press(*"reg", "enter")  # typed alone, a ticked label's row unticks it
         assert picker.labels == ["regression", "Docs", "bgu", "bug", "flaky"]
         assert "Ticked: regression, Docs, bgu, bug, flaky" in str(
-            picker.query_one(".label-picker--chosen", Label).render()
+            picker.query_one(".label-picker--chosen", Static).render()
         )
 
 

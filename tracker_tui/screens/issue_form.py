@@ -234,7 +234,9 @@ class IssueFormScreen(Screen[None]):
             "labels-problem": labels_problem(_strings(values["labels"])),
         }
         for widget_id, problem in problems.items():
-            self.query_one(f"#{widget_id}", Label).update(problem or "")
+            label = self.query_one(f"#{widget_id}", Label)
+            label.update(problem or "")
+            label.display = problem is not None  # no empty rows at 80x24
         return not any(problems.values())
 
     def _values(self) -> dict[str, JsonValue]:
@@ -332,6 +334,7 @@ def _select(title: str, widget_id: str, options: list[tuple[str, str]], value: s
         allow_blank=False,
         id=widget_id,
         prompt=title,
+        compact=True,
     )
     return Vertical(Label(title), select, classes="picker")
 

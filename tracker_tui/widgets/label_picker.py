@@ -28,7 +28,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import Input, Label, OptionList
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from tracker_tui.data.workflow import parse_labels
@@ -162,7 +162,7 @@ class LabelPicker(Vertical):
     def compose(self) -> ComposeResult:
         yield LabelInput(placeholder=self._placeholder, compact=True)
         yield LabelList()
-        yield Label("", classes="label-picker--chosen")
+        yield Static("", classes="label-picker--chosen")
 
     def on_mount(self) -> None:
         self._show("")
@@ -261,7 +261,7 @@ class LabelPicker(Vertical):
 
     def _summarize(self) -> None:
         chosen = ", ".join(self._labels) or "none"
-        self.query_one(".label-picker--chosen", Label).update(f"Ticked: {chosen}")
+        self.query_one(".label-picker--chosen", Static).update(f"Ticked: {chosen}")
 
     def _changed(self) -> None:
         """Say what is ticked, here and to the form."""
