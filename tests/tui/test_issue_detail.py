@@ -8,6 +8,7 @@ from tui_support import AppFactory, Notices, settle
 
 from cache import Cache, EntryState, Resource
 from tracker_tui.data.workflow import status_choices
+from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.choice_dialog import ChoiceDialog
 from tracker_tui.screens.help import help_groups
 from tracker_tui.screens.issue_detail import IssueDetailScreen
@@ -143,6 +144,8 @@ async def test_read_only_shows_no_write_key_and_no_comment_box(
             for entry in group.entries
         }
         assert "Back" in described and not described & writes
+        offered = {str(hit.text) async for hit in BindingCommands(screen).discover()}
+        assert "Back" in offered and not offered & writes
         assert not screen.query_one("#comment", Input).display
         for key in ("s", "p", "a", "o", "l", "c", "e", "u"):
             await pilot.press(key)
