@@ -33,9 +33,11 @@ to stderr, across the app's screen)."""
 
 class _PrivateFile(RotatingFileHandler):
     """Each file (the first, and each after a rotation) is created readable by the user only:
-    error messages may quote issue titles."""
+    error messages may quote issue titles. The folder too is made only then, so a run without
+    errors (a demo) leaves nothing behind."""
 
     def _open(self) -> io.TextIOWrapper:
+        ensure_private_dir(Path(self.baseFilename).parent)
         fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         return open(fd, "a", encoding=self.encoding, errors=self.errors)
 
@@ -55,7 +57,6 @@ def open_error_log(folder: Path | None = None) -> Path:
     for handler in logger.handlers:
         if isinstance(handler, RotatingFileHandler) and Path(handler.baseFilename) == path:
             return path
-    ensure_private_dir(folder)
     handler = _PrivateFile(
         path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", delay=True
     )

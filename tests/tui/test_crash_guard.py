@@ -181,6 +181,7 @@ def test_the_process_exit_status_says_whether_the_app_ended_on_an_error(
     status = launch.run_for_profile(None)
     assert status == (1 if fails else 0)
     log = tmp_path / "data" / "tracker-tui.log"
+    assert log.exists() == fails  # nothing is written where nothing failed
     if fails:
         assert "Boom: injected failure" in log.read_text()
         assert "trk_aaaa" not in log.read_text()

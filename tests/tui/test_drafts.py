@@ -119,7 +119,7 @@ async def test_a_sent_comment_never_comes_back_as_a_draft(path: Path) -> None:
 
 
 async def test_a_new_issue_form_is_back_after_the_app_was_closed_until_discarded(
-    path: Path,
+    path: Path, notices: Notices
 ) -> None:
     with Cache.open(path, clock=NOW.timestamp) as cache:
         app = app_over(cache)
@@ -138,6 +138,12 @@ async def test_a_new_issue_form_is_back_after_the_app_was_closed_until_discarded
             assert isinstance(app.screen, IssueFormScreen)
             assert app.screen.query_one("#title", Input).value == "Export drops the last row"
             assert app.screen.dirty
+            assert "Your unsaved new issue is back." in notices.texts()
+            await pilot.press(*" in Firefox")  # typing goes on after the draft, never over it
+            assert (
+                app.screen.query_one("#title", Input).value
+                == "Export drops the last row in Firefox"
+            )
             await pilot.press("escape")
             await pilot.pause()
             assert isinstance(app.screen, ConfirmDialog)

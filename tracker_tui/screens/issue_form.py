@@ -146,7 +146,7 @@ class IssueFormScreen(Screen[None]):
         await form.mount_all(
             [
                 Label("Title"),
-                Input(str(shown["title"]), id="title"),
+                Input(str(shown["title"]), id="title", select_on_focus=False),
                 Label("", id="title-problem", classes="problem"),
                 Label("Description (Markdown)"),
                 TextArea(str(shown["description"]), id="description"),
@@ -186,8 +186,8 @@ class IssueFormScreen(Screen[None]):
         self.query_one("#title", Input).focus()
         self._check()
         if shown != self._initial:
-            what = "new issue" if self.issue_id is None else "changes to this issue"
-            self.notify(f"Your unsaved {what} are back.", timeout=4)
+            what = "new issue is" if self.issue_id is None else "changes to this issue are"
+            self.notify(f"Your unsaved {what} back.", timeout=4)
 
     def _restored(
         self, draft: JsonObject | None, offered: dict[str, set[str]]
