@@ -15,6 +15,7 @@ from textual.binding import Binding, BindingType
 
 from tracker_tui.crash_guard import GuardedApp
 from tracker_tui.data.source import IssueQuery
+from tracker_tui.key_order import KeyOrderApp
 from tracker_tui.messages import BulkEditRequested, CreateIssueRequested, EditIssueRequested
 from tracker_tui.screens.bulk_edit import BulkEditScreen
 from tracker_tui.screens.issue_detail import IssueDetailScreen
@@ -27,7 +28,7 @@ from tracker_tui.widgets.issue_list import IssueList
 from tracker_tui.workers import write_in_thread
 
 
-class NavigatingApp(GuardedApp):
+class NavigatingApp(GuardedApp, KeyOrderApp):
     """Opens the screens beyond the list; `TrackerApp` builds on it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

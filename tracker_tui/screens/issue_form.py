@@ -32,7 +32,6 @@ from tracker_tui.data.workflow import (
     title_problem,
 )
 from tracker_tui.formatting import issue_reference, priority_label, status_label
-from tracker_tui.keys_settled import typed_so_far
 from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.confirm import ConfirmDialog
 from tracker_tui.services import Services
@@ -255,12 +254,8 @@ class IssueFormScreen(Screen[None]):
         """Whether leaving now would lose typing."""
         return self.data is not None and self._values() != self._initial
 
-    async def action_save(self) -> None:
-        """Queue the issue (or the changed fields) in the outbox and close, with every key
-        typed before ctrl+s in the fields (`typed_so_far`)."""
-        await typed_so_far(self)
-        if self.data is None or not self.is_current:
-            return
+    def action_save(self) -> None:
+        """Queue the issue (or the changed fields) in the outbox and close."""
         if self._services.read_only:
             self.notify("Read-only mode: changes are off.", severity="warning")
             return
