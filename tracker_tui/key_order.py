@@ -15,9 +15,9 @@ opens a screen that is slow to build, say) lets the next one go anyway, so typin
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from dataclasses import dataclass
-from functools import partial
 
 from textual import events, on
 from textual.app import App
@@ -41,6 +41,7 @@ class KeyOrderApp(App[str | None]):
     def __init__(self) -> None:
         super().__init__()
         self._key_in_flight: events.Key | None = None
+        self._key_sent = 0.0
         self._keys_held: deque[events.Key] = deque()
         self._key_timer: Timer | None = None
 
@@ -49,30 +50,47 @@ class KeyOrderApp(App[str | None]):
         if isinstance(event, events.Key) and not event.is_forwarded:
             if self._key_in_flight is not None or self._keys_held:
                 self._keys_held.append(event)
+                if self._key_timer is None:
+                    self._key_timer = self.set_timer(KEY_WAIT, self._release_stuck)
                 return
             await self._take_key(event)
             return
         await super().on_event(event)
 
     async def _take_key(self, key: events.Key) -> None:
-        """Handle a key as Textual does; if it was passed to a widget, follow it up the tree."""
+        """Handle a key as Textual does; if it was passed to a widget, follow it up the tree.
+
+        No timer is set per key (one costs more than the key): only held keys need one."""
         target = self.focused or self.screen
         await super().on_event(key)
         if not key.is_forwarded:
             return
         self._key_in_flight = key
-        self._key_timer = self.set_timer(KEY_WAIT, partial(self._key_finished, key))
-        target.call_next(self._follow, key, target)
+        self._key_sent = time.monotonic()
+        target.call_later(self._follow, key, target)
+
+    async def _release_stuck(self) -> None:
+        """Keys are held: let them go if the key before has taken `KEY_WAIT` already."""
+        self._key_timer = None
+        key = self._key_in_flight
+        if key is None or not self._keys_held:
+            return
+        waited = time.monotonic() - self._key_sent
+        if waited >= KEY_WAIT:
+            await self._key_finished(key)
+        else:
+            self._key_timer = self.set_timer(KEY_WAIT - waited, self._release_stuck)
 
     def _follow(self, key: events.Key, node: MessagePump) -> None:
-        """Runs on `node` once it has handled everything it was sent, the key included: the
-        key stopped there, or went on to the parent (the app: it is now in the app's queue,
-        ahead of the message saying it is done)."""
+        """Runs on `node` right after it handled the key (`call_later` queues a callback behind
+        what the node was already sent; `call_next` may run before): the key stopped there, or
+        went on to the parent (the app: it is now in the app's queue, ahead of the message
+        saying it is done)."""
         parent = node._parent
         if key._stop_propagation or parent is None or parent is self:
             self.post_message(self.KeyDone(key))
         else:
-            parent.call_next(self._follow, key, parent)
+            parent.call_later(self._follow, key, parent)
 
     @on(KeyDone)
     async def next_key(self, message: KeyDone) -> None:
@@ -83,8 +101,8 @@ class KeyOrderApp(App[str | None]):
         if key is not self._key_in_flight:
             return
         self._key_in_flight = None
-        if self._key_timer is not None:
-            self._key_timer.stop()
-            self._key_timer = None
         while self._keys_held and self._key_in_flight is None:
             await self._take_key(self._keys_held.popleft())
+        if not self._keys_held and self._key_timer is not None:
+            self._key_timer.stop()
+            self._key_timer = None
