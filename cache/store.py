@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from cache import (
+    drafts,
     outbox,
     overlay,
     query,
@@ -298,6 +299,23 @@ class Cache(OutboxWrites):
     def set_last_full_sweep(self, resource: Resource, at: float) -> None:
         with self._db.write() as conn:
             syncstate.set_last_full_sweep(conn, resource.value, at)
+
+    # -- drafts (cache.drafts) ----------------------------------------------------------------
+
+    def save_draft(self, key: str, value: JsonObject) -> None:
+        """Keep what the user typed under `key`, replacing the draft there. A commit in WAL
+        mode survives the process being killed, which is what a draft is for; an fsync per
+        keystroke pause (`durable`) would guard against power loss at a cost paid while typing."""
+        with self._db.write() as conn:
+            drafts.save(conn, key, value, self._clock())
+
+    def draft(self, key: str) -> JsonObject | None:
+        with self._db.read() as conn:
+            return drafts.load(conn, key)
+
+    def discard_draft(self, key: str) -> None:
+        with self._db.write() as conn:
+            drafts.discard(conn, key)
 
     # -- request log --------------------------------------------------------------------------
 

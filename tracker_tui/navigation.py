@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from textual import on
-from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
+from tracker_tui.crash_guard import GuardedApp
 from tracker_tui.data import undo
 from tracker_tui.data.source import IssueQuery
+from tracker_tui.key_order import KeyOrderApp
 from tracker_tui.messages import (
     BulkEditRequested,
     CreateIssueRequested,
@@ -44,7 +45,7 @@ class UndoChecked(Message):
     check: undo.UndoCheck
 
 
-class NavigatingApp(App[str | None]):
+class NavigatingApp(GuardedApp, KeyOrderApp):
     """Opens the screens beyond the list; `TrackerApp` builds on it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -105,6 +106,10 @@ class NavigatingApp(App[str | None]):
         while self.screen is not lists[-1]:
             await self.pop_screen()
         lists[-1].issue_query = IssueQuery(projects=frozenset({project_id}))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """With `--read-only`, undo (a write) is not offered at all."""
+        return not (self.read_only and action == "undo_bulk")
 
     def action_undo_bulk(self) -> None:
         """Undo the last bulk change: unsent writes are dropped, sent ones inverted by allowed
