@@ -107,10 +107,6 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
             await self.pop_screen()
         lists[-1].issue_query = IssueQuery(projects=frozenset({project_id}))
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """With `--read-only`, undo (a write) is not offered at all."""
-        return not (self.read_only and action == "undo_bulk")
-
     def action_undo_bulk(self) -> None:
         """Undo the last bulk change: unsent writes are dropped, sent ones inverted by allowed
         moves. What cannot be restored is named first, and the user chooses."""
