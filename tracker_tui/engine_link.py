@@ -37,7 +37,7 @@ from sync.session import SyncSession, open_session
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.data.outbox_counts import OutboxCounts, count_outbox
 from tracker_tui.errors import describe
-from tracker_tui.messages import CacheChanged, SourceFailed, SyncStatusChanged
+from tracker_tui.messages import CacheChanged, SyncFailed, SyncStatusChanged
 from tracker_tui.server_clock import ServerClock
 from tracker_tui.sync_link import Poster
 
@@ -272,7 +272,7 @@ class EngineLink:
             return
         if isinstance(error, Forbidden) and self._watch.state.kind is Connection.KEY_REFUSED:
             return
-        self._post(SourceFailed("sync", describe(error)))
+        self._post(SyncFailed(describe(error)))
 
     def _connection(self) -> ConnectionState:
         """The watch's state, with when the engine tries again if it waits to."""

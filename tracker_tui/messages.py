@@ -72,6 +72,15 @@ class SourceFailed(Message):
 
 
 @dataclass
+class SyncFailed(Message):
+    """The sync engine failed in a way its connection state does not show (a page the server
+    answered with something unreadable, say): a notification titled as sync's, not the
+    cache's."""
+
+    error: str
+
+
+@dataclass
 class ViewsChanged(Message):
     """The saved views changed; the app hands them to its `on_views_changed` callback."""
 

@@ -30,7 +30,7 @@ from sync.secret import Secret
 from tracker_tui.app import TrackerApp, make_app
 from tracker_tui.demo_service import DemoService
 from tracker_tui.engine_link import EngineLink
-from tracker_tui.messages import SourceFailed
+from tracker_tui.messages import SourceFailed, SyncFailed
 from tracker_tui.server_clock import ServerClock
 from tracker_tui.service_thread import ServiceThread
 from tracker_tui.widgets.issue_list import IssueList
@@ -131,7 +131,7 @@ async def test_an_unreachable_server_is_offline_not_an_error(tmp_path: Path) -> 
         failures: list[Message] = []
 
         def hook(message: Message) -> None:
-            if isinstance(message, SourceFailed):
+            if isinstance(message, SourceFailed | SyncFailed):
                 failures.append(message)
 
         async with app.run_test(size=(120, 36), message_hook=hook) as pilot:
