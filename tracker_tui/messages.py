@@ -92,6 +92,9 @@ class EditIssueRequested(Message):
     """The user asked to edit an issue (only posted when the app is writable)."""
 
     issue_id: str
+    replacing: int | None = None
+    """A refused write of the issue (its outbox entry) to start the form from: what the user
+    typed then is filled in again, and saving the form replaces that write."""
 
 
 @dataclass
