@@ -7,8 +7,9 @@ limiter, features detected once per server and remembered), so they are built in
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -81,11 +82,13 @@ async def open_session(
     clock: Callable[[], float] = time.time,
     timeout: float = 10.0,
     margin: float | None = None,
+    limiter_sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> AsyncIterator[SyncSession]:
     """Open the profile's session; the cache is closed on exit only if it was opened here.
 
     `margin` is the limiter's (default a 60th of a window); a server whose windows are scaled
     to a second needs more than that, as its whole-second `Date` and resets are ±0.5 s.
+    `limiter_sleep` is how the limiter waits for room, so a command can say it is waiting.
     """
     if resolved.key is None:
         raise NoCredentials(
@@ -94,7 +97,9 @@ async def open_session(
     owned = cache is None
     store = open_cache(cache_name(resolved)) if cache is None else cache
     try:
-        limiter = RateLimiter(store, clock=clock, window_seconds=window_seconds, margin=margin)
+        limiter = RateLimiter(
+            store, clock=clock, sleep=limiter_sleep, window_seconds=window_seconds, margin=margin
+        )
         async with ApiClient(
             resolved.server,
             resolved.key.reveal(),
