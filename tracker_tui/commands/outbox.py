@@ -11,11 +11,22 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from cache import ACTIVE_STATES, Cache, EntryState, Resolution
+from cache import (
+    ACTIVE_STATES,
+    Cache,
+    EntryState,
+    Operation,
+    OutboxStateError,
+    Resolution,
+)
+from tracker_tui.commands.refs import Names
 from tracker_tui.commands.write import add_push_option, open_local_cache, outcome
 from tracker_tui.errors import UsageError
+from tracker_tui.exit_codes import Exit
 
 
 def register(subparsers: Any, issue_commands: Any) -> None:
@@ -48,8 +59,10 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 
 def run_list(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
+        names = Names(cache)
         entries = cache.outbox(ACTIVE_STATES)
         for entry in entries:
+            what = names.entry(entry)
             if args.json:
                 row = {
                     "id": entry.id,
@@ -57,22 +70,24 @@ def run_list(args: argparse.Namespace) -> int:
                     "operation": entry.operation.value,
                     "resource": entry.resource.value,
                     "record_id": entry.target_id,
+                    "what": what,
                     "changes": entry.changes,
                     "attempts": entry.attempts,
                     "error": entry.last_error,
                 }
                 print(json.dumps(row, sort_keys=True))
             else:
-                fields = ", ".join(sorted(entry.changes))
+                fields = (
+                    ", ".join(sorted(entry.changes)) if entry.operation is Operation.UPDATE else ""
+                )
                 error = f"  ({entry.last_error})" if entry.last_error else ""
                 print(
-                    f"{entry.id:>5}  {entry.state.value:<8}  {entry.operation.value:<6}  "
-                    f"{entry.resource.value.rstrip('s')} {entry.target_id}"
+                    f"{entry.id:>5}  {entry.state.value:<8}  {what}"
                     f"{'  ' + fields if fields else ''}{error}"
                 )
         if not entries and not args.json:
             print("the outbox is empty: everything is on the server")
-        return 0
+        return Exit.OK
 
 
 def run_retry(args: argparse.Namespace) -> int:
@@ -85,8 +100,19 @@ def run_retry(args: argparse.Namespace) -> int:
         return outcome(args, cache, entries)
 
 
+@contextmanager
+def _numbered_by_the_user() -> Iterator[None]:
+    """An outbox entry or conflict number that names nothing (or nothing in that state) is
+    a mistake in the command, not a failure."""
+    try:
+        yield
+    except OutboxStateError as error:
+        raise UsageError(str(error)) from None
+
+
 def _failed(cache: Cache, entry_id: int) -> int:
-    entry = cache.outbox_entry(entry_id)
+    with _numbered_by_the_user():
+        entry = cache.outbox_entry(entry_id)
     if entry.state is not EntryState.FAILED:
         raise UsageError(f"outbox entry {entry_id} is {entry.state.value}, not failed")
     return entry.id
@@ -94,12 +120,16 @@ def _failed(cache: Cache, entry_id: int) -> int:
 
 def run_discard(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
-        cache.discard(args.id)
-        return 0
+        with _numbered_by_the_user():
+            what = Names(cache).entry(cache.outbox_entry(args.id))
+            cache.discard(args.id)
+        print(f"discarded: {what}")
+        return Exit.OK
 
 
 def run_conflicts(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
+        names = Names(cache)
         found = cache.conflicts()
         for conflict in found:
             entry = cache.outbox_entry(conflict.entry_id)
@@ -108,6 +138,7 @@ def run_conflicts(args: argparse.Namespace) -> int:
                     "id": conflict.id,
                     "entry_id": conflict.entry_id,
                     "record_id": entry.target_id,
+                    "what": names.entry(entry),
                     "field": conflict.field,
                     "base": conflict.base,
                     "mine": conflict.mine,
@@ -115,18 +146,22 @@ def run_conflicts(args: argparse.Namespace) -> int:
                 }
                 print(json.dumps(row, sort_keys=True))
             else:
+                field = conflict.field
                 print(
-                    f"{conflict.id:>5}  {entry.target_id}  {conflict.field}: was "
-                    f"{conflict.base!r}, mine {conflict.mine!r}, theirs {conflict.theirs!r}"
+                    f"{conflict.id:>5}  {names.entry(entry)}  {field}: was "
+                    f"{names.value(field, conflict.base)!r}, mine "
+                    f"{names.value(field, conflict.mine)!r}, theirs "
+                    f"{names.value(field, conflict.theirs)!r}"
                 )
         if not found and not args.json:
             print("no conflicts")
-        return 0
+        return Exit.OK
 
 
 def run_resolve(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
         resolution = Resolution.MINE if args.mine else Resolution.THEIRS
-        entry = cache.resolve_conflict(args.id, resolution)
+        with _numbered_by_the_user():
+            entry = cache.resolve_conflict(args.id, resolution)
         ready = entry is not None and entry.state is EntryState.PENDING
         return outcome(args, cache, [entry] if ready and entry is not None else [])
