@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -138,6 +139,10 @@ def test_a_demo_ended_while_it_seeds_leaves_nothing_behind(env: dict[str, str]) 
     terminal = Terminal("demo", "--issues", "20000", env=env)
     try:
         terminal.expect("Starting the demo service")
+        deadline = time.monotonic() + 30
+        while not demo_folders(env) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert demo_folders(env), "the demo made no folder to seed in"
         terminal.signal(signal.SIGTERM)
         status = terminal.wait()
     finally:
