@@ -138,6 +138,13 @@ def test_a_refused_key_with_writes_queued_fails_in_one_line(cli: Cli, service: L
     assert "Traceback" not in err
 
 
+def test_no_key_with_writes_queued_fails_rather_than_offline(cli: Cli, service: Loopback) -> None:
+    cli.run("issues", "edit", "#2", "--title", "queued", "--no-push")
+    cli.use(service.base_url, None)
+    status, out, err = cli.run("sync")
+    assert status == Exit.FAILED and out == "" and "no API key" in err
+
+
 def test_a_clean_sync_is_ok(cli: Cli) -> None:
     status, out, _ = cli.run("sync")
     assert status == Exit.OK and out.count("\n") == 1

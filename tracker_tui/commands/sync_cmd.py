@@ -16,7 +16,7 @@ from typing import Any
 from cache import ACTIVE_STATES, Cache, EntryState, open_cache
 from sync.credentials import ResolvedProfile, resolve_profile
 from sync.engine import SyncReport, sync_once
-from sync.errors import SyncError
+from sync.errors import NetworkError, ServerError, SyncError
 from sync.pull import PullReport, RetryPolicy
 from sync.push import Backoff
 from sync.session import SyncSession, cache_name, open_session
@@ -140,7 +140,8 @@ def exit_status(cache: Cache, done: Outcome) -> Exit:
     """Refused key or a failed sync with nothing queued: failed; writes refused or in
     conflict remain: partly done; writes queued but the server unreachable: offline."""
     states = [entry.state for entry in cache.outbox(ACTIVE_STATES)]
-    if done.watch.refused is not None:
+    unreachable = isinstance(done.error, NetworkError | ServerError)
+    if done.watch.refused is not None or (done.error is not None and not unreachable):
         return Exit.FAILED
     if EntryState.FAILED in states or EntryState.CONFLICT in states:
         return Exit.PARTLY_DONE
