@@ -50,15 +50,21 @@ def run_to_end(*args: str, env: dict[str, str], keys: str = "", after: str = "")
     return terminal
 
 
+@pytest.mark.parametrize("command", ["login", "the app"])
 @pytest.mark.parametrize(
     ("key", "says"), [("\x04", "cancelled (end of input)"), ("\x03", "interrupted")]
 )
-def test_ctrl_d_or_ctrl_c_at_the_login_prompt_ends_in_one_line(
-    env: dict[str, str], service: Loopback, key: str, says: str
+def test_ctrl_d_or_ctrl_c_at_a_key_prompt_ends_in_one_line(
+    env: dict[str, str], service: Loopback, command: str, key: str, says: str
 ) -> None:
-    terminal = Terminal("login", "--server", service.base_url, env=env)
+    """`login` asks for the key; so does the app when TRACKER_SERVER names a server and no
+    key is stored for it."""
+    if command == "login":
+        terminal = Terminal("login", "--server", service.base_url, env=env)
+    else:
+        terminal = Terminal(env={**env, "TRACKER_SERVER": service.base_url})
     try:
-        terminal.expect("API key: ")
+        terminal.expect(r"API key( for \S+ \(kept in memory only\))?: ")
         terminal.send(key)
         status = terminal.wait()
     finally:
