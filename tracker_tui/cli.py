@@ -38,7 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog=(
             "Environment: TRACKER_HOME moves config and cache (for scripts and tests); "
-            "TRACKER_SERVER and TRACKER_API_KEY run without a stored profile."
+            "TRACKER_SERVER and TRACKER_API_KEY run without a stored profile. Exit status: "
+            + ", ".join(f"{s.value} {s.name.lower().replace('_', ' ')}" for s in Exit)
+            + " (README.md, 'Exit status', says when each applies)."
         ),
     )
     parser.add_argument(
