@@ -103,7 +103,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(joined_dash_values(sys.argv[1:] if argv is None else argv))
     with ending_cleanly():
         try:
-            return int(args.run(args))
+            status = int(args.run(args))
+            sys.stdout.flush()
+            return status
         except Terminated as ended:
             _say(f"tracker-tui: ended by {ended}")
             return ended.status

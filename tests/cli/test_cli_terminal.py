@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from cli_support import FAIL_KEYRING, Loopback, loopback
-from terminal_support import Terminal
+from terminal_support import SCRIPT, Terminal
 
 from cache import open_cache
 
@@ -156,3 +157,22 @@ def test_a_demo_ended_while_it_seeds_leaves_nothing_behind(env: dict[str, str]) 
     assert status == 128 + signal.SIGTERM
     assert demo_folders(env) == []
     assert "Traceback" not in terminal.text
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly(
+    env: dict[str, str], service: Loopback
+) -> None:
+    """`tracker-tui issues list | head -1`: the rest of the output has nowhere to go."""
+    with_server = synced(env, service)
+    with_server.pop("PYTHONUNBUFFERED", None)
+    listing = subprocess.Popen(
+        [str(SCRIPT), "issues", "list", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=with_server,
+    )
+    assert listing.stdout is not None and listing.stderr is not None
+    listing.stdout.close()
+    err = listing.stderr.read()
+    listing.stderr.close()
+    assert (listing.wait(timeout=60), err) == (128 + signal.SIGPIPE, b"")
