@@ -27,6 +27,9 @@ from tracker_tui.errors import describe
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import ProgressDisplay, notice, print_json
 
+NAMED = 20
+"""Refused writes (and conflicts) named one per line; `outbox` and `conflicts` list them all."""
+
 
 def register(subparsers: Any, issue_commands: Any) -> None:
     parser = subparsers.add_parser(
@@ -173,31 +176,33 @@ def summary(done: Outcome) -> str:
 
 
 def left_over(cache: Cache, done: Outcome) -> list[str]:
-    """One line per write refused or in conflict, then how many stay queued and why."""
+    """One line per write refused or in conflict (the first `NAMED` of each), then how many
+    stay queued and why."""
     names = Names(cache)
-    lines: list[str] = []
     conflicts: dict[int, list[str]] = {}
     for conflict in cache.conflicts():
         conflicts.setdefault(conflict.entry_id, []).append(
             f"{conflict.field} (conflict {conflict.id})"
         )
-    queued = 0
-    for entry in cache.outbox(ACTIVE_STATES):
-        if entry.state is EntryState.FAILED:
-            lines.append(f"failed: {names.entry(entry)}: {entry.last_error or 'refused'}")
-        elif entry.state is EntryState.CONFLICT:
-            fields = ", ".join(conflicts.get(entry.id, [])) or "changed on the server too"
-            lines.append(f"conflict: {names.entry(entry)}: {fields}")
-        else:
-            queued += 1
-    if any(line.startswith("failed") for line in lines):
-        lines.append("  `tracker-tui outbox` shows them; `outbox retry` or `outbox discard`")
-    if conflicts:
-        lines.append("  settle with `tracker-tui conflicts resolve N --mine|--theirs`")
+    entries = cache.outbox(ACTIVE_STATES)
+    failed = [e for e in entries if e.state is EntryState.FAILED]
+    conflicting = [e for e in entries if e.state is EntryState.CONFLICT]
+    queued = len(entries) - len(failed) - len(conflicting)
+    lines = [f"failed: {names.entry(e)}: {e.last_error or 'refused'}" for e in failed[:NAMED]]
+    if failed:
+        more = f"{len(failed) - NAMED} more; " if len(failed) > NAMED else ""
+        lines.append(f"  {more}`tracker-tui outbox` lists them; `outbox retry` or `outbox discard`")
+    for entry in conflicting[:NAMED]:
+        fields = ", ".join(conflicts.get(entry.id, [])) or "changed on the server too"
+        lines.append(f"conflict: {names.entry(entry)}: {fields}")
+    if conflicting:
+        more = f"{len(conflicting) - NAMED} more; " if len(conflicting) > NAMED else ""
+        lines.append(f"  {more}settle with `tracker-tui conflicts resolve N --mine|--theirs`")
     if queued:
-        why = failure(done)
         noun = "write stays" if queued == 1 else "writes stay"
-        lines.append(f"{queued} {noun} queued ({why}): the next `tracker-tui sync` sends them")
+        lines.append(
+            f"{queued} {noun} queued ({failure(done)}): the next `tracker-tui sync` sends them"
+        )
     return lines
 
 
