@@ -63,6 +63,7 @@ class TrackerApp(NavigatingApp):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "Help"),
         Binding("ctrl+t", "next_theme", "Next theme", show=False),
+        Binding("ctrl+r", "sync_now", "Sync now", show=False),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -154,6 +155,9 @@ class TrackerApp(NavigatingApp):
         yield SystemCommand(
             "Next theme", "Cycle through the favourite themes", self.action_next_theme
         )
+        yield SystemCommand(
+            "Sync now", "Send local edits and fetch changes now; key: ctrl+r", self.action_sync_now
+        )
         yield SystemCommand("Sync panel", "key: y", self.action_sync_panel)
         yield SystemCommand("Projects", "key: P", self.action_projects)
         yield SystemCommand("Undo bulk change", "key: u", self.action_undo_bulk)
@@ -169,6 +173,11 @@ class TrackerApp(NavigatingApp):
         index = THEMES.index(self.theme) + 1 if self.theme in THEMES else 0
         self.theme = THEMES[index % len(THEMES)]
         self.notify(f"Theme: {self.theme}", timeout=2)
+
+    def action_sync_now(self) -> None:
+        """Push and pull at once, whatever wait for a retry the engine was in."""
+        self.sync.sync_now()
+        self.notify("Syncing now…", timeout=2)
 
     @on(IssueList.Counted)
     def freeze_startup_heap(self) -> None:

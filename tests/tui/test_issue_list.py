@@ -8,7 +8,7 @@ import time
 from textual.message import Message
 from tui_support import AppFactory, FakeIssueSource, Notices, settle, unique
 
-from cache import Cache, FieldConflict, Resource
+from cache import Cache, FieldConflict, IssueFilter, IssueSort, Resource
 from tracker_tui.app import TrackerApp
 from tracker_tui.data.marks import Marks
 from tracker_tui.data.pages import MAX_PAGES
@@ -237,9 +237,13 @@ async def test_rows_show_sync_state_and_marks(app_factory: AppFactory, cache: Ca
         assert first.startswith("●")
         assert "#500" in first
         assert "ago" in first
-        pending = cache.update(Resource.ISSUES, "iss_000003", {"title": "Edited"})
-        conflicting = cache.update(Resource.ISSUES, "iss_000007", {"title": "Mine"})
-        failing = cache.update(Resource.ISSUES, "iss_000011", {"title": "Refused"})
+        refused_row = issues.render_line(4).text
+        refused_number = refused_row.split()[0]
+        _, edited, mine, refused = cache.window(IssueFilter(), IssueSort(), 0, 4)
+        assert f"#{refused.number}" == refused_number
+        pending = cache.update(Resource.ISSUES, edited.id, {"title": "Edited"})
+        conflicting = cache.update(Resource.ISSUES, mine.id, {"title": "Mine"})
+        failing = cache.update(Resource.ISSUES, refused.id, {"title": "Refused"})
         assert pending and conflicting and failing
         for entry in (conflicting, failing):
             cache.mark_sending(entry.id)
@@ -247,10 +251,13 @@ async def test_rows_show_sync_state_and_marks(app_factory: AppFactory, cache: Ca
         cache.mark_failed(failing.id, "invalid_request")
         app.post_message(CacheChanged())
         await settle(pilot)
+        lines = [issues.render_line(y).text for y in range(1, 12)]
         glyphs = {
-            title: issues.render_line(y).text[1]
-            for y in range(1, 12)
-            for title in ("Edited", "Mine", "Refused")
-            if title in issues.render_line(y).text
+            title: line[1]
+            for line in lines
+            for title in ("Edited", "Mine", "Refused", refused_number)
+            if title in line.split()
         }
-        assert glyphs == {"Edited": "↑", "Mine": "≠", "Refused": "✗"}
+        assert glyphs == {"Edited": "↑", "Mine": "≠", refused_number: "✗"}
+        [refused_now] = [line for line in lines if refused_number in line.split()]
+        assert refused_now[2:] == refused_row[2:], "a refused write shows the server's copy"

@@ -15,6 +15,8 @@ from textual.pilot import Pilot
 from tui_support import NOW, AppFactory, settle
 
 from cache import Cache, Resource
+from sync.connection import Connection, ConnectionState
+from tracker_tui.data.outbox_counts import OutboxCounts
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.data.views import SavedView
 from tracker_tui.demo_data import stamp
@@ -31,8 +33,8 @@ async def report_sync(pilot: Pilot[Any]) -> None:
     pilot.app.post_message(
         SyncStatusChanged(
             profile="work",
-            online=True,
-            pending_writes=3,
+            connection=ConnectionState(Connection.ONLINE),
+            outbox=OutboxCounts(pending=3),
             budget_minute=58,
             budget_day=9_800,
         )

@@ -14,6 +14,7 @@ import dataclasses
 from typing import Any
 
 from cache import ACTIVE_STATES, Cache, EntryState, open_cache
+from sync.connection import ConnectionState, ConnectionWatch
 from sync.credentials import ResolvedProfile, resolve_profile
 from sync.engine import SyncReport, sync_once
 from sync.errors import NetworkError, ServerError, SyncError
@@ -21,7 +22,7 @@ from sync.pull import PullReport, RetryPolicy
 from sync.push import Backoff
 from sync.session import SyncSession, cache_name, open_session
 from tracker_tui.commands.refs import Names
-from tracker_tui.commands.waiting import GIVE_UP_AFTER, Waits, Watch
+from tracker_tui.commands.waiting import GIVE_UP_AFTER, Waits
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.errors import describe
 from tracker_tui.exit_codes import Exit
@@ -61,10 +62,10 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 
 @dataclasses.dataclass
 class Outcome:
-    """What a sync did, and what it knows about the server from doing it."""
+    """What a sync did, and what it learned of the server doing it."""
 
     report: SyncReport | None
-    watch: Watch
+    key_refused: bool
     gave_up: str | None
     error: SyncError | None = None
 
@@ -102,13 +103,18 @@ def failure(done: Outcome) -> str:
 
 
 async def _sync(resolved: ResolvedProfile, cache: Cache, args: argparse.Namespace) -> Outcome:
-    watch = Watch()
     display = ProgressDisplay(quiet=args.json)
     with display:
-        waits = Waits(watch, display.note, give_up_after=args.give_up_after)
+        waits = Waits(display.note, give_up_after=args.give_up_after)
+
+        def heard(state: ConnectionState) -> None:
+            waits.heard(state)
+            display.update(state)  # counts down a wait for the rate limit
+
+        watch = ConnectionWatch(on_change=heard)
         try:
             async with open_session(
-                resolved, cache=cache, transport=watch, limiter_sleep=waits.rate_limit
+                resolved, cache=cache, observer=watch.observe, sleep=watch.sleep
             ) as session:
                 await _learn_me(session)
                 work = asyncio.ensure_future(
@@ -122,8 +128,9 @@ async def _sync(resolved: ResolvedProfile, cache: Cache, args: argparse.Namespac
                 )
                 report = await waits.run(work)
         except SyncError as error:
-            return Outcome(None, watch, waits.gave_up, error)
-    return Outcome(report, watch, waits.gave_up)
+            watch.failed(error)
+            return Outcome(None, waits.key_refused, waits.gave_up, error)
+    return Outcome(report, waits.key_refused, waits.gave_up)
 
 
 async def _learn_me(session: SyncSession) -> None:
@@ -140,13 +147,13 @@ async def _learn_me(session: SyncSession) -> None:
 
 
 def exit_status(cache: Cache, done: Outcome) -> Exit:
-    """Refused key or a failed sync with nothing queued: failed; writes refused or in
-    conflict remain: partly done; writes queued but the server unreachable: offline."""
-    states = [entry.state for entry in cache.outbox(ACTIVE_STATES)]
+    """Refused key or a failed sync with nothing queued: failed; writes refused, in conflict
+    or unsure remain: partly done; writes queued but the server unreachable: offline."""
+    states = {entry.state for entry in cache.outbox(ACTIVE_STATES)}
     unreachable = isinstance(done.error, NetworkError | ServerError)
-    if done.watch.refused is not None or (done.error is not None and not unreachable):
+    if done.key_refused or (done.error is not None and not unreachable):
         return Exit.FAILED
-    if EntryState.FAILED in states or EntryState.CONFLICT in states:
+    if states & {EntryState.FAILED, EntryState.CONFLICT, EntryState.UNSURE}:
         return Exit.PARTLY_DONE
     pulled = done.report is not None and done.report.pull is not None
     if not pulled or done.error is not None:
@@ -162,6 +169,10 @@ def summary(done: Outcome) -> str:
     report = done.report
     pushed = report.push
     parts = [f"sent {pushed.done} edit{'s' if pushed.done != 1 else ''}"]
+    if pushed.unsure:
+        parts.append(f"{_creates(pushed.unsure)} may be a duplicate: see `tracker-tui outbox`")
+    if pushed.unknown:
+        parts.append(f"{_creates(pushed.unknown)} not confirmed: kept, looked for next sync")
     if report.pull is None:
         parts.append(f"pull skipped: {pushed.stopped}")
         return "; ".join(parts)
@@ -175,9 +186,13 @@ def summary(done: Outcome) -> str:
     return "; ".join(parts + notes)
 
 
+def _creates(count: int) -> str:
+    return f"{count} create{'s' if count != 1 else ''}"
+
+
 def left_over(cache: Cache, done: Outcome) -> list[str]:
-    """One line per write refused or in conflict (the first `NAMED` of each), then how many
-    stay queued and why."""
+    """One line per write refused, in conflict or unsure (the first `NAMED` of each), then
+    how many stay queued and why."""
     names = Names(cache)
     conflicts: dict[int, list[str]] = {}
     for conflict in cache.conflicts():
@@ -187,7 +202,8 @@ def left_over(cache: Cache, done: Outcome) -> list[str]:
     entries = cache.outbox(ACTIVE_STATES)
     failed = [e for e in entries if e.state is EntryState.FAILED]
     conflicting = [e for e in entries if e.state is EntryState.CONFLICT]
-    queued = len(entries) - len(failed) - len(conflicting)
+    unsure = [e for e in entries if e.state is EntryState.UNSURE]
+    queued = len(entries) - len(failed) - len(conflicting) - len(unsure)
     lines = [f"failed: {names.entry(e)}: {e.last_error or 'refused'}" for e in failed[:NAMED]]
     if failed:
         more = f"{len(failed) - NAMED} more; " if len(failed) > NAMED else ""
@@ -198,6 +214,9 @@ def left_over(cache: Cache, done: Outcome) -> list[str]:
     if conflicting:
         more = f"{len(conflicting) - NAMED} more; " if len(conflicting) > NAMED else ""
         lines.append(f"  {more}settle with `tracker-tui conflicts resolve N --mine|--theirs`")
+    lines += [f"unsure: {names.entry(e)}: {e.last_error or 'may be a duplicate'}" for e in unsure]
+    if unsure:
+        lines.append("  `tracker-tui outbox` says how to settle them")
     if queued:
         noun = "write stays" if queued == 1 else "writes stay"
         lines.append(
@@ -212,6 +231,11 @@ def outbox_json(cache: Cache) -> dict[str, Any]:
     entries = cache.outbox(ACTIVE_STATES)
     return {
         "queued": sum(e.state in (EntryState.PENDING, EntryState.SENDING) for e in entries),
+        "unsure": [
+            {"entry": e.id, "what": names.entry(e), "error": e.last_error}
+            for e in entries
+            if e.state is EntryState.UNSURE
+        ],
         "failed": [
             {"entry": e.id, "what": names.entry(e), "error": e.last_error}
             for e in entries

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from cache import Cache, CacheError, EntryState, JsonValue, OutboxEntry, Resource, open_cache
+from sync.connection import ConnectionWatch
 from sync.credentials import resolve_profile
 from sync.errors import SyncError
 from sync.push import Backoff, PushReport, push_outbox
@@ -30,7 +31,7 @@ from sync.session import cache_name, open_session
 from sync.workflow import TRANSITIONS
 from tracker_tui.commands import refs
 from tracker_tui.commands.refs import PRIORITIES, STATUSES, Names
-from tracker_tui.commands.waiting import Waits, Watch
+from tracker_tui.commands.waiting import Waits
 from tracker_tui.data.bulk import BulkChange, plan
 from tracker_tui.data.workflow import description_problem, labels_problem, title_problem
 from tracker_tui.errors import UsageError
@@ -47,35 +48,37 @@ def open_local_cache(args: argparse.Namespace) -> Cache:
     return open_cache(cache_name(resolve_profile(args.profile)))
 
 
-def push_now(args: argparse.Namespace, cache: Cache) -> tuple[PushReport, Watch]:
+def push_now(args: argparse.Namespace, cache: Cache) -> tuple[PushReport, Waits]:
     """Push the whole outbox (ours and any earlier offline writes): what happened, and what
     the server was seen to do."""
-    watch = Watch()
-    display = ProgressDisplay(quiet=True)
-    waits = Waits(watch, display.note, give_up_after=PUSH_GIVE_UP_AFTER)
+    waits = Waits(
+        ProgressDisplay(quiet=True).note, give_up_after=PUSH_GIVE_UP_AFTER, tell_rate_limit=True
+    )
+    watch = ConnectionWatch(on_change=waits.heard)
 
     async def run() -> PushReport:
         async with open_session(
             resolve_profile(args.profile),
             cache=cache,
-            transport=watch,
-            limiter_sleep=waits.rate_limit,
+            observer=watch.observe,
+            sleep=watch.sleep,
         ) as session:
             work = asyncio.ensure_future(push_outbox(session, backoff=Backoff(sleep=waits.retry)))
             done = await waits.run(work)
             return done if isinstance(done, PushReport) else PushReport(stopped=waits.gave_up)
 
     try:
-        return asyncio.run(run()), watch
+        return asyncio.run(run()), waits
     except SyncError as error:
-        return PushReport(stopped=str(error)), watch
+        watch.failed(error)
+        return PushReport(stopped=str(error)), waits
 
 
 def outcome(args: argparse.Namespace, cache: Cache, entries: Sequence[OutboxEntry]) -> Exit:
     """Push unless `--no-push`, then report on `entries`: one stderr line per one not sent."""
     if args.no_push or not entries:
         return Exit.OK
-    report, watch = push_now(args, cache)
+    report, waits = push_now(args, cache)
     names = Names(cache)
     status = Exit.OK
     for entry in entries:
@@ -83,14 +86,14 @@ def outcome(args: argparse.Namespace, cache: Cache, entries: Sequence[OutboxEntr
             now = cache.outbox_entry(entry.id)
         except CacheError:
             continue
-        if now.state in (EntryState.FAILED, EntryState.CONFLICT):
+        if now.state in (EntryState.FAILED, EntryState.CONFLICT, EntryState.UNSURE):
             status = worst(status, Exit.PARTLY_DONE)
             reason = now.last_error or now.state.value
             notice(f"tracker-tui: {names.entry(now)} {now.state.value}: {reason}")
         elif now.state is not EntryState.DONE:
             why = report.stopped or now.last_error or "not sent yet"
             notice(f"tracker-tui: {names.entry(now)} stays queued ({why})")
-            status = worst(status, Exit.OFFLINE if watch.refused is None else Exit.FAILED)
+            status = worst(status, Exit.FAILED if waits.key_refused else Exit.OFFLINE)
     return status
 
 
