@@ -143,6 +143,24 @@ def test_a_demo_ended_by_a_signal_leaves_nothing_behind(env: dict[str, str], how
     assert "Traceback" not in terminal.text
 
 
+@pytest.mark.parametrize("how", ["SIGHUP", "SIGTERM"])
+def test_the_app_ended_by_a_signal_gives_the_terminal_back(
+    env: dict[str, str], service: Loopback, how: str
+) -> None:
+    with_server = {**env, "TRACKER_SERVER": service.base_url, "TRACKER_API_KEY": service.key}
+    terminal = Terminal(env=with_server)
+    try:
+        terminal.expect(r"#12 ", timeout=90)
+        terminal.signal(signal.Signals[how])
+        status = terminal.wait()
+    finally:
+        terminal.close()
+    assert status == 128 + signal.Signals[how]
+    drawn_last = terminal.raw.rsplit(b"\x1b[?1049h", 1)[-1]
+    assert b"\x1b[?1049l" in drawn_last and b"\x1b[?25h" in drawn_last  # main screen, cursor
+    assert "Traceback" not in terminal.text
+
+
 def test_a_demo_ended_while_it_seeds_leaves_nothing_behind(env: dict[str, str]) -> None:
     terminal = Terminal("demo", "--issues", "20000", env=env)
     try:
