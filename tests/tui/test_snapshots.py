@@ -51,6 +51,12 @@ def test_issue_list_screen(snap_compare: SnapCompare, app_factory: AppFactory) -
     )
 
 
+def test_issue_list_screen_at_80x24(snap_compare: SnapCompare, app_factory: AppFactory) -> None:
+    """The smallest usual terminal: the title keeps 35 cells, the other columns give way."""
+    app = app_factory(profile="work")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=report_sync, press=["j"])
+
+
 def test_issue_list_screen_with_a_view(snap_compare: SnapCompare, app_factory: AppFactory) -> None:
     """Saved view 1 applied: its chip, its filter chips, the count."""
     views = [SavedView("Open work", IssueQuery(statuses=frozenset({"todo", "in_progress"})))]

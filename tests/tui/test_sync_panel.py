@@ -197,3 +197,65 @@ class CountingLink(OfflineLink):
 
     async def start(self, post: Poster) -> None:
         post(SyncStatusChanged("work", outbox=count_outbox(self._cache)))
+
+
+def make_unsure(cache: Cache, *look_alikes: str) -> int:
+    """A create whose answer was lost while the server holds records like it (issue 15): it
+    may have made one of `look_alikes`."""
+    cache.create(Resource.ISSUES, {"title": "Weekly review"})
+    [entry] = cache.outbox([EntryState.PENDING])
+    cache.mark_sending(entry.id)
+    cache.release(entry.id)
+    found = [cache.server_record(Resource.ISSUES, issue_id) or {} for issue_id in look_alikes]
+    numbers = ", ".join(f"#{record['number']}" for record in found)
+    cache.mark_unsure(entry.id, found, f"may be a duplicate: check {numbers}")
+    return entry.id
+
+
+async def test_an_unsure_create_is_shown_counted_and_settled_as_one_of_its_look_alikes(
+    app_factory: AppFactory, cache: Cache
+) -> None:
+    """It shows in its own list with the records it may have made, the bar counts it, and
+    `s` links it to the one the user picks: nothing more is sent."""
+    entry_id = make_unsure(cache, "iss_000117", "iss_000118")
+    first, second = (cache.server_record(Resource.ISSUES, f"iss_00011{n}") or {} for n in (7, 8))
+    app = app_factory(sync=CountingLink(cache), profile="work")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "1 unsure" in app.screen.query_one(StatusBar).render().plain
+        await pilot.press("y")
+        await settle(pilot)
+        unsure = app.screen.query_one("#unsure", OptionList)
+        shown = str(unsure.get_option_at_index(0).prompt)
+        assert shown.startswith("new issue: Weekly review")
+        assert f"may be a duplicate: check #{first['number']}, #{second['number']}" in shown
+        assert app.screen.query_one("#failed", OptionList).option_count == 1  # "No failed"
+        await pilot.press("s")
+        await settle(pilot)
+        choices = app.screen.query_one("#choices", OptionList)
+        labels = [str(choices.get_option_at_index(i).prompt) for i in range(2)]
+        assert labels == [f"#{record['number']} {record['title']}" for record in (first, second)]
+        await pilot.press("down", "enter")
+        await settle(pilot)
+    assert cache.outbox_entry(entry_id).state is EntryState.DONE
+    assert cache.linked(Resource.ISSUES, [second["id"]]) == {second["id"]}
+    assert cache.outbox([EntryState.PENDING, EntryState.UNSURE]) == []
+
+
+async def test_an_unsure_create_is_sent_anyway_or_discarded(
+    app_factory: AppFactory, cache: Cache
+) -> None:
+    sent = make_unsure(cache, "iss_000117")
+    dropped = make_unsure(cache, "iss_000118")
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        assert cache.outbox_entry(sent).state is EntryState.PENDING
+        app.screen.query_one("#unsure", OptionList).focus()
+        await pilot.press("x")
+        await settle(pilot)
+    assert dropped not in [entry.id for entry in cache.outbox()]

@@ -4,8 +4,9 @@ The status bar once said "↑ 1 pending" while the sync panel said "0 pending ·
 counted every unsettled entry as pending. A write is *pending* while the engine may still send
 it (pending, or sending right now); *failed* when the server refused it and it waits for the
 user (retry, edit or discard); a *conflict* is one field the server changed meanwhile, which the
-user settles (keep mine, take theirs). The engine counts them for its status report and every
-screen shows that report.
+user settles (keep mine, take theirs); *unsure* when a create's answer was lost and the server
+holds look-alike records it may have made, so the user says whether one of them is it, or sends
+it anyway. The engine counts them for its status report and every screen shows that report.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ class OutboxCounts:
     """Writes the server refused; they wait for the user."""
     conflicts: int = 0
     """Conflicting fields the user has to settle."""
+    unsure: int = 0
+    """Creates that may already be on the server; they wait for the user."""
 
     @classmethod
     def of(cls, entries: Iterable[OutboxEntry], conflicts: int) -> OutboxCounts:
@@ -35,6 +38,7 @@ class OutboxCounts:
             pending=sum(1 for state in states if state in SENDABLE_STATES),
             failed=states.count(EntryState.FAILED),
             conflicts=conflicts,
+            unsure=states.count(EntryState.UNSURE),
         )
 
 

@@ -1,11 +1,13 @@
 """The sync panel: the engine's connection (and why), when it last synced, what waits in the
-outbox, what failed (with the server's words) and what conflicts, field by field, with the
-server's copy.
+outbox, what failed (with the server's words), what conflicts, field by field, with the
+server's copy, and which creates may already be on the server (their answer was lost and
+look-alike records are there).
 
 The connection and the counts are the engine's report, drawn with the status bar's words
 (`widgets.sync_text`), so the panel and every status bar always agree. Records are named as a
 person knows them (#42, a project's key), never by internal id. Failed writes can be retried,
-discarded or edited; each conflicting field is settled by keeping mine or taking theirs.
+discarded or edited; each conflicting field is settled by keeping mine or taking theirs; an
+unsure create is settled as one of the records it may have made, sent anyway, or discarded.
 Everything here reads and writes the cache; the engine picks the outcome up on its next pass
 (it is poked after every change).
 """
@@ -13,7 +15,7 @@ Everything here reads and writes the cache; the engine picks the outcome up on i
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -33,8 +35,9 @@ from cache import ACTIVE_STATES, Cache, Conflict, EntryState, OutboxEntry, Resol
 from sync.connection import Connection
 from tracker_tui.data.changes import entry_summary, value_text
 from tracker_tui.formatting import relative_time
-from tracker_tui.messages import EditIssueRequested, SyncStatusChanged
+from tracker_tui.messages import EditIssueRequested, SourceFailed, SyncStatusChanged
 from tracker_tui.screens.binding_commands import BindingCommands
+from tracker_tui.screens.choice_dialog import ChoiceDialog
 from tracker_tui.services import Services
 from tracker_tui.widgets.status_bar import TICK, StatusBar
 from tracker_tui.widgets.sync_text import (
@@ -78,11 +81,20 @@ class SyncPanelScreen(Screen[None]):
         Binding("e", "edit", "Edit failed"),
         Binding("m", "resolve('mine')", "Keep mine"),
         Binding("t", "resolve('theirs')", "Take theirs"),
+        Binding("s", "same", "Unsure: it is on the server"),
+        Binding("n", "send_anyway", "Unsure: send anyway"),
     ]
 
     @dataclass
     class Loaded(Message):
         state: OutboxState
+
+    @dataclass
+    class SuspectsRead(Message):
+        """The records an unsure create may have made, as (id, label) choices."""
+
+        entry_id: int
+        choices: list[tuple[str, str]]
 
     def __init__(self, services: Services) -> None:
         super().__init__()
@@ -97,6 +109,11 @@ class SyncPanelScreen(Screen[None]):
             yield OptionList(id="failed")
             yield Label("Conflicts (m keep mine · t take theirs)", classes="sync-heading")
             yield OptionList(id="conflicts")
+            yield Label(
+                "May already be on the server (s it is · n send anyway · x discard)",
+                classes="sync-heading",
+            )
+            yield OptionList(id="unsure")
             yield Label("Waiting to be sent", classes="sync-heading")
             yield Static("", id="pending")
         yield StatusBar(self._services.profile, read_only=self._services.read_only)
@@ -175,6 +192,22 @@ class SyncPanelScreen(Screen[None]):
             ],
             "No failed writes.",
         )
+        unsure = [entry for entry in state.entries if entry.state is EntryState.UNSURE]
+        self._fill(
+            "#unsure",
+            [
+                Option(
+                    Text.assemble(
+                        (entry_summary(entry, state.names), "bold"),
+                        "\n  ",
+                        (entry.last_error or "may already be on the server", "red"),
+                    ),
+                    id=str(entry.id),
+                )
+                for entry in unsure
+            ],
+            "No unsure writes.",
+        )
         self._fill(
             "#conflicts",
             [
@@ -245,8 +278,11 @@ class SyncPanelScreen(Screen[None]):
             )
 
     def action_discard(self) -> None:
-        """Drop the highlighted failed write (the server's copy shows again)."""
-        if (entry_id := self._chosen("#failed")) is not None and self._writable():
+        """Drop the highlighted failed write (the server's copy shows again), or the unsure
+        create when its list has the focus."""
+        focused = self.focused
+        selector = "#unsure" if focused is not None and focused.id == "unsure" else "#failed"
+        if (entry_id := self._chosen(selector)) is not None and self._writable():
             cache = self._services.cache
             write_in_thread(
                 self, "discard the write", lambda: cache.discard(entry_id), done="Discarded."
@@ -263,6 +299,53 @@ class SyncPanelScreen(Screen[None]):
             return
         self.post_message(EditIssueRequested(entry.target_id))
 
+    def action_same(self) -> None:
+        """The highlighted unsure create is on the server: link it to the record it made
+        (asking which when it may be one of several), and send nothing."""
+        if (entry_id := self._chosen("#unsure")) is None or not self._writable():
+            return
+        cache = self._services.cache
+
+        def read() -> None:
+            try:
+                found = cache.suspects(entry_id)
+            except Exception as error:
+                self.post_message(SourceFailed("read what the write may have made", str(error)))
+                return
+            choices = [(str(record["id"]), record_label(record)) for record in found]
+            self.post_message(self.SuspectsRead(entry_id, choices))
+
+        self.run_worker(read, thread=True, exit_on_error=False, group="suspects")
+
+    @on(SuspectsRead)
+    def ask_which(self, message: SuspectsRead) -> None:
+        """Link at once to the only record the write may have made, else ask which."""
+        cache, entry_id = self._services.cache, message.entry_id
+
+        def link(record_id: str | None) -> None:
+            if record_id is not None:
+                write_in_thread(
+                    self,
+                    "settle the write",
+                    lambda: cache.same_as(entry_id, record_id),
+                    done="Linked: nothing more is sent.",
+                )
+
+        if len(message.choices) == 1:
+            link(message.choices[0][0])
+        elif message.choices:
+            self.app.push_screen(
+                ChoiceDialog("Which one did this write make?", message.choices), callback=link
+            )
+
+    def action_send_anyway(self) -> None:
+        """The highlighted unsure create is not on the server: send it (once more) as it is."""
+        if (entry_id := self._chosen("#unsure")) is not None and self._writable():
+            cache = self._services.cache
+            write_in_thread(
+                self, "send the write", lambda: cache.send_anyway(entry_id), done="Queued again."
+            )
+
     def action_resolve(self, side: str) -> None:
         """Settle the highlighted conflicting field with my value or the server's."""
         if (conflict_id := self._chosen("#conflicts")) is None or not self._writable():
@@ -274,6 +357,13 @@ class SyncPanelScreen(Screen[None]):
             lambda: cache.resolve_conflict(conflict_id, resolution),
             done="Kept mine." if resolution is Resolution.MINE else "Took theirs.",
         )
+
+
+def record_label(record: Mapping[str, object]) -> str:
+    """ "#12 Weekly review", or the title alone for a record without a number."""
+    number = record.get("number")
+    title = str(record.get("title") or "")
+    return f"#{number} {title}" if number is not None else title
 
 
 def targets(cache: Cache, entries: Iterable[OutboxEntry], names: dict[str, str]) -> dict[int, str]:

@@ -51,7 +51,7 @@ def connection_text(state: ConnectionState | None, now: float) -> Content:
 
 
 def outbox_text(counts: OutboxCounts | None) -> Content:
-    """ "↑ 3 pending", then "· 1 failed" and "· 2 conflicts" when there are any."""
+    """ "↑ 3 pending", then "· 1 failed", "· 2 conflicts" and "· 1 unsure" when there are any."""
     if counts is None:
         return Content("↑ — pending")
     parts: list[str | tuple[str, str]] = [f"↑ {counts.pending:,} pending"]
@@ -60,6 +60,8 @@ def outbox_text(counts: OutboxCounts | None) -> Content:
     if counts.conflicts:
         noun = "conflict" if counts.conflicts == 1 else "conflicts"
         parts += [" · ", (f"{counts.conflicts:,} {noun}", "$text-warning")]
+    if counts.unsure:
+        parts += [" · ", (f"{counts.unsure:,} unsure", "$text-error")]
     return Content.assemble(*parts)
 
 
