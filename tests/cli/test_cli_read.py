@@ -114,7 +114,8 @@ def test_doctor_checks_cache_and_server(synced: Cli) -> None:
     "argv",
     [
         ["login"], ["logout"], ["profiles"], ["status"], ["doctor"], ["sync"],
-        ["issues", "list"], ["issues", "show"], ["projects", "list"],
+        ["issues", "list"], ["issues", "show"], ["projects", "list"], ["users"],
+        ["issues", "edit"], ["issues", "delete"], ["issues", "bulk-edit"],
     ],
 )  # fmt: skip
 def test_every_command_explains_itself(cli: Cli, argv: list[str]) -> None:
