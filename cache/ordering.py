@@ -3,7 +3,8 @@
 Every order ends in `rid`, so it is total and an index can serve it without a sort step:
 each index lists the sort key, then `rid`, then the filter columns (so filters are checked
 from the index without touching the wide table rows). Descending is the same index walked
-backwards, hence the exact reverse of ascending.
+the other way (backwards, except for priority, whose index holds urgent first), hence the
+exact reverse of ascending.
 
 The Python keys reproduce SQLite's comparison rules (NULL < numbers < text; NOCASE folds
 ASCII only; text compares by code point, which is UTF-8 byte order) so that the few locally
