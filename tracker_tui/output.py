@@ -72,6 +72,18 @@ def notice(text: str) -> None:
     print(text, file=sys.stderr)
 
 
+def ask(question: str) -> str:
+    """The answer typed at the terminal; the question goes to stderr, so stdout stays data.
+    End of input (Ctrl-D) raises `EOFError`, which the CLI's edge ends on cleanly."""
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    if not line:
+        sys.stderr.write("\n")
+        raise EOFError
+    return line.rstrip("\n")
+
+
 class ProgressDisplay:
     """Receives progress events (`resource`, `received`, `total`, `phase` attributes where
     present, `total` being an estimate of the whole) and the engine's `ConnectionState`, and
@@ -111,6 +123,17 @@ class ProgressDisplay:
     ) -> None:
         if self._bar is not None:
             self._bar.stop()
+
+    def note(self, text: str) -> None:
+        """A line about what is happening (what the command waits for), on a terminal only:
+        elsewhere the closing summary says it, and a failure stays one line on stderr."""
+        if not self._stream.isatty():
+            return
+        if self._bar is not None:
+            self._bar.console.print(text, highlight=False, soft_wrap=True)
+        else:
+            self._stream.write(text + "\n")
+            self._stream.flush()
 
     def update(self, event: object) -> None:
         if self._quiet:
