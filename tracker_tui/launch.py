@@ -35,7 +35,9 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
     """Open the app on a profile's cache; with no profile at all, on the login screen first.
 
     Live updates are off unless asked for: a webhook only helps when the server can reach
-    this machine, which only the user knows; polling within the budget always works."""
+    this machine, which only the user knows; polling within the budget always works. A closed
+    terminal (SIGHUP) or `kill` (SIGTERM) quits the app like ctrl+q: drafts are written, the
+    engine stops between requests, and the status says which signal ended it."""
     try:
         resolved = resolve_profile(name)
     except NoProfileError:
@@ -67,8 +69,9 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
             on_theme_changed=settings.save_theme if settings else None,
             error_log=open_error_log(),
         )
-        app.run()
-    return exit_status(app)
+        with ending_cleanly(stop=app.exit) as ending:
+            app.run()
+    return ending.status or exit_status(app)
 
 
 def _with_key_asked(resolved: ResolvedProfile) -> ResolvedProfile:

@@ -16,7 +16,7 @@ import pytest
 from cli_support import FAIL_KEYRING, Loopback, loopback
 from terminal_support import SCRIPT, Terminal
 
-from cache import open_cache
+from cache import IssueFilter, IssueSort, open_cache
 
 
 @pytest.fixture(scope="module")
@@ -195,3 +195,30 @@ def test_a_reader_that_leaves_early_ends_the_command_quietly(
     err = listing.stderr.read()
     listing.stderr.close()
     assert (listing.wait(timeout=60), err) == (128 + signal.SIGPIPE, b"")
+
+
+def test_the_app_ended_by_a_signal_writes_the_last_keystrokes_of_a_draft(
+    env: dict[str, str], service: Loopback
+) -> None:
+    """Drafts are written at most every 0.4 s while typing; a closed terminal quits the app
+    like ctrl+q, so the keys typed just before it are kept too."""
+    with_server = synced(env, service)
+    typed = "closing the laptop now"
+    terminal = Terminal(env=with_server)
+    try:
+        terminal.expect(r"#12 ", timeout=90)
+        terminal.send("g\r")
+        terminal.expect(r"No comments yet", timeout=30)
+        terminal.send("c")
+        time.sleep(0.5)
+        terminal.send(typed)
+        terminal.expect(typed)  # on screen, and at most 0.4 s from being written
+        terminal.signal(signal.SIGHUP)
+        status = terminal.wait()
+    finally:
+        terminal.close()
+    assert status == 128 + signal.SIGHUP
+    with open_cache("env", root=Path(with_server["TRACKER_HOME"]) / "data") as cache:
+        rows = cache.window(IssueFilter(), IssueSort(), 0, 12)
+        drafts = [cache.draft(f"comment:{row.id}") for row in rows]
+    assert [draft for draft in drafts if draft] == [{"body": typed}]
