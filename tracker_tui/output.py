@@ -100,6 +100,7 @@ class ProgressDisplay:
         """The bar that moved last: a wait for the rate limit is shown on its line."""
         self.waiting_until: float | None = None
         """`time.monotonic()` when the current wait for the rate limit ends, if one runs."""
+        self._last_line = ""
         if not quiet and self._stream.isatty():
             self._bar = Progress(
                 TextColumn("{task.description:<10}"),
@@ -177,9 +178,13 @@ class ProgressDisplay:
             self._bar.console.print(f"waiting for the rate limit, {_left(until)} s")
 
     def _line(self, event: object) -> None:
-        """A push's progress: counts of edits sent and left."""
+        """A push's progress: counts of edits sent and left, when they say something (each
+        round of a push reports, and an empty outbox said "push: 0 sent, 0 left" every time)."""
         sent, left = getattr(event, "sent", None), getattr(event, "remaining", None)
         text = f"push: {sent} sent, {left} left"
+        if not (sent or left) or text == self._last_line:
+            return
+        self._last_line = text
         if self._bar is not None:
             self._bar.console.print(text)
         else:
