@@ -5,7 +5,9 @@ Mapping of a failed attempt (the tree is in `sync.errors`):
 - retryable: 429, 5xx, a connection that failed before the request left. The entry goes back
   to pending and is known *not* applied (`Cache.release(not_applied=True)`, kept in the outbox
   across runs), so it is resent without reconciling. A 429 needs no wait here: the limiter saw
-  it and blocks the next request until `retry_after`.
+  it and blocks the next request until `retry_after`. A connection that failed before the
+  request left says the server cannot be reached: the run stops there (`report.unreachable`)
+  and the caller's backoff tries again, rather than every entry and read retrying first.
 - unknown: a request sent without a readable answer (timeout, reset, garbled 2xx). Back to
   pending, outcome open: a create is looked for on the server before it is sent again.
 - rejected: any other 4xx. Failed with the server's message; the rest of the queue goes on.
@@ -31,7 +33,7 @@ from sync.errors import (
     Unauthorized,
 )
 from sync.pull.retry import Retrier
-from sync.push.reads import read_retrier
+from sync.push.reads import read_retrier, unreachable
 from sync.push.report import Backoff, ProgressCallback, PushReport
 from sync.reconcile import describe_suspects
 from sync.session import SyncSession
@@ -138,9 +140,13 @@ class PushContext:
 
     async def read_failed(self, error: SyncError) -> None:
         """A read the round needed failed, retries spent; no entry was sent, so none is
-        charged. After `backoff.tries` such rounds in a row the run stops."""
+        charged. After `backoff.tries` such rounds in a row the run stops; at once when the
+        server cannot be reached."""
         if isinstance(error, Unauthorized | Forbidden):
             self.stop(_refusal(error))
+            return
+        if unreachable(error):
+            self.cut_off(error)
             return
         self.read_failures += 1
         if self.read_failures >= self.backoff.tries:
@@ -160,6 +166,11 @@ class PushContext:
             self.skip.add(entry.id)
             self.stop(f"no readable answer from the server ({message}); will retry later")
 
+    def cut_off(self, error: SyncError) -> None:
+        """The server cannot be reached (`unreachable`): stop the run, nothing more is tried."""
+        self.report.unreachable = True
+        self.stop(f"cannot reach the server ({error}); the queue will be retried later")
+
     async def settle(self, entry: OutboxEntry, error: SyncError) -> None:
         """File a failed attempt under its outcome."""
         if isinstance(error, Unauthorized | Forbidden):
@@ -173,7 +184,8 @@ class PushContext:
             if error.request_sent:
                 self.unknown(entry, str(error))
             else:
-                await self.retryable(entry, str(error), None, wait=True)
+                self.not_applied(entry, str(error))
+                self.cut_off(error)
         elif isinstance(error, ProtocolError):
             if 200 <= error.status < 300:
                 self.unknown(entry, str(error))
