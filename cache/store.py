@@ -324,6 +324,11 @@ class Cache(OutboxWrites):
         with translated():
             return requestlog.reserve(self._requests.conn(), at, bucket, checks)
 
+    def release_request(self, at: float, bucket: str) -> bool:
+        """Atomically delete one logged `(at, bucket)`: a request that never left."""
+        with translated():
+            return requestlog.release(self._requests.conn(), at, bucket)
+
     def request_times(self, since: float, bucket: str | None = None) -> list[float]:
         """Logged request times at or after `since`, ascending."""
         with self._requests.read() as conn:
