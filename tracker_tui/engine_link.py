@@ -32,7 +32,7 @@ from sync.engine import RETRY_BASE, RETRY_CAP, RetryPlanned, SyncLoop
 from sync.errors import Forbidden, NetworkError, RateLimited, ServerError, SyncError, Unauthorized
 from sync.live import LiveUpdates
 from sync.pull import PullProgress, PullReport, RetryPolicy
-from sync.push import Backoff
+from sync.push import Backoff, PushReport
 from sync.session import SyncSession, open_session
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.data.outbox_counts import OutboxCounts, count_outbox
@@ -98,6 +98,7 @@ class EngineLink:
         self._last_sync: datetime | None = None
         self._progress: PullProgress | None = None
         self._last_refresh = float("-inf")
+        self._key_refusal_told: str | None = None
 
     async def start(self, post: Poster) -> None:
         self._post = post
@@ -247,6 +248,8 @@ class EngineLink:
             self._tell_failure(what)
         elif isinstance(what, PullReport):
             self._last_sync = self._server_now(what)
+        elif isinstance(what, PushReport):
+            self._tell_key_refusal(what.key_refused)
         if self._post is not None:
             self._post(CacheChanged())
         self._report()
@@ -265,6 +268,16 @@ class EngineLink:
         if report.clock_offset is not None:
             self._server_clock.offset = report.clock_offset
         return self._server_clock.now()
+
+    def _tell_key_refusal(self, reason: str | None) -> None:
+        """Writes the key may not make wait in the outbox as pending, retried at the loop's
+        pace; the counts alone would not say they never go. Told once per reason (a refused
+        key, 401, is the connection's state and told there)."""
+        if reason is None or reason == self._key_refusal_told:
+            return
+        self._key_refusal_told = reason
+        if self._post is not None and self._watch.state.kind is not Connection.KEY_REFUSED:
+            self._post(SyncFailed(f"{reason}. Your writes wait in the outbox."))
 
     def _tell_failure(self, error: Exception) -> None:
         """A failure the connection state does not already show becomes a notification."""

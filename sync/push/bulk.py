@@ -87,7 +87,7 @@ async def _whole(ctx: PushContext, entries: tuple[OutboxEntry, ...], error: Sync
         if reason is not None:
             for entry in entries:
                 ctx.not_applied(entry, reason)
-            ctx.stop(reason)
+            ctx.stop_for_the_key(reason)
             return
     if isinstance(error, ApiError) and 400 <= error.status < 500 and error.status not in STOPS:
         for entry in entries:

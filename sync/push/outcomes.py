@@ -86,6 +86,12 @@ class PushContext:
         if self.report.stopped is None:
             self.report.stopped = reason
 
+    def stop_for_the_key(self, reason: str) -> None:
+        """Stop the run: the API key may not make these writes (`PushReport.key_refused`)."""
+        if self.report.stopped is None:
+            self.report.key_refused = reason
+        self.stop(reason)
+
     def count_reads(self) -> None:
         """Add the reads sent since the last call (retries included) to the report."""
         self.report.requests += self.reads.requests - self._reads_counted
@@ -166,7 +172,7 @@ class PushContext:
         charged. After `backoff.tries` such rounds in a row the run stops; at once when the
         server cannot be reached."""
         if isinstance(error, Unauthorized | Forbidden):
-            self.stop(_refusal(error))
+            self.stop_for_the_key(_refusal(error))
             return
         if unreachable(error):
             self.cut_off(error)
@@ -198,7 +204,7 @@ class PushContext:
         """File a failed attempt under its outcome."""
         if isinstance(error, Unauthorized):
             self.not_applied(entry, error.message)
-            self.stop(_refusal(error))
+            self.stop_for_the_key(_refusal(error))
         elif isinstance(error, Forbidden):
             await self.forbidden(entry, error)
         elif isinstance(error, RateLimited):
@@ -227,7 +233,7 @@ class PushContext:
         judgement = self.refusals.judge(entry.resource, error, await self.permissions())
         if judgement.verdict is Verdict.KEY:
             self.not_applied(entry, judgement.reason)
-            self.stop(judgement.reason)
+            self.stop_for_the_key(judgement.reason)
         elif judgement.verdict is Verdict.RECORD:
             self.rejected(entry, judgement.reason)
         else:

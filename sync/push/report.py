@@ -25,6 +25,10 @@ class PushReport:
     requests: int = 0
     bulk_requests: int = 0
     stopped: str | None = None
+    key_refused: str | None = None
+    """Why the run stopped, when the API key itself was refused (401), or may not make these
+    writes (a 403 judged the key's, see `sync.push.forbidden`): the entries wait, and will
+    until the user gives the key the permission or logs in with another."""
     unreachable: bool = False
     """The run stopped because the server could not be reached (the connection was refused,
     the name did not resolve): nothing more was tried, the entries wait, known not applied."""
