@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from cache import ACTIVE_STATES, Cache, EntryState, open_cache
@@ -118,19 +119,33 @@ async def _sync(resolved: ResolvedProfile, cache: Cache, args: argparse.Namespac
             ) as session:
                 await _learn_me(session)
                 work = asyncio.ensure_future(
-                    sync_once(
-                        session,
-                        full=args.full,
-                        progress=display.update,
-                        backoff=Backoff(sleep=waits.retry),
-                        retry=RetryPolicy(sleep=waits.retry),
-                    )
+                    _until_reached(session, args.full, display.update, waits.retry)
                 )
                 report = await waits.run(work)
         except SyncError as error:
             watch.failed(error)
             return Outcome(None, waits.key_refused, waits.gave_up, error)
     return Outcome(report, waits.key_refused, waits.gave_up)
+
+
+async def _until_reached(
+    session: SyncSession,
+    full: bool,
+    progress: Callable[[object], None],
+    sleep: Callable[[float], Awaitable[None]],
+) -> SyncReport:
+    """`sync_once`, again after a backoff while the server cannot be reached (the push stops at
+    the first connection refused); `sleep` says what it waits for and gives up in time."""
+    backoff = Backoff(sleep=sleep)
+    failures = 0
+    while True:
+        report = await sync_once(
+            session, full=full, progress=progress, backoff=backoff, retry=RetryPolicy(sleep=sleep)
+        )
+        if not report.push.unreachable:
+            return report
+        failures += 1
+        await sleep(backoff.delay(failures))
 
 
 async def _learn_me(session: SyncSession) -> None:
