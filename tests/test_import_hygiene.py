@@ -16,6 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 FORBIDDEN: dict[str, set[str]] = {
+    "issuefields": {"textual", "cache", "sync", "tracker_tui", "server"},
     "cache": {"textual", "sync", "tracker_tui", "server"},
     "sync": {"textual", "tracker_tui", "server"},
     "server": {"textual", "cache", "sync", "tracker_tui"},
@@ -59,7 +60,7 @@ class Block:
         return None
 
 sys.meta_path.insert(0, Block())
-for package in ("cache", "sync", "server"):
+for package in ("issuefields", "cache", "sync", "server"):
     module = importlib.import_module(package)
     for info in pkgutil.walk_packages(module.__path__, package + "."):
         importlib.import_module(info.name)
