@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cache import Cache, IssueFilter, IssueRow, IssueSort, PickerField, SortKey, open_cache
+from cache import Cache, IssueFilter, IssueRow, IssueSort, open_cache
 from cache.models import JsonValue
+from issuefields import PRIORITY, SORT_KEYS, STATUS
 from sync.credentials import resolve_profile
 from sync.session import cache_name
 from tracker_tui.commands import refs
@@ -52,7 +53,7 @@ def register(subparsers: Any, issue_commands: Any) -> None:
     listing.add_argument(
         "--sort",
         default="-updated",
-        help=f"one of {', '.join(k.value for k in SortKey)}; prefix '-' for descending, as "
+        help=f"one of {', '.join(SORT_KEYS)}; prefix '-' for descending, as "
         "in `--sort -priority` (urgent first) (default -updated)",
     )
     listing.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help="at most N rows (50)")
@@ -142,11 +143,10 @@ def _filter(cache: Cache, args: argparse.Namespace) -> IssueFilter:
 
     return IssueFilter(
         status=frozenset(
-            refs.listed_value(cache, value, PickerField.STATUS, "--status") for value in args.status
+            refs.listed_value(cache, value, STATUS, "--status") for value in args.status
         ),
         priority=frozenset(
-            refs.listed_value(cache, value, PickerField.PRIORITY, "--priority")
-            for value in args.priority
+            refs.listed_value(cache, value, PRIORITY, "--priority") for value in args.priority
         ),
         assignee=frozenset(refs.user_id(cache, value) for value in args.assignee),
         project=frozenset(project(value) for value in args.project),
@@ -159,9 +159,9 @@ def _sort(text: str) -> IssueSort:
     descending = text.startswith("-")
     name = text.lstrip("+-")
     try:
-        return IssueSort(SortKey(name), descending=descending)
+        return IssueSort(name, descending=descending)
     except ValueError:
-        known = ", ".join(key.value for key in SortKey)
+        known = ", ".join(SORT_KEYS)
         raise UsageError(f"unknown sort key {name!r}; use one of {known}") from None
 
 

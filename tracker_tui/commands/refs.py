@@ -18,10 +18,10 @@ from cache import (
     JsonObject,
     Operation,
     OutboxEntry,
-    PickerField,
     Resource,
     UserRow,
 )
+from issuefields import Field
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.errors import UsageError
 
@@ -109,7 +109,7 @@ def known_value(value: str, allowed: Sequence[str], option: str) -> str:
     return value
 
 
-def listed_value(cache: Cache, value: str, field: PickerField, option: str) -> str:
+def listed_value(cache: Cache, value: str, field: Field, option: str) -> str:
     """A value to filter on: a known one, or one the server sent that the client does not
     know (kept and shown, so it can be looked for)."""
     present = [found for found in cache.distinct_values(field) if found is not None]

@@ -23,12 +23,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from cache import Cache, CacheError, EntryState, JsonValue, OutboxEntry, Resource, open_cache
+from issuefields import TRANSITIONS
 from sync.connection import ConnectionWatch
 from sync.credentials import resolve_profile
 from sync.errors import SyncError
 from sync.push import Backoff, PushReport, push_outbox
 from sync.session import cache_name, open_session
-from sync.workflow import TRANSITIONS
 from tracker_tui.commands import refs
 from tracker_tui.commands.refs import PRIORITIES, STATUSES, Names
 from tracker_tui.commands.waiting import Waits

@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 
-from cache import Cache, IssueFilter, IssueSort, PickerField, SortKey
+from cache import Cache, IssueFilter, IssueSort
 from cache import IssueRow as CacheRow
+from issuefields import FILTERS
 from tracker_tui.data.marks import MarkedSelection
 from tracker_tui.data.source import FilterField, IssueQuery, IssueRow, SyncState
 from tracker_tui.formatting import priority_label, status_label
@@ -55,7 +56,7 @@ def to_filter(query: IssueQuery, me: str | None) -> IssueFilter:
 
 
 def to_sort(query: IssueQuery) -> IssueSort:
-    return IssueSort(SortKey(query.sort), query.descending)
+    return IssueSort(query.sort, query.descending)
 
 
 class CacheIssueSource:
@@ -108,7 +109,7 @@ class CacheIssueSource:
         return [detail.issue for detail in details if detail is not None]
 
     def distinct_values(self, field: FilterField) -> list[tuple[str, str]]:
-        values = self.cache.distinct_values(PickerField(field))
+        values = self.cache.distinct_values(next(f for f in FILTERS if f.word == field))
         if field == "assignee":
             names = self.user_names()
             return [_named(value, names, "Unassigned") for value in values]

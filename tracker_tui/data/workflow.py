@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sync.workflow import TRANSITIONS
+from issuefields import TRANSITIONS
 
 TITLE_MAX = 255
 DESCRIPTION_MAX = 65_535

@@ -18,7 +18,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, OptionList
 from textual.widgets.option_list import Option
 
-from cache import JsonValue, PickerField
+from cache import JsonValue
+from issuefields import LABELS
 from tracker_tui.data.bulk import BULK_DELETE, BulkChange, BulkPlan, plan
 from tracker_tui.data.cache_source import NO_VALUE
 from tracker_tui.data.marks import MarkedSelection
@@ -103,7 +104,7 @@ class BulkEditScreen(ModalScreen[None]):
         services = self._services
 
         def read() -> Names:
-            labels = services.cache.distinct_values(PickerField.LABEL)
+            labels = services.cache.distinct_values(LABELS)
             return Names(
                 services.source.user_names(),
                 services.source.project_keys(),

@@ -29,10 +29,10 @@ from cache import (
     JsonObject,
     JsonValue,
     OutboxEntry,
-    PickerField,
     ProjectRow,
     Resource,
 )
+from issuefields import LABELS
 from tracker_tui.data.cache_source import NO_VALUE, parse_time
 from tracker_tui.data.changes import entry_summary, value_text
 from tracker_tui.data.drafts import DraftKeeper, comment_key
@@ -145,7 +145,7 @@ class IssueDetailScreen(Screen[None]):
 
         def read() -> DetailData:
             cache = services.cache
-            labels = [value for value in cache.distinct_values(PickerField.LABEL) if value]
+            labels = [value for value in cache.distinct_values(LABELS) if value]
             detail = cache.issue(self.issue_id)
             issue_id = detail.issue.id if detail else self.issue_id
             children = tuple(

@@ -21,7 +21,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Select, Static, TextArea
 
-from cache import IssueDetail, JsonObject, JsonValue, PickerField, ProjectRow, Resource
+from cache import IssueDetail, JsonObject, JsonValue, ProjectRow, Resource
+from issuefields import LABELS
 from tracker_tui.data.cache_source import NO_VALUE
 from tracker_tui.data.drafts import DraftKeeper, issue_key
 from tracker_tui.data.source import PRIORITIES, STATUSES
@@ -98,7 +99,7 @@ class IssueFormScreen(Screen[None]):
 
         def read() -> FormData:
             detail = services.cache.issue(issue_id) if issue_id else None
-            labels = services.cache.distinct_values(PickerField.LABEL)
+            labels = services.cache.distinct_values(LABELS)
             refused = None
             if replacing is not None:
                 refused = as_shown(services.cache.outbox_entry(replacing).changes)
