@@ -92,8 +92,9 @@ class ListColumn:
 
     width: int
     """Cells; 0 for the column that takes what the others leave (the title)."""
-    keep: int = 0
-    """As the terminal narrows, the columns with the lowest `keep` give way first."""
+    keep: int | None = 0
+    """As the terminal narrows, the columns with the lowest `keep` give way first; None
+    never gives way."""
     header: str | None = None
     """The column's heading when not the field's label."""
 
@@ -165,7 +166,7 @@ PRIORITY_CHOICES = (
 TEXT_MAX = 65_535
 """The longest description or comment CONTRACT allows."""
 
-NUMBER = Field("number", "Number", Kind.NUMBER, column=ListColumn(7, header="#"))
+NUMBER = Field("number", "Number", Kind.NUMBER, column=ListColumn(7, keep=None, header="#"))
 TITLE = Field(
     "title",
     "Title",
@@ -249,6 +250,10 @@ FIELDS: Mapping[str, Field] = {f.member: f for f in ISSUE_FIELDS}
 EDITABLE: tuple[Field, ...] = tuple(f for f in ISSUE_FIELDS if f.editable)
 FILTERS: tuple[Field, ...] = tuple(f for f in ISSUE_FIELDS if f.filterable)
 """The fields one can filter on, in the filter picker's order."""
+
+LISTED: tuple[Field, ...] = tuple(f for f in ISSUE_FIELDS if f not in (NUMBER, TITLE, DESCRIPTION))
+"""The fields a view of one issue lists under its heading (the number and title) and above its
+body (the description): the detail screen, `issues show`."""
 
 COMMENT_BODY = Field(
     "body", "Comment", Kind.MARKDOWN, check=Check(required=True, max_chars=TEXT_MAX)
