@@ -69,13 +69,16 @@ class Ordering:
         return self.key([values[name] for name in self.columns])
 
 
-def _plain(column: str, index: str) -> Ordering:
+def _plain(column: str, index: str, *, nocase: bool = False) -> Ordering:
+    """By the column's value; `nocase` folds ASCII case (a text a person reads, the title)."""
+    term = f"{column} COLLATE NOCASE" if nocase else column
+    key = nocase_key if nocase else value_key
     return Ordering(
         index,
         (column, "rid"),
-        f"{column}, rid",
-        f"{column} DESC, rid DESC",
-        lambda v: (value_key(v[0]), v[1]),
+        f"{term}, rid",
+        f"{term} DESC, rid DESC",
+        lambda v: (key(v[0]), v[1]),
     )
 
 
@@ -112,16 +115,7 @@ def _ordering(sort: Sort) -> Ordering:
     if field.kind is Kind.CHOICE:
         ranked = _ranked_high_first if sort.descending else _ranked
         return ranked(rank_column(field), index)
-    if field.kind is Kind.TEXT:
-        column = field.member
-        return Ordering(
-            index,
-            (column, "rid"),
-            f"{column} COLLATE NOCASE, rid",
-            f"{column} COLLATE NOCASE DESC, rid DESC",
-            lambda v: (nocase_key(v[0]), v[1]),
-        )
-    return _plain(field.member, index)
+    return _plain(field.member, index, nocase=field.kind is Kind.TEXT)
 
 
 ORDERINGS: dict[str, Ordering] = {sort.key: _ordering(sort) for sort in SORTS}
