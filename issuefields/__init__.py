@@ -99,9 +99,10 @@ class ListColumn:
     """The column's heading when not the field's label."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Field:
-    """One member of an issue as the client knows it."""
+    """One member of an issue as the client knows it. Each is one of the table's rows, so a
+    field is equal only to itself (and hashes as fast)."""
 
     member: str
     """The API's member name, which is also the cache's column."""
