@@ -34,7 +34,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
 
 screenshots: $(STAMP)
-	$(BIN)/python -m tracker_tui.screenshots screenshots
+	$(BIN)/python -m demo.screenshots screenshots
 
 clean:
 	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache

@@ -28,8 +28,8 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from demo.launch import run_demo
     from tracker_tui.errors import UsageError
-    from tracker_tui.launch import run_demo
 
     if args.issues < 1:
         raise UsageError("--issues must be at least 1")
