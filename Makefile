@@ -1,8 +1,11 @@
 # Every target creates .venv on first use and re-installs only when pyproject.toml changes.
+# `demo` and `serve` install the project with the reference service's extra and nothing else;
+# the other targets install the development tools too (the dev extra includes the service's).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+SERVICE_STAMP := $(VENV)/.installed-service
 
 .PHONY: demo test lint typecheck serve bench screenshots clean
 
@@ -14,10 +17,14 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+$(SERVICE_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[service]'
+	touch $(SERVICE_STAMP)
+
+demo: $(SERVICE_STAMP)
 	$(BIN)/tracker-tui demo
 
-serve: $(STAMP)
+serve: $(SERVICE_STAMP)
 	$(BIN)/tracker-server serve --db .demo/tracker.db --demo
 
 lint: $(STAMP)
