@@ -14,7 +14,6 @@ from cache import open_cache
 from sync.credentials import KeySource, ResolvedProfile, parse_key, resolve_profile
 from sync.profiles import AppPaths, NoProfileError, ProfileStore
 from sync.secret import Secret
-from sync.session import cache_name
 from tracker_tui.app import make_app
 from tracker_tui.crash_guard import exit_status
 from tracker_tui.data.cache_source import ME_STATE_KEY
@@ -49,7 +48,7 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
     store = ProfileStore(AppPaths.from_env())
     ui = store.get(resolved.name).ui if resolved.name else {}
     settings = ProfileSettings(store, resolved.name) if resolved.name else None
-    with open_cache(cache_name(resolved)) as cache:
+    with open_cache(resolved.cache_name) as cache:
         me = cache.get_state(ME_STATE_KEY)
         clock = ServerClock(cache.clock_offset())
         app = make_app(
