@@ -18,7 +18,7 @@ import issuefields
 from issuefields import ISSUE_FIELDS, PRIORITY, SORTS, STATUS
 
 ROOT = Path(__file__).resolve().parent.parent
-CLIENT = ("tracker_tui", "sync", "cache", "issuefields")
+CLIENT = ("tracker_tui", "demo", "sync", "cache", "issuefields")
 TABLE = Path(issuefields.__file__).resolve()
 
 HOMONYMS = {

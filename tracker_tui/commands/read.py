@@ -24,7 +24,6 @@ from issuefields import (
     Kind,
 )
 from sync.credentials import resolve_profile
-from sync.session import cache_name
 from tracker_tui.commands import refs
 from tracker_tui.commands.refs import NONE_WORDS, Names, option
 from tracker_tui.errors import UsageError
@@ -36,7 +35,7 @@ DEFAULT_LIMIT = 50
 
 def open_profile_cache(args: argparse.Namespace) -> Cache:
     """The cache of the chosen profile (or of env-only mode), without touching the network."""
-    return open_cache(cache_name(resolve_profile(args.profile)))
+    return open_cache(resolve_profile(args.profile).cache_name)
 
 
 def register(subparsers: Any, issue_commands: Any) -> None:
