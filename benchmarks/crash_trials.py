@@ -40,6 +40,7 @@ if Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
     sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from cache import ACTIVE_STATES, Cache, Resource
+from issuefields import PRIORITY
 from sync.credentials import KeySource, ResolvedProfile
 from sync.engine import sync_once
 from sync.pull import PullProgress
@@ -49,7 +50,7 @@ from sync.session import SyncSession, open_session
 SEEDED = 30
 """Issues in the seeded workspace: the first `DELETABLE` may be deleted, the rest edited."""
 DELETABLE = 6
-PRIORITIES = ("urgent", "high", "medium", "low", "none")
+
 CLEAN_RUNS = 5
 """Unkilled runs allowed at the end to drain what the trials left (a 5xx costs one)."""
 SPAN_AFTER_FINISH = 1.2
@@ -122,7 +123,7 @@ class Trials:
         target = rng.choice(self.editable)
         self._comment(target, target, f"ct{trial}-m")
         chosen = rng.sample(self.editable, 4)
-        priority = rng.choice(PRIORITIES)
+        priority = rng.choice(PRIORITY.values)
         cache.update_many(Resource.ISSUES, chosen, {"priority": priority})
         self.writes += len(chosen)
         for target in chosen:

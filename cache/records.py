@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from cache import fts, labels, syncstate
-from cache.models import ApplyResult, JsonObject, JsonValue, Resource
+from cache.models import ApplyResult, Cell, JsonObject, JsonValue, Resource
 from cache.outbox import ACTIVE_SQL
 from cache.resources import (
     SPECS,
-    Cell,
     ResourceSpec,
     as_text,
     as_timestamp,

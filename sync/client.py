@@ -49,7 +49,7 @@ from sync.models import (
     parse_bulk,
     parse_page,
 )
-from sync.ratelimit import Priority, RateLimiter, ResponseMeta, bucket_for, read_meta
+from sync.ratelimit import RateLimiter, RequestClass, ResponseMeta, bucket_for, read_meta
 from sync.timeutil import format_timestamp
 
 DEFAULT_USER_AGENT = "tracker-tui/0.1"
@@ -125,7 +125,7 @@ class ApiClient:
         self._base_url = base_url.rstrip("/")
         self._limiter = limiter
         self._observer = observer
-        self._priority = Priority.USER
+        self._request_class = RequestClass.USER
         key.validate()
         try:
             self._http = httpx.AsyncClient(
@@ -140,7 +140,7 @@ class ApiClient:
         self._http.headers["Authorization"] = key.header()
 
     def __repr__(self) -> str:
-        return f"ApiClient(base_url={self._base_url!r}, priority={self._priority.name})"
+        return f"ApiClient(base_url={self._base_url!r}, request_class={self._request_class.name})"
 
     async def __aenter__(self) -> Self:
         return self
@@ -149,17 +149,17 @@ class ApiClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the connection pool (shared with every `with_priority` view)."""
+        """Close the connection pool (shared with every `with_request_class` view)."""
         await self._http.aclose()
 
-    def with_priority(self, priority: Priority) -> ApiClient:
-        """A view sharing this client's connections and limiter, sending at `priority`.
+    def with_request_class(self, request_class: RequestClass) -> ApiClient:
+        """A view sharing this client's connections and limiter, sending as `request_class`.
 
-        Background polling uses `client.with_priority(Priority.BACKGROUND)`; close only the
+        Background polling uses `client.with_request_class(RequestClass.BACKGROUND)`; close only the
         original.
         """
         view = copy.copy(self)
-        view._priority = priority
+        view._request_class = request_class
         return view
 
     # --- the key ---------------------------------------------------------------------------
@@ -470,12 +470,12 @@ class ApiClient:
     def _not_sent(self, method: str, path: str, sent_at: float | None) -> None:
         """Give back the limiter's slot of a request that never reached the server."""
         if self._limiter is not None and sent_at is not None:
-            self._limiter.not_sent(sent_at, bucket_for(method, path), self._priority)
+            self._limiter.not_sent(sent_at, bucket_for(method, path), self._request_class)
 
     async def _acquire(self, method: str, path: str) -> float | None:
         if self._limiter is None:
             return None
-        return await self._limiter.acquire(bucket_for(method, path), self._priority)
+        return await self._limiter.acquire(bucket_for(method, path), self._request_class)
 
 
 def _body(method: str, path: str, meta: ResponseMeta, content: bytes | None) -> object:

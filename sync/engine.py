@@ -4,8 +4,8 @@ Push comes before pull, so the pull sees our own writes land and never shows a s
 over a just-sent edit. The loop pushes soon after a local write (`poke`), pulls when a webhook
 says something changed (`wake`, debounced so a burst of deliveries costs one pull), and
 otherwise polls at the pace the limiter's background budget allows (`poll_interval`), since
-deliveries can be lost (SYNC.md 9). User-facing pushes go at user priority; polls and
-webhook pulls at background priority, so they never crowd out what the user is doing.
+deliveries can be lost (SYNC.md 9). User-facing pushes go as the user's requests; polls and
+webhook pulls as background ones, so they never crowd out what the user is doing.
 
 `sync.pull` is imported when first needed: the push half works, and is tested, on its own.
 """
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from cache import CacheError
 from sync.errors import SyncError
 from sync.push import Backoff, PushReport, push_outbox
-from sync.ratelimit import Priority
+from sync.ratelimit import RequestClass
 from sync.session import SyncSession
 
 if TYPE_CHECKING:
@@ -226,9 +226,9 @@ class SyncLoop:
         if self._pull_wanted and not unreachable:
             self._pull_wanted = False
             self._poll_due = time.monotonic() + self.interval()
-            priority = Priority.BACKGROUND if self._pulled else Priority.USER
+            request_class = RequestClass.BACKGROUND if self._pulled else RequestClass.USER
             pulled = await pull(
-                self._session, priority=priority, progress=self._tell, retry=pull_retry
+                self._session, request_class=request_class, progress=self._tell, retry=pull_retry
             )
             self._pulled = True
             self._tell(pulled)

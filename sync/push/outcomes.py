@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cache import FieldConflict, OutboxEntry, Resource
+from issuefields import TRANSITIONS
 from sync.errors import (
     ApiError,
     Forbidden,
@@ -41,7 +42,6 @@ from sync.push.reads import read_retrier, unreachable
 from sync.push.report import Backoff, ProgressCallback, PushReport
 from sync.reconcile import describe_suspects
 from sync.session import SyncSession
-from sync.workflow import TRANSITIONS
 
 NOT_FOUND = 404
 

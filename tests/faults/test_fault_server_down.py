@@ -28,7 +28,7 @@ from sync.errors import NetworkError, SyncError
 from sync.pull import RetryPolicy, pull
 from sync.push import Backoff, push_outbox
 from sync.push.engine import CONCURRENCY
-from sync.ratelimit import Priority, ResponseMeta
+from sync.ratelimit import RequestClass, ResponseMeta
 from sync.session import SyncSession, open_session
 
 WINDOW = 1.0
@@ -94,7 +94,7 @@ async def no_sleep(_seconds: float) -> None:
 
 
 async def test_requests_refused_while_the_server_is_down_cost_no_budget(tmp_path: Path) -> None:
-    """Pushes, pulls and single requests, at user and background priority, while nothing
+    """Pushes, pulls and single requests, as the user's and as background requests, while nothing
     listens on the server's port: the shared log holds what it held before, the budget shown is
     the same, and once the server is back each answered request counts again."""
     outcomes: list[ResponseMeta | SyncError] = []
@@ -109,7 +109,7 @@ async def test_requests_refused_while_the_server_is_down_cost_no_budget(tmp_path
                 await push_outbox(session, backoff=Backoff(sleep=no_sleep))
             with pytest.raises(NetworkError):
                 await pull(session, retry=RetryPolicy(attempts=3, sleep=no_sleep))
-            background = client.with_priority(Priority.BACKGROUND)
+            background = client.with_request_class(RequestClass.BACKGROUND)
             for view in (client, client, background, background):
                 with pytest.raises(NetworkError):
                     await view.list_issues(per_page=1)

@@ -13,7 +13,7 @@ from pytest_httpx import HTTPXMock
 from sync.client import ApiClient, Response
 from sync.errors import ProtocolError, RateLimited
 from sync.models import BulkCreate, BulkDelete, BulkUpdate, Comment, Issue, Page, Project, Webhook
-from sync.ratelimit import Priority, RateLimiter
+from sync.ratelimit import RateLimiter, RequestClass
 
 ISSUE = {"id": "iss_1", "title": "t", "updated_at": "2026-11-21T15:33:11.561385Z"}
 PROJECT = {"id": "prj_1", "key": "CORE", "name": "Core"}
@@ -405,7 +405,7 @@ async def test_every_request_goes_through_the_limiter_in_its_bucket(
     httpx_mock.add_response(json=envelope(), is_reusable=True)
     async with ApiClient(base_url, api_key, limiter=limiter) as client:
         await client.search("x")
-        await client.with_priority(Priority.BACKGROUND).list_issues()
+        await client.with_request_class(RequestClass.BACKGROUND).list_issues()
         with pytest.raises(ProtocolError):
             await client.create_issue({"title": "t"})
     assert [bucket for _, bucket in request_log.reserved] == [

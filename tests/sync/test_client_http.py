@@ -73,7 +73,7 @@ async def test_a_base_url_with_a_trailing_slash_gives_the_same_paths(
 async def test_the_key_is_not_in_the_clients_repr() -> None:
     async with ApiClient(BASE_URL, API_KEY) as client:
         assert API_KEY not in repr(client)
-        assert API_KEY not in repr(client.with_priority(client._priority))
+        assert API_KEY not in repr(client.with_request_class(client._request_class))
         assert BASE_URL in repr(client)
 
 
