@@ -39,11 +39,11 @@ from typing import Any
 if Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
     sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
+from accounts.credentials import KeySource, ResolvedProfile
+from accounts.secret import Secret
 from cache import ACTIVE_STATES, Cache, Resource
-from sync.credentials import KeySource, ResolvedProfile
 from sync.engine import sync_once
 from sync.pull import PullProgress
-from sync.secret import Secret
 from sync.session import SyncSession, open_session
 
 SEEDED = 30

@@ -45,12 +45,12 @@ import httpx
 if Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
     sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
+from accounts.credentials import KeySource, ResolvedProfile
+from accounts.secret import Secret
 from cache import Cache, Cursor, Resource
 from server.app import create_app
 from server.seed import seed_workspace
-from sync.credentials import KeySource, ResolvedProfile
 from sync.push import push_outbox
-from sync.secret import Secret
 from sync.session import SyncSession, open_session
 from tracker_tui.service_thread import ServiceThread
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import httpx
 
+from accounts.credentials import ResolvedProfile
 from cache import Cache, CacheError, open_cache
 from sync.client import ApiClient, Observer
-from sync.credentials import ResolvedProfile
 from sync.errors import NoCredentials
 from sync.features import ServerFeatures, detect_features
 from sync.ratelimit import RateLimiter

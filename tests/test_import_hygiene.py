@@ -16,9 +16,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 FORBIDDEN: dict[str, set[str]] = {
-    "cache": {"textual", "sync", "tracker_tui", "server"},
+    "cache": {"textual", "sync", "accounts", "tracker_tui", "server"},
+    "accounts": {"textual", "sync", "cache", "tracker_tui", "server"},
     "sync": {"textual", "tracker_tui", "server"},
-    "server": {"textual", "cache", "sync", "tracker_tui"},
+    "server": {"textual", "cache", "sync", "accounts", "tracker_tui"},
 }
 
 
@@ -59,7 +60,7 @@ class Block:
         return None
 
 sys.meta_path.insert(0, Block())
-for package in ("cache", "sync", "server"):
+for package in ("cache", "accounts", "sync", "server"):
     module = importlib.import_module(package)
     for info in pkgutil.walk_packages(module.__path__, package + "."):
         importlib.import_module(info.name)

@@ -11,9 +11,9 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
+from accounts.secret import Secret
 from server.app import create_app
 from server.seed import seed_workspace
-from sync.secret import Secret
 from tracker_tui.service_thread import ServiceThread
 
 DEMO_WORKSPACE = "Demo"

@@ -25,9 +25,9 @@ from datetime import UTC, datetime
 
 import httpx
 
+from accounts.credentials import ResolvedProfile
 from cache import Cache, CacheError
 from sync.connection import RATE_WAIT_SHOWN, Connection, ConnectionState, ConnectionWatch
-from sync.credentials import ResolvedProfile
 from sync.engine import RETRY_BASE, RETRY_CAP, RetryPlanned, SyncLoop
 from sync.errors import Forbidden, NetworkError, RateLimited, ServerError, SyncError, Unauthorized
 from sync.live import LiveUpdates

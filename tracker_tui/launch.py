@@ -12,10 +12,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from accounts.credentials import KeySource, ResolvedProfile, parse_key, resolve_profile
+from accounts.errors import NoProfileError
+from accounts.profiles import AppPaths, ProfileStore
+from accounts.secret import Secret
 from cache import Cache, open_cache
-from sync.credentials import KeySource, ResolvedProfile, parse_key, resolve_profile
-from sync.profiles import AppPaths, NoProfileError, ProfileStore
-from sync.secret import Secret
 from sync.session import cache_name
 from tracker_tui.app import make_app
 from tracker_tui.crash_guard import exit_status

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from accounts.credentials import resolve_profile
 from cache import EntryState, Resource, open_cache
 from server.app import create_app
 from server.seed import seed_workspace
 from sync.client import ApiClient
-from sync.credentials import resolve_profile
 from sync.engine import sync_once
 from sync.session import cache_name, open_session
 from tracker_tui.cli import main

@@ -26,13 +26,13 @@ import httpx
 import pytest
 from security_keyring import ENV_FILE
 
+from accounts.credentials import KeyLookup, KeySource, ResolvedProfile, find_key, resolve_profile
+from accounts.keystore import KeyringStore
+from accounts.profiles import AppPaths, KeyStorage, Profile, ProfileStore
+from accounts.secret import Secret
 from server.app import create_app
 from server.seed import seed_workspace
 from sync.client import ApiClient
-from sync.credentials import KeyLookup, KeySource, ResolvedProfile, find_key, resolve_profile
-from sync.keystore import KeyringStore
-from sync.profiles import AppPaths, KeyStorage, Profile, ProfileStore
-from sync.secret import Secret
 from tracker_tui.service_thread import ServiceThread
 
 HERE = Path(__file__).resolve().parent

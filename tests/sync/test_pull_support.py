@@ -20,12 +20,12 @@ from urllib.parse import parse_qs, urlencode
 
 import httpx
 
+from accounts.credentials import KeySource, ResolvedProfile
+from accounts.secret import Secret
 from cache import Cache
 from server.app import create_app
 from server.seed import seed_workspace
-from sync.credentials import KeySource, ResolvedProfile
 from sync.pull import RetryPolicy
-from sync.secret import Secret
 from sync.session import SyncSession, open_session
 
 BASE = "http://service.test/v1"

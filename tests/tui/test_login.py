@@ -12,10 +12,10 @@ from keyring.backends.fail import Keyring as FailKeyring
 from textual.widgets import Checkbox, Input, Static
 from tui_support import box_text, fixed_clock, screen_lines, settle
 
+from accounts.keystore import KeyringStore
+from accounts.profiles import AppPaths, ProfileStore
 from server.app import create_app
 from server.seed import seed_workspace
-from sync.keystore import KeyringStore
-from sync.profiles import AppPaths, ProfileStore
 from tracker_tui.app import make_app
 from tracker_tui.screens.login import KEY_NOT_KEPT, LoginScreen, LoginSetup
 

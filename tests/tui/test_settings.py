@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sync.profiles import AppPaths, Profile, ProfileStore
+from accounts.profiles import AppPaths, Profile, ProfileStore
 from tracker_tui.data.settings import ProfileSettings, saved_theme, saved_views
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.data.views import SavedView

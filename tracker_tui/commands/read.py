@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from accounts.credentials import resolve_profile
 from cache import Cache, IssueFilter, IssueRow, IssueSort, PickerField, SortKey, open_cache
 from cache.models import JsonValue
-from sync.credentials import resolve_profile
 from sync.session import cache_name
 from tracker_tui.commands import refs
 from tracker_tui.commands.refs import NONE_WORDS, Names

@@ -7,11 +7,11 @@ import asyncio
 import time
 from typing import Any
 
+from accounts.credentials import Level, ResolvedProfile, doctor_report, resolve_profile
+from accounts.errors import ConfigError
 from cache import ACTIVE_STATES, EntryState, Resource
 from sync.client import ApiClient
-from sync.credentials import Level, ResolvedProfile, doctor_report, resolve_profile
 from sync.features import ServerFeatures
-from sync.profiles import ConfigError
 from sync.pull import LAST_PULL_STATE_KEY
 from sync.ratelimit import PLANS, Plan
 from sync.ratelimit.learned import Learned

@@ -14,9 +14,9 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from accounts.credentials import ResolvedProfile, resolve_profile
 from cache import ACTIVE_STATES, Cache, EntryState, open_cache
 from sync.connection import ConnectionState, ConnectionWatch
-from sync.credentials import ResolvedProfile, resolve_profile
 from sync.engine import SyncReport, sync_once
 from sync.errors import NetworkError, ServerError, SyncError
 from sync.pull import PullReport, RetryPolicy

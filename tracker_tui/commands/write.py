@@ -22,9 +22,9 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from accounts.credentials import resolve_profile
 from cache import Cache, CacheError, EntryState, JsonValue, OutboxEntry, Resource, open_cache
 from sync.connection import ConnectionWatch
-from sync.credentials import resolve_profile
 from sync.errors import SyncError
 from sync.push import Backoff, PushReport, push_outbox
 from sync.session import cache_name, open_session

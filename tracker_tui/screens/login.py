@@ -2,10 +2,10 @@
 
 The key field is masked. Before the user types, the screen says where the key will be kept
 and why (the OS keyring when a real one is there, otherwise only a 0600 file the user agrees
-to), from `sync.credentials.doctor_report`. Validation is an async worker calling `GET /me`,
+to), from `accounts.credentials.doctor_report`. Validation is an async worker calling `GET /me`,
 falling back to a one-record issue list for a server without that extension. Only a key the
 server accepted is saved, in a thread (keyring and config file both block): the key first, the
-profile last (`sync.credentials.save_login`), so a failure never leaves a profile without its
+profile last (`accounts.credentials.save_login`), so a failure never leaves a profile without its
 key. Any failure is an inline message.
 """
 
@@ -24,12 +24,13 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Footer, Input, Label, Static
 
+from accounts.credentials import Level, doctor_report, save_login
+from accounts.errors import ConfigError, KeyNotKeptError
+from accounts.keystore import KeyringStore
+from accounts.profiles import Profile, normalize_server_url
+from accounts.secret import Secret
 from sync.client import ApiClient
-from sync.credentials import KeyNotKeptError, Level, doctor_report, save_login
 from sync.errors import Forbidden, NotFound, SyncError, Unauthorized
-from sync.keystore import KeyringStore
-from sync.profiles import ConfigError, Profile, normalize_server_url
-from sync.secret import Secret
 from tracker_tui.workers import describe
 
 

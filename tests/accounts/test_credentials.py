@@ -27,7 +27,7 @@ from keyring.backends.chainer import ChainerBackend
 from keyring.compat import properties
 from keyring.errors import KeyringLocked, PasswordDeleteError
 
-from sync.credentials import (
+from accounts.credentials import (
     ENV_API_KEY,
     HOW_TO_PROCEED,
     DoctorLine,
@@ -44,9 +44,7 @@ from sync.credentials import (
     resolve_profile,
     store_key,
 )
-from sync.keystore import SERVICE, KeyFileStore, KeyringStore, choose_backend
-from sync.profiles import (
-    AppPaths,
+from accounts.errors import (
     ConfigError,
     InvalidKeyError,
     InvalidServerURLError,
@@ -54,14 +52,13 @@ from sync.profiles import (
     KeyringBackendError,
     KeyringTimeoutError,
     KeyringUnavailableError,
-    KeyStorage,
     NoProfileError,
-    Profile,
     ProfileConflictError,
     ProfileNotFoundError,
-    ProfileStore,
 )
-from sync.secret import Secret
+from accounts.keystore import SERVICE, KeyFileStore, KeyringStore, choose_backend
+from accounts.profiles import AppPaths, KeyStorage, Profile, ProfileStore
+from accounts.secret import Secret
 
 KEY = "trk_" + "k" * 40
 OTHER_KEY = "trk_" + "o" * 40

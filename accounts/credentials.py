@@ -3,7 +3,7 @@
 Lookup (`find_key`), first hit wins:
 
 1. TRACKER_API_KEY. The keyring and key files are then not touched at all (scripts, CI).
-2. The OS keyring, when `sync.keystore` judges its backend real, within a timeout.
+2. The OS keyring, when `accounts.keystore` judges its backend real, within a timeout.
 3. The profile's plaintext key file, only when the user chose `--insecure-storage` for it.
 4. Nothing: the caller asks the user and keeps the key in memory for the session.
 
@@ -20,7 +20,7 @@ explicitly is an error.
 Keys travel as `Secret`s and are never taken from argv (other users see it in `ps`): the CLI
 reads them from TRACKER_API_KEY or a prompt, through `parse_key`. No function here keeps the
 key, or `os.environ` (which may hold it), in a plain local variable, because crash screens
-render the locals of every frame. Errors belong to the tree drawn in `sync.profiles`.
+render the locals of every frame. Errors belong to the tree drawn in `accounts.errors`.
 """
 
 from __future__ import annotations
@@ -34,28 +34,31 @@ from enum import StrEnum
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from sync.keystore import KeyFileStore, KeyringStore
-from sync.profiles import (
-    ENV_HOME,
-    AppPaths,
-    Config,
+from accounts.errors import (
     ConfigError,
     InvalidKeyError,
     InvalidServerURLError,
     KeyFileError,
+    KeyNotKeptError,
     KeyringBackendError,
     KeyringTimeoutError,
     KeyringUnavailableError,
-    KeyStorage,
     NoProfileError,
-    Profile,
     ProfileConflictError,
+)
+from accounts.keystore import KeyFileStore, KeyringStore
+from accounts.profiles import (
+    ENV_HOME,
+    AppPaths,
+    Config,
+    KeyStorage,
+    Profile,
     ProfileStore,
     environ,
     normalize_server_url,
     validate_profile_name,
 )
-from sync.secret import Secret
+from accounts.secret import Secret
 
 ENV_API_KEY = "TRACKER_API_KEY"
 ENV_SERVER = "TRACKER_SERVER"
@@ -205,10 +208,6 @@ def store_key(
     if stored.key_storage is not storage:
         profiles.update(replace(stored, key_storage=storage))
     return source
-
-
-class KeyNotKeptError(ConfigError):
-    """The keyring refused the key and no plaintext file was allowed: nothing was saved."""
 
 
 def save_login(
