@@ -2,7 +2,8 @@
 
 Modules, one job each: `profiles` (config.toml and its profiles), `keystore` (the OS keyring
 and the plaintext key files a user may choose), `credentials` (finding, storing and forgetting
-a profile's key; resolving what a run uses), `secret` (the masked type every key travels in,
+a profile's key; resolving what a run uses), `doctor` (where all of it is, and why, for
+`tracker-tui doctor` and the login screen), `secret` (the masked type every key travels in,
 and files only their owner can read), `errors` (the one tree of this package's errors).
 
 The sync engine needs a profile and its key to open a session, so `sync` imports this

@@ -30,13 +30,10 @@ from keyring.errors import KeyringLocked, PasswordDeleteError
 from accounts.credentials import (
     ENV_API_KEY,
     HOW_TO_PROCEED,
-    DoctorLine,
     KeySource,
-    Level,
     ResolvedProfile,
     cleartext_warnings,
     delete_key,
-    doctor_report,
     find_key,
     insecure_storage_warning,
     key_from_env,
@@ -44,6 +41,7 @@ from accounts.credentials import (
     resolve_profile,
     store_key,
 )
+from accounts.doctor import DoctorLine, Level, doctor_report
 from accounts.errors import (
     ConfigError,
     InvalidKeyError,

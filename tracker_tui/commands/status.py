@@ -7,7 +7,8 @@ import asyncio
 import time
 from typing import Any
 
-from accounts.credentials import Level, ResolvedProfile, doctor_report, resolve_profile
+from accounts.credentials import ResolvedProfile, resolve_profile
+from accounts.doctor import Level, doctor_report
 from accounts.errors import ConfigError
 from cache import ACTIVE_STATES, EntryState, Resource
 from sync.client import ApiClient

@@ -2,11 +2,11 @@
 
 The key field is masked. Before the user types, the screen says where the key will be kept
 and why (the OS keyring when a real one is there, otherwise only a 0600 file the user agrees
-to), from `accounts.credentials.doctor_report`. Validation is an async worker calling `GET /me`,
+to), from `accounts.doctor.doctor_report`. Validation is an async worker calling `GET /me`,
 falling back to a one-record issue list for a server without that extension. Only a key the
 server accepted is saved, in a thread (keyring and config file both block): the key first, the
-profile last (`accounts.credentials.save_login`), so a failure never leaves a profile without its
-key. Any failure is an inline message.
+profile last (`accounts.credentials.save_login`), so a failure never leaves a profile without
+its key. Any failure is an inline message.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Footer, Input, Label, Static
 
-from accounts.credentials import Level, doctor_report, save_login
+from accounts.credentials import save_login
+from accounts.doctor import Level, doctor_report
 from accounts.errors import ConfigError, KeyNotKeptError
 from accounts.keystore import KeyringStore
 from accounts.profiles import Profile, normalize_server_url
