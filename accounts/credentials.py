@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -56,7 +55,7 @@ from accounts.profiles import (
     normalize_server_url,
     validate_profile_name,
 )
-from accounts.secret import Secret
+from accounts.secret import Secret, key_problem
 
 ENV_API_KEY = "TRACKER_API_KEY"
 ENV_SERVER = "TRACKER_SERVER"
@@ -66,7 +65,6 @@ HOW_TO_PROCEED = (
     f"or pass {INSECURE_STORAGE_FLAG} to keep the key in a plaintext file only you can read."
 )
 
-_KEY = re.compile(r"[\x21-\x7e]+")
 _KEYRING_FAILURES = (KeyringUnavailableError, KeyringTimeoutError, KeyringBackendError)
 
 
@@ -110,18 +108,10 @@ def parse_key(given: Secret, origin: str) -> Secret:
     HTTP client, whose encoding errors would quote it. The value is taken and returned as a
     `Secret`, so no frame of a traceback from here holds it as a plain string.
     """
-    problem = _key_problem(given)
+    problem = key_problem(given)
     if problem is not None:
         raise InvalidKeyError(f"the API key from {origin} {problem}")
     return Secret(given.reveal().strip())
-
-
-def _key_problem(given: Secret) -> str | None:
-    if not given.reveal().strip():
-        return "is empty"
-    if not _KEY.fullmatch(given.reveal().strip()):
-        return "contains spaces or characters other than printable ASCII"
-    return None
 
 
 def key_from_env(env: Mapping[str, str] | None = None) -> Secret | None:

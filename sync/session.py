@@ -145,7 +145,7 @@ async def open_session(
         limiter.on_learned = _limits_keeper(store, resolved.server)
         async with ApiClient(
             resolved.server,
-            resolved.key.reveal(),
+            resolved.key,
             transport=transport,
             timeout=timeout,
             limiter=limiter,

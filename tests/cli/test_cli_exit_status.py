@@ -19,6 +19,7 @@ import pytest
 from cli_support import FAIL_KEYRING, Cli, Loopback, loopback, make_cli
 from terminal_support import Terminal
 
+from accounts.secret import Secret
 from cache import open_cache
 from sync.client import ApiClient
 from tracker_tui.exit_codes import Exit
@@ -64,7 +65,7 @@ def cli(
 
 
 async def server_call(service: Loopback, method: str, number: int, **body: object) -> None:
-    async with ApiClient(service.base_url, service.key) as client:
+    async with ApiClient(service.base_url, Secret(service.key)) as client:
         page = await client.list_issues(per_page=100)
         [issue] = [i for i in page.value.data if i.raw.get("number") == number]
         if method == "DELETE":

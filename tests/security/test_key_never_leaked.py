@@ -257,7 +257,7 @@ async def test_objects_that_carry_the_key_hide_it(
     resolved = resolve_profile("work")
     lookup = find_key(profile)
     secret = Secret(key)
-    client = ApiClient("http://127.0.0.1:9/v1", key)
+    client = ApiClient("http://127.0.0.1:9/v1", Secret(key))
     shown = [
         secret,
         resolved,

@@ -15,6 +15,7 @@ import httpx
 import pytest
 from pytest_httpx import HTTPXMock
 
+from accounts.secret import Secret
 from cache import Cache, Resource
 from sync.client import ApiClient
 from sync.errors import ProtocolError
@@ -89,7 +90,7 @@ def issues(
 async def session(tmp_path: Path) -> AsyncIterator[SyncSession]:
     cache = Cache.open(tmp_path / "cache.db")
     limiter = RateLimiter(cache, plan="enterprise", jitter=0.0)
-    async with ApiClient(BASE, KEY, limiter=limiter) as client:
+    async with ApiClient(BASE, Secret(KEY), limiter=limiter) as client:
         yield SyncSession("mock", BASE, cache, client, limiter, SPEC_ONLY)
     cache.close()
 

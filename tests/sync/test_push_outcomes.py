@@ -20,6 +20,7 @@ from push_support import (
     without_idempotency,
 )
 
+from accounts.secret import Secret
 from cache import EntryState, Resolution, Resource
 from server.app import create_app
 from server.seed import seed_workspace
@@ -224,7 +225,9 @@ async def test_the_split_off_fields_survive_a_412_and_go_out_once(tmp_path: Path
         wire.reset()
         sneaked: list[str] = []
 
-        async with ApiClient(BASE_URL, key, transport=httpx.ASGITransport(app=wire.app)) as other:
+        async with ApiClient(
+            BASE_URL, Secret(key), transport=httpx.ASGITransport(app=wire.app)
+        ) as other:
 
             async def sneak(request: httpx.Request) -> None:
                 if request.method == "PATCH" and not sneaked:
@@ -250,7 +253,9 @@ async def test_a_write_between_check_and_patch_is_caught_by_if_match(tmp_path: P
         session.cache.update(Resource.ISSUES, issue_id, {"title": "mine"})
         sneaked: list[str] = []
 
-        async with ApiClient(BASE_URL, key, transport=httpx.ASGITransport(app=wire.app)) as other:
+        async with ApiClient(
+            BASE_URL, Secret(key), transport=httpx.ASGITransport(app=wire.app)
+        ) as other:
 
             async def sneak(request: httpx.Request) -> None:
                 if request.method == "PATCH" and not sneaked:

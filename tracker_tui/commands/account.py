@@ -102,7 +102,7 @@ def read_key(with_key: bool) -> Secret:
 
 async def check_key(server: str, key: Secret) -> Identity:
     """`GET /me` where the server has it, else a one-record list: either proves the key."""
-    async with ApiClient(server, key.reveal()) as client:
+    async with ApiClient(server, key) as client:
         try:
             me = (await client.me()).value
         except ABSENT:

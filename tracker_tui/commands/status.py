@@ -168,7 +168,7 @@ def _reach(resolved: ResolvedProfile) -> tuple[bool, str]:
         return False, f"{resolved.server}: no API key to try it with (log in or set one)"
 
     async def probe() -> None:
-        async with ApiClient(resolved.server, key.reveal(), timeout=5.0) as client:
+        async with ApiClient(resolved.server, key, timeout=5.0) as client:
             await client.list_issues(per_page=1)
 
     try:

@@ -173,13 +173,13 @@ class LoginScreen(Screen[str | None]):
     def action_log_in(self) -> None:
         """Check the fields, then the key against the server."""
         server = self.query_one("#login-server", Input).value.strip()
-        key = self.query_one("#login-key", Input).value.strip()
+        key = Secret(self.query_one("#login-key", Input).value)
         try:
             server = normalize_server_url(server)
         except ConfigError as error:
             self._fail(str(error))
             return
-        if not key:
+        if not key.reveal().strip():
             self._fail("Paste the API key (it starts with trk_).")
             return
         self._fail("")
@@ -192,8 +192,11 @@ class LoginScreen(Screen[str | None]):
             self.query_one("#login-state", Static).update("")
 
     @work(exclusive=True, exit_on_error=False, group="login-check")
-    async def _check(self, server: str, key: str) -> None:
-        """`GET /me`, or one issue when the server lacks /me; the answer as a message."""
+    async def _check(self, server: str, key: Secret) -> None:
+        """`GET /me`, or one issue when the server lacks /me; the answer as a message.
+
+        The key stays a `Secret` all the way into the client: Textual's crash screen renders
+        the locals of every frame, this worker's included."""
         try:
             async with ApiClient(server, key, transport=self._setup.transport) as client:
                 try:
