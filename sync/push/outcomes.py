@@ -38,8 +38,8 @@ from sync.errors import (
 from sync.pull.retry import Retrier
 from sync.push.forbidden import Refusals, Verdict
 from sync.push.reads import read_retrier, unreachable
+from sync.push.reconcile import describe_suspects
 from sync.push.report import Backoff, ProgressCallback, PushReport
-from sync.reconcile import describe_suspects
 from sync.session import SyncSession
 from sync.workflow import TRANSITIONS
 
@@ -74,7 +74,7 @@ class PushContext:
         self.reads = read_retrier(self.backoff)
 
     def if_match(self, entry: OutboxEntry) -> bool:
-        """Whether this edit goes out as GET + PATCH with `If-Match` (sync.conflicts)."""
+        """Whether this edit goes out as GET + PATCH with `If-Match` (sync.push.conflicts)."""
         etag = self.preconditions and bool(self.session.features.etag)
         return etag and entry.resource is not Resource.COMMENTS
 

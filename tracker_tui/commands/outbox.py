@@ -27,7 +27,7 @@ from cache import (
     Resolution,
     Resource,
 )
-from sync.reconcile import record_label
+from sync.push.reconcile import record_label
 from tracker_tui.commands.refs import Names
 from tracker_tui.commands.write import add_push_option, open_local_cache, outcome
 from tracker_tui.errors import UsageError
