@@ -21,19 +21,21 @@ from typing import TYPE_CHECKING
 
 from cache import CacheError
 from sync.errors import SyncError
-from sync.push import Backoff, PushReport, push_outbox
+from sync.push import PushReport, push_outbox
 from sync.ratelimit import Priority
+from sync.retry import Backoff
 from sync.session import SyncSession
 
 if TYPE_CHECKING:
-    from sync.pull import PullReport, RetryPolicy
+    from sync.pull import PullReport
 
 PUSH_DELAY = 0.2
 """Seconds a poke waits for more local writes, so a burst of edits leaves as one round."""
 WAKE_DEBOUNCE = 1.0
 """Seconds a webhook wake waits for more deliveries before the one pull they share."""
 RETRY_BASE = 1.0
-"""Seconds before the first attempt after a failed pass (then doubling, with jitter)."""
+"""Seconds before the first attempt after a failed pass (then doubling, with jitter:
+`sync.retry`)."""
 RETRY_CAP = 60.0
 """The longest wait between attempts while the server cannot be reached or keeps failing."""
 
@@ -51,7 +53,7 @@ async def sync_once(
     full: bool = False,
     progress: Callable[[object], None] | None = None,
     backoff: Backoff | None = None,
-    retry: RetryPolicy | None = None,
+    retry: Backoff | None = None,
 ) -> SyncReport:
     """Push the outbox, then pull. Errors of the pull propagate (`sync.errors`); the push
     never raises for a refused write (see `push_outbox`). `backoff` paces the push's retries,
@@ -102,7 +104,7 @@ class SyncLoop:
         wake_debounce: float = WAKE_DEBOUNCE,
         retry: Backoff | None = None,
         push_backoff: Backoff | None = None,
-        pull_retry: RetryPolicy | None = None,
+        pull_retry: Backoff | None = None,
         offline: Callable[[], bool] | None = None,
     ) -> None:
         self._session = session
@@ -208,13 +210,13 @@ class SyncLoop:
         (this loop's backoff is the retry), so a long time offline costs a request or two a
         minute rather than dozens. A push that found the server unreachable (its first
         refused connection ends it) skips the pull too: the retry does both."""
-        from sync.pull import RetryPolicy, pull
+        from sync.pull import pull
 
         self.passes += 1
         push_backoff, pull_retry = self._push_backoff, self._pull_retry
         if self._failures or (self._offline is not None and self._offline()):
             push_backoff = replace(push_backoff or Backoff(), tries=1)
-            pull_retry = replace(pull_retry or RetryPolicy(), attempts=1)
+            pull_retry = replace(pull_retry or Backoff(), tries=1)
         unsent = unreachable = False
         if self._push_wanted:
             self._push_wanted = False

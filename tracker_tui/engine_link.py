@@ -31,7 +31,7 @@ from sync.connection import RATE_WAIT_SHOWN, Connection, ConnectionState, Connec
 from sync.engine import RETRY_BASE, RETRY_CAP, RetryPlanned, SyncLoop
 from sync.errors import Forbidden, NetworkError, RateLimited, ServerError, SyncError, Unauthorized
 from sync.live import LiveUpdates
-from sync.pull import PullProgress, PullReport, RetryPolicy
+from sync.pull import PullProgress, PullReport
 from sync.push import Backoff, PushReport
 from sync.session import SyncSession, open_session
 from tracker_tui.data.cache_source import ME_STATE_KEY
@@ -81,7 +81,7 @@ class EngineLink:
         scale = window_seconds / 60.0
         self._retry = Backoff(base=RETRY_BASE * scale, cap=RETRY_CAP * scale)
         self._push_backoff = Backoff(base=0.5 * scale, cap=30.0 * scale)
-        self._pull_retry = RetryPolicy(base=0.5 * scale, cap=30.0 * scale)
+        self._pull_retry = Backoff(base=0.5 * scale, cap=30.0 * scale)
         self._idle_report = max(1.0, IDLE_REPORT * scale)
         self._watch = ConnectionWatch(
             on_change=self._connection_changed, shown_wait=RATE_WAIT_SHOWN * scale

@@ -9,6 +9,8 @@ is), `reads` (the run's reads, retried in place), `lock` (one pusher per cache),
 """
 
 from sync.push.engine import push_outbox
-from sync.push.report import Backoff, PushReport
+from sync.push.report import PushReport
+from sync.retry import Backoff
 
 __all__ = ["Backoff", "PushReport", "push_outbox"]
+"""`Backoff` (`sync.retry`) is how a run waits after a retryable failure: its callers pass one."""

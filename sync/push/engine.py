@@ -31,7 +31,8 @@ from sync.push.lock import PushLock
 from sync.push.outcomes import PushContext
 from sync.push.reads import RETRYABLE
 from sync.push.reconcile import find_applied_creates, listings
-from sync.push.report import Backoff, ProgressCallback, PushReport
+from sync.push.report import ProgressCallback, PushReport
+from sync.retry import Backoff
 from sync.session import SyncSession
 
 CONCURRENCY = 2

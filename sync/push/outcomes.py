@@ -35,11 +35,11 @@ from sync.errors import (
     SyncError,
     Unauthorized,
 )
-from sync.pull.retry import Retrier
 from sync.push.forbidden import Refusals, Verdict
 from sync.push.reads import read_retrier, unreachable
 from sync.push.reconcile import describe_suspects
-from sync.push.report import Backoff, ProgressCallback, PushReport
+from sync.push.report import ProgressCallback, PushReport
+from sync.retry import Backoff, Retrier
 from sync.session import SyncSession
 from sync.workflow import TRANSITIONS
 

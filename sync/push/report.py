@@ -1,4 +1,4 @@
-"""What a push did, and how it waits after a retryable failure.
+"""What a push did.
 
 The report is counts, not entries: the outbox itself (`Cache.outbox`) holds each entry's state
 and the server's message, so the caller shows those rather than a copy that goes stale.
@@ -6,9 +6,7 @@ and the server's message, so the caller shows those rather than a copy that goes
 
 from __future__ import annotations
 
-import asyncio
-import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -48,28 +46,6 @@ class PushReport:
         """Entries settled by the server one way or the other (never an unknown or unsure
         create: nobody confirmed those)."""
         return self.done + self.failed + self.conflicts
-
-
-@dataclass(frozen=True)
-class Backoff:
-    """Exponential backoff with full jitter for 5xx and connection failures (SYNC.md 4).
-
-    `sleep` and `random` are injectable so tests wait for nothing; `tries` is how many retryable
-    failures in a row one run accepts before it stops and leaves the queue for later.
-    """
-
-    base: float = 0.5
-    cap: float = 30.0
-    tries: int = 5
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    random: Callable[[], float] = random.random
-
-    def delay(self, failures: int, retry_after: float | None = None) -> float:
-        """Seconds before the next try after `failures` failures in a row; a server's
-        `retry_after` wins when it asks for longer."""
-        ceiling = min(self.cap, self.base * 2 ** max(0, failures - 1))
-        wait: float = ceiling * (0.5 + self.random() / 2)
-        return max(wait, retry_after or 0.0)
 
 
 ProgressCallback = Callable[[PushReport], None]

@@ -24,7 +24,7 @@ from cache import ACTIVE_STATES, Cache, EntryState, IssueFilter, IssueSort, Reso
 from server.app import create_app
 from server.seed import seed_workspace
 from sync.errors import NetworkError, SyncError
-from sync.pull import RetryPolicy, pull
+from sync.pull import pull
 from sync.push import Backoff, push_outbox
 from sync.push.engine import CONCURRENCY
 from sync.ratelimit import Priority, ResponseMeta
@@ -108,7 +108,7 @@ async def test_requests_refused_while_the_server_is_down_cost_no_budget(tmp_path
             for _ in range(3):
                 await push_outbox(session, backoff=Backoff(sleep=no_sleep))
             with pytest.raises(NetworkError):
-                await pull(session, retry=RetryPolicy(attempts=3, sleep=no_sleep))
+                await pull(session, retry=Backoff(tries=3, sleep=no_sleep))
             background = client.with_priority(Priority.BACKGROUND)
             for view in (client, client, background, background):
                 with pytest.raises(NetworkError):

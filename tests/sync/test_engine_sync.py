@@ -15,7 +15,6 @@ from cache import ACTIVE_STATES, EntryState, IssueFilter, IssueSort, Resource
 from server.app import create_app
 from server.seed import seed_workspace
 from sync.engine import RetryPlanned, SyncLoop, sync_once
-from sync.pull import RetryPolicy
 from sync.push import Backoff, PushReport
 from sync.session import SyncSession
 from tracker_tui.service_thread import ServiceThread
@@ -67,7 +66,7 @@ async def test_the_loop_pushes_soon_after_a_poke_and_pulls_when_woken(tmp_path: 
 FAST_RETRY = Backoff(base=0.05, cap=0.4)
 """The loop's pace between attempts, scaled down (the app's is 1 s doubling to 60 s)."""
 PUSH_BACKOFF = Backoff(base=0.01, cap=0.05)
-PULL_RETRY = RetryPolicy(attempts=2, base=0.01, cap=0.05)
+PULL_RETRY = Backoff(tries=2, base=0.01, cap=0.05)
 
 
 def fast_loop(session: SyncSession, heard: list[object]) -> SyncLoop:

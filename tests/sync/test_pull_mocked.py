@@ -20,13 +20,14 @@ from cache import Cache, Resource
 from sync.client import ApiClient
 from sync.errors import ProtocolError
 from sync.features import ServerFeatures
-from sync.pull import Mode, RetryPolicy, pull
+from sync.pull import Mode, pull
 from sync.ratelimit import RateLimiter
+from sync.retry import Backoff
 from sync.session import SyncSession
 
 BASE = "https://vendor.test/v1"
 KEY = "trk_mockedMOCKEDmockedMOCKEDmockedMOCKED00"
-FAST = RetryPolicy(attempts=3, base=0.001)
+FAST = Backoff(tries=3, base=0.001)
 NOW = datetime(2027, 3, 1, 12, 0, 0, tzinfo=UTC)
 SPEC_ONLY = ServerFeatures(
     me=False, updated_after=True, tombstones=False, keyset_order=True, users_list=False,
@@ -120,7 +121,7 @@ async def test_a_body_that_stays_truncated_fails_and_keeps_earlier_pages(
     server.issues += issues(
         150, step=timedelta(minutes=1), start=NOW + timedelta(days=2), prefix="w"
     )
-    server.breaks = [truncated] * FAST.attempts
+    server.breaks = [truncated] * FAST.tries
     with pytest.raises(ProtocolError):
         await pull(session, retry=FAST)
     assert held(session) == 250

@@ -25,11 +25,11 @@ from accounts.secret import Secret
 from cache import Cache
 from server.app import create_app
 from server.seed import seed_workspace
-from sync.pull import RetryPolicy
+from sync.retry import Backoff
 from sync.session import SyncSession, open_session
 
 BASE = "http://service.test/v1"
-FAST_RETRY = RetryPolicy(attempts=3, base=0.001)
+FAST_RETRY = Backoff(tries=3, base=0.001)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

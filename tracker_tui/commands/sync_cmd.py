@@ -19,7 +19,7 @@ from cache import ACTIVE_STATES, Cache, EntryState, open_cache
 from sync.connection import ConnectionState, ConnectionWatch
 from sync.engine import SyncReport, sync_once
 from sync.errors import NetworkError, ServerError, SyncError
-from sync.pull import PullReport, RetryPolicy
+from sync.pull import PullReport
 from sync.push import Backoff
 from sync.session import SyncSession, cache_name, open_session
 from tracker_tui.commands.refs import Names
@@ -140,7 +140,7 @@ async def _until_reached(
     failures = 0
     while True:
         report = await sync_once(
-            session, full=full, progress=progress, backoff=backoff, retry=RetryPolicy(sleep=sleep)
+            session, full=full, progress=progress, backoff=backoff, retry=backoff
         )
         if not report.push.unreachable:
             return report
