@@ -176,7 +176,8 @@ async def _child(base_url: str, cache_path: Path, window: float) -> None:
 
             report = await sync_once(session, progress=progress)
             push = report.push
-            answer = {"stopped": push.stopped, "remaining": push.remaining}
+            stopped = None if push.stopped is None else push.stopped.message
+            answer = {"stopped": stopped, "remaining": push.remaining}
             print(json.dumps(answer), flush=True)
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from cache import CacheError
 from sync.errors import SyncError
-from sync.push import PushReport, push_outbox
+from sync.push import PushReport, StopReason, push_outbox
 from sync.ratelimit import Priority
 from sync.retry import Backoff
 from sync.session import SyncSession
@@ -44,7 +44,8 @@ RETRY_CAP = 60.0
 class SyncReport:
     push: PushReport
     pull: PullReport | None
-    """None when the push stopped (401/403): pulling would fail the same way."""
+    """None when the push stopped for any reason but another process pushing (a refused key,
+    a server out of reach or failing): the pull would meet the same."""
 
 
 async def sync_once(
@@ -61,7 +62,7 @@ async def sync_once(
     from sync.pull import pull
 
     pushed = await push_outbox(session, progress=progress, backoff=backoff)
-    if pushed.stopped is not None and "another process" not in pushed.stopped:
+    if pushed.stopped is not None and pushed.stopped.reason is not StopReason.BUSY:
         return SyncReport(pushed, None)
     pulled = await pull(session, full=full, progress=progress, retry=retry)
     return SyncReport(pushed, pulled)
@@ -221,7 +222,7 @@ class SyncLoop:
         if self._push_wanted:
             self._push_wanted = False
             pushed = await push_outbox(self._session, backoff=push_backoff)
-            unreachable = pushed.unreachable
+            unreachable = pushed.stopped_for(StopReason.UNREACHABLE)
             unsent = unreachable or (pushed.stopped is not None and pushed.remaining > 0)
             self._push_wanted = self._push_wanted or unsent  # or poked meanwhile
             self._tell(pushed)

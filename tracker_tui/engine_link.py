@@ -32,7 +32,7 @@ from sync.engine import RETRY_BASE, RETRY_CAP, RetryPlanned, SyncLoop
 from sync.errors import Forbidden, NetworkError, RateLimited, ServerError, SyncError, Unauthorized
 from sync.live import LiveUpdates
 from sync.pull import PullProgress, PullReport
-from sync.push import Backoff, PushReport
+from sync.push import Backoff, PushReport, StopReason
 from sync.session import SyncSession, open_session
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.data.outbox_counts import OutboxCounts, count_outbox
@@ -249,7 +249,7 @@ class EngineLink:
         elif isinstance(what, PullReport):
             self._last_sync = self._server_now(what)
         elif isinstance(what, PushReport):
-            self._tell_key_refusal(what.key_refused)
+            self._tell_key_refusal(what)
         if self._post is not None:
             self._post(CacheChanged())
         self._report()
@@ -269,11 +269,15 @@ class EngineLink:
             self._server_clock.offset = report.clock_offset
         return self._server_clock.now()
 
-    def _tell_key_refusal(self, reason: str | None) -> None:
+    def _tell_key_refusal(self, pushed: PushReport) -> None:
         """Writes the key may not make wait in the outbox as pending, retried at the loop's
         pace; the counts alone would not say they never go. Told once per reason (a refused
         key, 401, is the connection's state and told there)."""
-        if reason is None or reason == self._key_refusal_told:
+        stop = pushed.stopped
+        if stop is None or stop.reason is not StopReason.KEY_REFUSED:
+            return
+        reason = stop.message
+        if reason == self._key_refusal_told:
             return
         self._key_refusal_told = reason
         if self._post is not None and self._watch.state.kind is not Connection.KEY_REFUSED:

@@ -9,8 +9,8 @@ is), `reads` (the run's reads, retried in place), `lock` (one pusher per cache),
 """
 
 from sync.push.engine import push_outbox
-from sync.push.report import PushReport
+from sync.push.report import PushReport, Stop, StopReason
 from sync.retry import Backoff
 
-__all__ = ["Backoff", "PushReport", "push_outbox"]
+__all__ = ["Backoff", "PushReport", "Stop", "StopReason", "push_outbox"]
 """`Backoff` (`sync.retry`) is how a run waits after a retryable failure: its callers pass one."""

@@ -31,7 +31,7 @@ from sync.push.lock import PushLock
 from sync.push.outcomes import PushContext
 from sync.push.reads import RETRYABLE
 from sync.push.reconcile import find_applied_creates, listings
-from sync.push.report import ProgressCallback, PushReport
+from sync.push.report import ProgressCallback, PushReport, StopReason
 from sync.retry import Backoff
 from sync.session import SyncSession
 
@@ -70,7 +70,7 @@ async def push_outbox(
     )
     with PushLock(session.cache.path) as lock:
         if not lock.acquired:
-            ctx.stop("another process is sending this profile's outbox")
+            ctx.stop(StopReason.BUSY, "another process is sending this profile's outbox")
             return ctx.report
         _recover(ctx)
         for _ in range(MAX_ROUNDS):

@@ -15,7 +15,8 @@ from cache import ACTIVE_STATES, EntryState, IssueFilter, IssueSort, Resource
 from server.app import create_app
 from server.seed import seed_workspace
 from sync.engine import RetryPlanned, SyncLoop, sync_once
-from sync.push import Backoff, PushReport
+from sync.push import Backoff, PushReport, StopReason
+from sync.push.lock import PushLock
 from sync.session import SyncSession
 from tracker_tui.service_thread import ServiceThread
 
@@ -40,6 +41,25 @@ async def test_sync_once_pushes_then_pulls(tmp_path: Path) -> None:
         server_id = s.cache.resolve_id(local)
         assert s.cache.server_record(Resource.ISSUES, server_id) is not None
         assert s.cache.server_record(Resource.ISSUES, other.value.id) is not None
+
+
+async def test_another_process_pushing_does_not_keep_this_one_from_pulling(
+    tmp_path: Path,
+) -> None:
+    """While another pusher holds the profile's push lock, the push stops as `BUSY` (the other
+    sends these writes) and `sync_once` pulls all the same; decided by the stop's reason."""
+    db = tmp_path / "server.db"
+    key = seed_workspace(db, "acme", 3, plan="enterprise")
+    wire = Wire(create_app(db, window_seconds=WINDOW))
+    async with session_for(key, tmp_path / "c.db", transport=wire, window_seconds=WINDOW) as s:
+        s.cache.create(Resource.ISSUES, {"title": "queued here"})
+        with PushLock(s.cache.path) as other:
+            assert other.acquired
+            report = await sync_once(s)
+        assert report.push.stopped_for(StopReason.BUSY) and report.push.done == 0
+        assert report.pull is not None
+        assert report.pull.resources["issues"].received == 3
+        assert [e.state for e in s.cache.outbox()] == [EntryState.PENDING]
 
 
 async def test_the_loop_pushes_soon_after_a_poke_and_pulls_when_woken(tmp_path: Path) -> None:
@@ -127,7 +147,10 @@ async def test_a_write_queued_while_the_server_is_down_is_sent_when_it_returns(
             timeout=5,
         )
         assert answer.json()["title"] == "written offline"
-        assert any(isinstance(item, PushReport) and item.unreachable for item in heard)
+        assert any(
+            isinstance(item, PushReport) and item.stopped_for(StopReason.UNREACHABLE)
+            for item in heard
+        )
     finally:
         service.__exit__(None, None, None)
 
@@ -190,7 +213,7 @@ async def test_the_first_pass_after_the_server_died_plans_its_retry_after_one_re
             loop.stop()
             await task
         assert tried == 1
-        assert pushed.unreachable and pushed.remaining == 1
+        assert pushed.stopped_for(StopReason.UNREACHABLE) and pushed.remaining == 1
         assert [type(item).__name__ for item in first_pass] == ["PushReport"]
     finally:
         service.__exit__(None, None, None)

@@ -25,7 +25,7 @@ from cache import EntryState, Resolution, Resource
 from server.app import create_app
 from server.seed import seed_workspace
 from sync.client import ApiClient
-from sync.push import Backoff, push_outbox
+from sync.push import Backoff, StopReason, push_outbox
 from sync.session import SyncSession
 
 WINDOW = 1.0
@@ -276,6 +276,7 @@ async def test_a_server_that_never_answers_readably_stops_the_run(tmp_path: Path
         issue_id = (await server_issues(session))[0]["id"]
         session.cache.update(Resource.ISSUES, issue_id, {"title": "applied, never confirmed"})
         report = await push_outbox(session, backoff=QUICK)
-        assert report.stopped is not None and "no readable answer" in report.stopped
+        assert report.stopped is not None and "no readable answer" in report.stopped.message
+        assert report.stopped.reason is StopReason.NO_ANSWER
         assert wire.lost == QUICK.tries and report.remaining == 1
         assert (await session.client.get_issue(issue_id)).value.title == "applied, never confirmed"

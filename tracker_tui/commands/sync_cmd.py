@@ -20,7 +20,7 @@ from sync.connection import ConnectionState, ConnectionWatch
 from sync.engine import SyncReport, sync_once
 from sync.errors import NetworkError, ServerError, SyncError
 from sync.pull import PullReport
-from sync.push import Backoff
+from sync.push import Backoff, PushReport, StopReason
 from sync.session import SyncSession, cache_name, open_session
 from tracker_tui.commands.refs import Names
 from tracker_tui.commands.waiting import GIVE_UP_AFTER, Waits
@@ -100,7 +100,7 @@ def failure(done: Outcome) -> str:
     if done.gave_up is not None:
         return done.gave_up
     stopped = done.report.push.stopped if done.report is not None else None
-    return stopped or "the sync did not finish"
+    return stopped.message if stopped is not None else "the sync did not finish"
 
 
 async def _sync(resolved: ResolvedProfile, cache: Cache, args: argparse.Namespace) -> Outcome:
@@ -142,7 +142,7 @@ async def _until_reached(
         report = await sync_once(
             session, full=full, progress=progress, backoff=backoff, retry=backoff
         )
-        if not report.push.unreachable:
+        if not report.push.stopped_for(StopReason.UNREACHABLE):
             return report
         failures += 1
         await sleep(backoff.delay(failures))
@@ -265,7 +265,7 @@ def outbox_json(cache: Cache) -> dict[str, Any]:
 def report_json(report: SyncReport | None) -> dict[str, Any]:
     pulled = None if report is None else report.pull
     return {
-        "push": None if report is None else _plain(report.push),
+        "push": None if report is None else _push_json(report.push),
         "pull": None
         if pulled is None
         else {
@@ -274,6 +274,22 @@ def report_json(report: SyncReport | None) -> dict[str, Any]:
             "changed": pulled.changed,
         },
     }
+
+
+def _push_json(pushed: PushReport) -> dict[str, Any]:
+    """The push's report as scripts read it: `stopped` is the stop's words, `key_refused` them
+    again when the key was refused, `unreachable` whether the server could not be reached."""
+    plain: dict[str, Any] = {}
+    for name, value in _plain(pushed).items():
+        if name != "stopped":
+            plain[name] = value
+            continue
+        stop = pushed.stopped
+        plain["stopped"] = None if stop is None else stop.message
+        refused = pushed.stopped_for(StopReason.KEY_REFUSED)
+        plain["key_refused"] = stop.message if refused and stop is not None else None
+        plain["unreachable"] = pushed.stopped_for(StopReason.UNREACHABLE)
+    return plain
 
 
 def _plain(value: Any) -> Any:

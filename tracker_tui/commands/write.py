@@ -26,7 +26,7 @@ from accounts.credentials import resolve_profile
 from cache import Cache, CacheError, EntryState, JsonValue, OutboxEntry, Resource, open_cache
 from sync.connection import ConnectionWatch
 from sync.errors import SyncError
-from sync.push import Backoff, PushReport, push_outbox
+from sync.push import Backoff, PushReport, Stop, StopReason, push_outbox
 from sync.session import cache_name, open_session
 from sync.workflow import TRANSITIONS
 from tracker_tui.commands import refs
@@ -65,13 +65,14 @@ def push_now(args: argparse.Namespace, cache: Cache) -> tuple[PushReport, Waits]
         ) as session:
             work = asyncio.ensure_future(push_outbox(session, backoff=Backoff(sleep=waits.retry)))
             done = await waits.run(work)
-            return done if isinstance(done, PushReport) else PushReport(stopped=waits.gave_up)
+            gave_up = Stop(StopReason.INTERRUPTED, waits.gave_up or "stopped retrying")
+            return done if isinstance(done, PushReport) else PushReport(stopped=gave_up)
 
     try:
         return asyncio.run(run()), waits
     except SyncError as error:
         watch.failed(error)
-        return PushReport(stopped=str(error)), waits
+        return PushReport(stopped=Stop(StopReason.INTERRUPTED, str(error))), waits
 
 
 def outcome(args: argparse.Namespace, cache: Cache, entries: Sequence[OutboxEntry]) -> Exit:
