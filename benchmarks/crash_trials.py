@@ -42,7 +42,7 @@ if Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
 from accounts.credentials import KeySource, ResolvedProfile
 from accounts.secret import Secret
 from cache import ACTIVE_STATES, Cache, Resource
-from sync.engine import sync_once
+from sync.engine import SyncProgress, sync_once
 from sync.pull import PullProgress
 from sync.session import SyncSession, open_session
 
@@ -169,7 +169,7 @@ async def _child(base_url: str, cache_path: Path, window: float) -> None:
             print("started", flush=True)
             pulling: list[PullProgress] = []
 
-            def progress(event: object) -> None:
+            def progress(event: SyncProgress) -> None:
                 if isinstance(event, PullProgress) and not pulling:
                     pulling.append(event)
                     print("pulling", flush=True)

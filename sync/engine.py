@@ -17,7 +17,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from cache import CacheError
 from sync.errors import SyncError
@@ -27,7 +27,7 @@ from sync.retry import Backoff
 from sync.session import SyncSession
 
 if TYPE_CHECKING:
-    from sync.pull import PullReport
+    from sync.pull import PullProgress, PullReport
 
 PUSH_DELAY = 0.2
 """Seconds a poke waits for more local writes, so a burst of edits leaves as one round."""
@@ -38,6 +38,11 @@ RETRY_BASE = 1.0
 `sync.retry`)."""
 RETRY_CAP = 60.0
 """The longest wait between attempts while the server cannot be reached or keeps failing."""
+
+
+SyncProgress: TypeAlias = "PushReport | PullProgress"
+"""What a sync tells its `progress` callback as it goes: the push's report after each round
+(counts so far), the pull's progress after each page stored."""
 
 
 @dataclass
@@ -52,7 +57,7 @@ async def sync_once(
     session: SyncSession,
     *,
     full: bool = False,
-    progress: Callable[[object], None] | None = None,
+    progress: Callable[[SyncProgress], None] | None = None,
     backoff: Backoff | None = None,
     retry: Backoff | None = None,
 ) -> SyncReport:
@@ -78,15 +83,25 @@ class RetryPlanned:
     """Failed passes in a row, this one included."""
 
 
-Listener = Callable[[PushReport | object | BaseException], None]
+@dataclass(frozen=True)
+class PassFailed:
+    """Told to the listener when a pass ended on an error, after the `RetryPlanned` of the
+    attempt that follows."""
+
+    error: SyncError | CacheError
+
+
+LoopEvent: TypeAlias = "PushReport | PullProgress | PullReport | RetryPlanned | PassFailed"
+"""Everything the loop tells its listener, each a type of its own to match on."""
+Listener = Callable[[LoopEvent], None]
 
 
 class SyncLoop:
     """Runs in the background of the app for the life of a session.
 
-    `listener` is called (on the loop's task) with each `PushReport`, each `PullProgress`,
-    each `PullReport`, each error and each `RetryPlanned`, so the app can post typed
-    messages; it must not block.
+    `listener` is called (on the loop's task) with each `LoopEvent`: a `PushReport`, a
+    `PullProgress`, a `PullReport`, a `PassFailed` and a `RetryPlanned`, so the app can post
+    typed messages; it must not block.
 
     A pass that failed (the server could not be reached, answered 5xx, refused the key) is
     tried again after a jittered, capped backoff (`retry`), and so is a push that left
@@ -174,7 +189,7 @@ class SyncLoop:
                 await self._pass()
             except (SyncError, CacheError) as error:
                 self._failed(error)
-                self._tell(error)
+                self._tell(PassFailed(error))
 
     def _next_due(self) -> float:
         return min(self._poll_due, self.retry_at if self.retry_at is not None else math.inf)
@@ -252,6 +267,6 @@ class SyncLoop:
             self._push_wanted = True
         self._tell(RetryPlanned(self.retry_at, self._failures))
 
-    def _tell(self, what: PushReport | object | BaseException) -> None:
+    def _tell(self, event: LoopEvent) -> None:
         if self._listener is not None:
-            self._listener(what)
+            self._listener(event)

@@ -22,13 +22,14 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import assert_never
 
 import httpx
 
 from accounts.credentials import ResolvedProfile
 from cache import Cache, CacheError
 from sync.connection import RATE_WAIT_SHOWN, Connection, ConnectionState, ConnectionWatch
-from sync.engine import RETRY_BASE, RETRY_CAP, RetryPlanned, SyncLoop
+from sync.engine import RETRY_BASE, RETRY_CAP, LoopEvent, PassFailed, RetryPlanned, SyncLoop
 from sync.errors import Forbidden, NetworkError, RateLimited, ServerError, SyncError, Unauthorized
 from sync.live import LiveUpdates
 from sync.pull import PullProgress, PullReport
@@ -229,27 +230,30 @@ class EngineLink:
             else:
                 await loop.run()
 
-    def _heard(self, what: object) -> None:
+    def _heard(self, event: LoopEvent) -> None:
         """A report from the loop: pull progress, a push or pull finished, or a pass failed."""
-        if isinstance(what, PullProgress):
-            self._progress = what
-            now = time.monotonic()
-            if now - self._last_refresh >= PROGRESS_REFRESH:
-                self._last_refresh = now
-                if self._post is not None:
-                    self._post(CacheChanged())
-                self._report()
-            return
-        if isinstance(what, RetryPlanned):
-            self._report()  # the countdown to the next attempt
-            return
+        match event:
+            case PullProgress():
+                self._progress = event
+                now = time.monotonic()
+                if now - self._last_refresh >= PROGRESS_REFRESH:
+                    self._last_refresh = now
+                    if self._post is not None:
+                        self._post(CacheChanged())
+                    self._report()
+                return
+            case RetryPlanned():
+                self._report()  # the countdown to the next attempt
+                return
+            case PassFailed(error=error):
+                self._tell_failure(error)
+            case PullReport():
+                self._last_sync = self._server_now(event)
+            case PushReport():
+                self._tell_key_refusal(event)
+            case _:
+                assert_never(event)
         self._progress = None
-        if isinstance(what, Exception):
-            self._tell_failure(what)
-        elif isinstance(what, PullReport):
-            self._last_sync = self._server_now(what)
-        elif isinstance(what, PushReport):
-            self._tell_key_refusal(what)
         if self._post is not None:
             self._post(CacheChanged())
         self._report()

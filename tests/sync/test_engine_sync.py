@@ -14,7 +14,8 @@ from push_support import Wire, session_for
 from cache import ACTIVE_STATES, EntryState, IssueFilter, IssueSort, Resource
 from server.app import create_app
 from server.seed import seed_workspace
-from sync.engine import RetryPlanned, SyncLoop, sync_once
+from sync.engine import PassFailed, RetryPlanned, SyncLoop, sync_once
+from sync.errors import NetworkError
 from sync.push import Backoff, PushReport, StopReason
 from sync.push.lock import PushLock
 from sync.session import SyncSession
@@ -217,6 +218,41 @@ async def test_the_first_pass_after_the_server_died_plans_its_retry_after_one_re
         assert [type(item).__name__ for item in first_pass] == ["PushReport"]
     finally:
         service.__exit__(None, None, None)
+
+
+async def test_a_failed_pass_is_told_as_a_typed_event_after_its_retry_is_planned(
+    tmp_path: Path,
+) -> None:
+    """The pull of a pass meets a server that is gone: the listener hears the planned retry,
+    then `PassFailed` carrying the error (it was told the bare exception, among objects)."""
+    db = tmp_path / "server.db"
+    key = seed_workspace(db, "acme", 2, plan="enterprise")
+    service = ServiceThread(create_app(db, window_seconds=WINDOW)).__enter__()
+    heard: list[object] = []
+    try:
+        async with session_for(
+            key,
+            tmp_path / "c.db",
+            server=service.base_url,
+            transport=Counted(),
+            window_seconds=WINDOW,
+            timeout=2,
+        ) as s:
+            await sync_once(s)
+            service.__exit__(None, None, None)
+            loop = fast_loop(s, heard)
+            task = asyncio.create_task(loop.run())
+            loop.wake()
+            await eventually(lambda: any(isinstance(item, PassFailed) for item in heard))
+            loop.stop()
+            await task
+    finally:
+        service.__exit__(None, None, None)
+    kinds = [type(item).__name__ for item in heard]
+    assert kinds[: kinds.index("PassFailed") + 1] == ["PushReport", "RetryPlanned", "PassFailed"]
+    failed = heard[kinds.index("PassFailed")]
+    assert isinstance(failed, PassFailed) and isinstance(failed.error, NetworkError)
+    assert not failed.error.request_sent
 
 
 async def test_a_write_the_server_refused_is_not_retried(tmp_path: Path) -> None:

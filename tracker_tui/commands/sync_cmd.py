@@ -17,7 +17,7 @@ from typing import Any
 from accounts.credentials import ResolvedProfile, resolve_profile
 from cache import ACTIVE_STATES, Cache, EntryState, open_cache
 from sync.connection import ConnectionState, ConnectionWatch
-from sync.engine import SyncReport, sync_once
+from sync.engine import SyncProgress, SyncReport, sync_once
 from sync.errors import NetworkError, ServerError, SyncError
 from sync.pull import PullReport
 from sync.push import Backoff, PushReport, StopReason
@@ -131,7 +131,7 @@ async def _sync(resolved: ResolvedProfile, cache: Cache, args: argparse.Namespac
 async def _until_reached(
     session: SyncSession,
     full: bool,
-    progress: Callable[[object], None],
+    progress: Callable[[SyncProgress], None],
     sleep: Callable[[float], Awaitable[None]],
 ) -> SyncReport:
     """`sync_once`, again after a backoff while the server cannot be reached (the push stops at
