@@ -50,9 +50,9 @@ from accounts.secret import Secret
 from cache import Cache, Cursor, Resource
 from server.app import create_app
 from server.seed import seed_workspace
+from server.thread import ServiceThread
 from sync.push import push_outbox
 from sync.session import SyncSession, open_session
-from tracker_tui.service_thread import ServiceThread
 
 CREATE_LIMIT = 30
 STALL = 30.0

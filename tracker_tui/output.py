@@ -27,11 +27,11 @@ from rich.progress import (
 from rich.text import Text
 
 from sync.connection import Connection, ConnectionState, seconds_until
-from sync.pull import PullProgress
-from sync.push import PushReport
 
 if TYPE_CHECKING:
     from sync.engine import SyncProgress
+    from sync.pull import PullProgress
+    from sync.push import PushReport
 
 
 def print_json(value: Any, out: TextIO | None = None) -> None:
@@ -142,6 +142,11 @@ class ProgressDisplay:
             self._stream.flush()
 
     def update(self, event: SyncProgress | ConnectionState) -> None:
+        # Here, not at the top: every command imports this module, and only a sync's progress
+        # needs the engines (the read commands start without the network layer).
+        from sync.pull import PullProgress
+        from sync.push import PushReport
+
         if self._quiet:
             return
         match event:

@@ -6,11 +6,10 @@
 under `sync.retry`.
 """
 
-from sync.pull.engine import LAST_PULL_STATE_KEY, pull
+from sync.pull.engine import pull
 from sync.pull.report import Mode, PullProgress, PullReport, ResourceReport
 
 __all__ = [
-    "LAST_PULL_STATE_KEY",
     "Mode",
     "PullProgress",
     "PullReport",

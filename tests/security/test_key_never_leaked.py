@@ -32,8 +32,8 @@ from accounts.profiles import AppPaths, KeyStorage, Profile, ProfileStore
 from accounts.secret import Secret
 from server.app import create_app
 from server.seed import seed_workspace
+from server.thread import ServiceThread
 from sync.client import ApiClient
-from tracker_tui.service_thread import ServiceThread
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = Path(sys.executable).with_name("tracker-tui")

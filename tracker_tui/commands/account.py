@@ -24,7 +24,6 @@ from accounts.profiles import (
 )
 from accounts.secret import Secret
 from cache import open_cache
-from sync.client import ApiClient
 from sync.errors import NotFound, Unauthorized, UnexpectedStatus
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.errors import TrackerTuiError, UsageError
@@ -102,6 +101,8 @@ def read_key(with_key: bool) -> Secret:
 
 async def check_key(server: str, key: Secret) -> Identity:
     """`GET /me` where the server has it, else a one-record list: either proves the key."""
+    from sync.client import ApiClient
+
     async with ApiClient(server, key) as client:
         try:
             me = (await client.me()).value
