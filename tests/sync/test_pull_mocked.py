@@ -204,3 +204,24 @@ async def test_429_and_503_are_retried_as_the_server_says(
     serve(httpx_mock, server)
     report = await pull(session, retry=FAST)
     assert held(session) == 30 and report.retries == 2
+
+
+async def test_a_pulls_waits_for_a_failing_server_stay_within_their_cap(
+    httpx_mock: HTTPXMock, session: SyncSession
+) -> None:
+    """Five 503s in a row, the jitter at its top: the pull's waits double from 8 s up to the
+    30 s cap and never past it (they went up to 1.5 times the cap, 44.99 s)."""
+    waits: list[float] = []
+
+    async def record(seconds: float) -> None:
+        waits.append(seconds)
+
+    failing = [httpx.Response(503, text="<html>upstream unavailable</html>") for _ in range(5)]
+    server = VendorServer(issues(30, step=timedelta(minutes=1)), refusals=failing)
+    serve(httpx_mock, server)
+    retry = Backoff(tries=6, base=8.0, cap=30.0, sleep=record, random=lambda: 0.999_999)
+    report = await pull(session, retry=retry)
+    assert held(session) == 30 and report.retries == 5
+    assert len(waits) == 5
+    assert max(waits) <= 30.0
+    assert waits == pytest.approx([8.0, 16.0, 30.0, 30.0, 30.0], rel=1e-5)
