@@ -39,12 +39,12 @@ from typing import Any
 if Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
     sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
+from accounts.credentials import KeySource, ResolvedProfile
+from accounts.secret import Secret
 from cache import ACTIVE_STATES, Cache, Resource
 from issuefields import PRIORITY
-from sync.credentials import KeySource, ResolvedProfile
-from sync.engine import sync_once
+from sync.engine import SyncProgress, sync_once
 from sync.pull import PullProgress
-from sync.secret import Secret
 from sync.session import SyncSession, open_session
 
 SEEDED = 30
@@ -170,14 +170,15 @@ async def _child(base_url: str, cache_path: Path, window: float) -> None:
             print("started", flush=True)
             pulling: list[PullProgress] = []
 
-            def progress(event: object) -> None:
+            def progress(event: SyncProgress) -> None:
                 if isinstance(event, PullProgress) and not pulling:
                     pulling.append(event)
                     print("pulling", flush=True)
 
             report = await sync_once(session, progress=progress)
             push = report.push
-            answer = {"stopped": push.stopped, "remaining": push.remaining}
+            stopped = None if push.stopped is None else push.stopped.message
+            answer = {"stopped": stopped, "remaining": push.remaining}
             print(json.dumps(answer), flush=True)
 
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import httpx
 
+from accounts.credentials import ResolvedProfile
 from cache import Cache, CacheError, open_cache
 from sync.client import ApiClient, Observer
-from sync.credentials import ResolvedProfile
 from sync.errors import NoCredentials
 from sync.features import ServerFeatures
 from sync.probe import detect_features
@@ -115,7 +115,7 @@ async def open_session(
         limiter.on_learned = _limits_keeper(store, resolved.server)
         async with ApiClient(
             resolved.server,
-            resolved.key.reveal(),
+            resolved.key,
             transport=transport,
             timeout=timeout,
             limiter=limiter,

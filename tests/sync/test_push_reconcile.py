@@ -1,4 +1,4 @@
-"""Looking for comments whose answers were lost (sync.reconcile): one listing of them all where
+"""Looking for comments whose answers were lost (sync.push.reconcile): one listing of them all where
 the server allows it, one per issue where it refuses that, each comment on the server once."""
 
 from __future__ import annotations

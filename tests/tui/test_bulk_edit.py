@@ -11,13 +11,13 @@ import httpx
 from textual.widgets import Label, Static
 from tui_support import ME, NOW, AppFactory, Notices, fixed_clock, settle
 
+from accounts.credentials import KeySource, ResolvedProfile
+from accounts.secret import Secret
 from cache import Cache, EntryState, IssueFilter, IssueSort, Resource, SyncState
 from issuefields import can_move, status_path
 from server.app import create_app
 from server.seed import seed_workspace
-from sync.credentials import KeySource, ResolvedProfile
 from sync.push import Backoff, push_outbox
-from sync.secret import Secret
 from sync.session import SyncSession, open_session
 from tracker_tui.app import make_app
 from tracker_tui.data.source import IssueQuery

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from accounts.profiles import AppPaths, Profile, ProfileStore
 from cache import IssueFilter, IssueSort
-from sync.profiles import AppPaths, Profile, ProfileStore
 from tracker_tui.data.settings import ProfileSettings, saved_theme, saved_views
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.data.views import SavedView

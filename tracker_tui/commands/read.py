@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from accounts.credentials import resolve_profile
 from cache import Cache, IssueFilter, IssueRow, IssueSort, open_cache
 from cache.models import JsonValue
 from issuefields import (
@@ -23,7 +24,6 @@ from issuefields import (
     Field,
     Kind,
 )
-from sync.credentials import resolve_profile
 from tracker_tui.commands import refs
 from tracker_tui.commands.refs import NONE_WORDS, Names, option
 from tracker_tui.errors import UsageError

@@ -22,10 +22,10 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from accounts.credentials import resolve_profile
 from cache import Cache, CacheError, EntryState, JsonValue, OutboxEntry, Resource, open_cache
 from issuefields import COMMENT_BODY, EDITABLE, STATUS, TRANSITIONS, Field, Kind, problem
 from sync.connection import ConnectionWatch
-from sync.credentials import resolve_profile
 from sync.errors import SyncError
 from tracker_tui.commands import refs
 from tracker_tui.commands.refs import Names, option
@@ -50,7 +50,7 @@ def open_local_cache(args: argparse.Namespace) -> Cache:
 def push_now(args: argparse.Namespace, cache: Cache) -> tuple[PushReport, Waits]:
     """Push the whole outbox (ours and any earlier offline writes): what happened, and what
     the server was seen to do."""
-    from sync.push import Backoff, PushReport, push_outbox
+    from sync.push import Backoff, PushReport, Stop, StopReason, push_outbox
     from sync.session import open_session
 
     waits = Waits(
@@ -67,13 +67,14 @@ def push_now(args: argparse.Namespace, cache: Cache) -> tuple[PushReport, Waits]
         ) as session:
             work = asyncio.ensure_future(push_outbox(session, backoff=Backoff(sleep=waits.retry)))
             done = await waits.run(work)
-            return done if isinstance(done, PushReport) else PushReport(stopped=waits.gave_up)
+            gave_up = Stop(StopReason.INTERRUPTED, waits.gave_up or "stopped retrying")
+            return done if isinstance(done, PushReport) else PushReport(stopped=gave_up)
 
     try:
         return asyncio.run(run()), waits
     except SyncError as error:
         watch.failed(error)
-        return PushReport(stopped=str(error)), waits
+        return PushReport(stopped=Stop(StopReason.INTERRUPTED, str(error))), waits
 
 
 def outcome(args: argparse.Namespace, cache: Cache, entries: Sequence[OutboxEntry]) -> Exit:

@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 from cache import OutboxEntry, Resource
 from sync.errors import Forbidden, InvalidRequest, NotFound, UnexpectedStatus
 from sync.models import Record
-from sync.pull.retry import Retrier
+from sync.retry import Retrier
 from sync.session import SyncSession
 
 T = TypeVar("T")
