@@ -11,8 +11,9 @@ Why a package of its own at the bottom of the client: the cache, the sync engine
 the command line all need these facts, and none of them may import the others upward (the
 cache imports neither `sync` nor `tracker_tui`); they are no part of storage either. So this
 package imports nothing but the standard library, and every client package may import it.
-The reference service (`server/`) keeps its own copy: the client relies on the published
-contract, not on the service's code. `tests/test_issuefields.py` checks that the two agree.
+The reference service (`server/`) keeps its own copy: the client relies on the values written
+down in docs/api.md#known-values, not on the service's code. `tests/test_issuefields.py` checks that
+the two agree.
 
 Values a server sends that are not listed here (a status another vendor invented) are kept,
 shown as sent and sorted last, but never offered for setting.
@@ -75,8 +76,9 @@ class Choice:
 
 @dataclass(frozen=True, slots=True)
 class Check:
-    """What the contract allows a value of the field; the client checks it before anything is
-    queued (so the user hears at once, offline too), and the server checks it again."""
+    """What the known limits allow a value of the field (docs/api.md#field-limits); the client
+    checks it before anything is queued (so the user hears at once, offline too), and the server
+    checks it again."""
 
     required: bool = False
     """At least one character that is not blank."""
