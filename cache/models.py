@@ -35,16 +35,29 @@ class Operation(StrEnum):
 
 
 class EntryState(StrEnum):
-    """Life of an outbox entry: pending -> sending -> done, or failed / conflict on the way."""
+    """Life of an outbox entry: pending -> sending -> done, or failed / conflict on the way.
+
+    `unsure`: a create whose answer was lost, and the server holds more records like it, made
+    since it was sent, than there are such creates: it may already be on the server (as one
+    of them) or not. Neither sent nor dropped: the user says which (`Cache.same_as`,
+    `Cache.send_anyway`, `Cache.discard`).
+    """
 
     PENDING = "pending"
     SENDING = "sending"
     FAILED = "failed"
     CONFLICT = "conflict"
     DONE = "done"
+    UNSURE = "unsure"
 
 
-ACTIVE_STATES = (EntryState.PENDING, EntryState.SENDING, EntryState.FAILED, EntryState.CONFLICT)
+ACTIVE_STATES = (
+    EntryState.PENDING,
+    EntryState.SENDING,
+    EntryState.FAILED,
+    EntryState.CONFLICT,
+    EntryState.UNSURE,
+)
 
 
 class SyncState(StrEnum):

@@ -95,8 +95,8 @@ def _state_of(entries: Iterable[OutboxEntry]) -> SyncState:
     states = {entry.state for entry in entries}
     if EntryState.CONFLICT in states:
         return SyncState.CONFLICT
-    if EntryState.FAILED in states:
-        return SyncState.FAILED
+    if EntryState.FAILED in states or EntryState.UNSURE in states:
+        return SyncState.FAILED  # unsure: neither sent nor queued, the user must say (issue 15)
     return SyncState.PENDING
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from cache import conflicts, outbox, overlay, records, undo
+from cache import conflicts, outbox, overlay, records, suspects, undo
 from cache.db import Connector
 from cache.errors import OutboxStateError, RecordNotFoundError
 from cache.models import (
@@ -214,12 +214,14 @@ class OutboxWrites:
         """`mark_sending` for the entries of one request, in one transaction."""
         with self._db.write() as conn:
             now = self._clock()
-            return [
+            sending = [
                 outbox.transition(
                     conn, entry_id, (EntryState.PENDING,), EntryState.SENDING, now, attempt=True
                 )
                 for entry_id in entry_ids
             ]
+            suspects.note_seen(conn, sending)
+            return sending
 
     def release(
         self, entry_id: int, error: str | None = None, *, not_applied: bool = False
@@ -278,31 +280,87 @@ class OutboxWrites:
         """`mark_done` for the entries of one bulk answer, in one transaction, the records
         stored a page at a time: a hundred commits would cost more than the request."""
         with self._db.write() as conn:
-            now = self._clock()
-            stored: dict[Resource, list[Mapping[str, Any]]] = {}
-            gone: dict[Resource, dict[str, str | None]] = {}
-            created: list[tuple[OutboxEntry, str]] = []
-            for entry_id, record in landed:
-                entry = outbox.get(conn, entry_id)
-                if entry.operation is Operation.CREATE and record is None:
-                    raise OutboxStateError("a create is done only with the record the server made")
-                outbox.transition(
-                    conn, entry_id, (EntryState.SENDING, EntryState.PENDING), EntryState.DONE, now
-                )
-                if entry.operation is Operation.DELETE:
-                    gone.setdefault(entry.resource, {})[entry.target_id] = None
-                elif record is not None:
-                    stored.setdefault(entry.resource, []).append(record)
-                    if entry.operation is Operation.CREATE:
-                        created.append((entry, record_id(record)))
-            for resource, found in stored.items():
-                spec = SPECS[resource]
-                records.apply_page(conn, spec, records.prepare(spec, found))
-            for resource, ids in gone.items():
-                records.delete_records(conn, SPECS[resource], ids)
-            for entry, server_id in created:
-                outbox.map_created(conn, entry, server_id)
-            records.prune_tombstones(conn)
+            self._land(conn, landed, (EntryState.SENDING, EntryState.PENDING))
+
+    def _land(
+        self,
+        conn: sqlite3.Connection,
+        landed: Sequence[tuple[int, Mapping[str, Any] | None]],
+        allowed: tuple[EntryState, ...],
+    ) -> None:
+        now = self._clock()
+        stored: dict[Resource, list[Mapping[str, Any]]] = {}
+        gone: dict[Resource, dict[str, str | None]] = {}
+        created: list[tuple[OutboxEntry, str]] = []
+        for entry_id, record in landed:
+            entry = outbox.get(conn, entry_id)
+            if entry.operation is Operation.CREATE and record is None:
+                raise OutboxStateError("a create is done only with the record the server made")
+            outbox.transition(conn, entry_id, allowed, EntryState.DONE, now)
+            if entry.operation is Operation.DELETE:
+                gone.setdefault(entry.resource, {})[entry.target_id] = None
+            elif record is not None:
+                stored.setdefault(entry.resource, []).append(record)
+                if entry.operation is Operation.CREATE:
+                    created.append((entry, record_id(record)))
+        for resource, found in stored.items():
+            spec = SPECS[resource]
+            records.apply_page(conn, spec, records.prepare(spec, found))
+        for resource, ids in gone.items():
+            records.delete_records(conn, SPECS[resource], ids)
+        for entry, server_id in created:
+            outbox.map_created(conn, entry, server_id)
+        records.prune_tombstones(conn)
+
+    # -- creates whose answer was lost (cache.suspects) -------------------------------------
+
+    def seen_before(self, entry_ids: Sequence[int]) -> dict[int, frozenset[str]]:
+        """For each create, the records like it the cache held when it was last sent: none of
+        them can be its result."""
+        with self._db.read() as conn:
+            return suspects.seen(conn, entry_ids)
+
+    def linked(self, resource: Resource, server_ids: Iterable[str]) -> set[str]:
+        """Which of `server_ids` a local create already made: none can be another's result."""
+        with self._db.read() as conn:
+            return suspects.linked(conn, resource, server_ids)
+
+    def mark_unsure(
+        self, entry_id: int, found: Sequence[Mapping[str, Any]], message: str
+    ) -> OutboxEntry:
+        """A create that may have made one of `found`, or none: kept for the user to settle,
+        neither sent nor dropped."""
+        with self._db.write(durable=True) as conn:
+            return suspects.mark_unsure(conn, entry_id, found, message, self._clock())
+
+    def suspects(self, entry_id: int) -> list[JsonObject]:
+        """The records an `unsure` create may have made."""
+        with self._db.read() as conn:
+            return suspects.suspects(conn, entry_id)
+
+    def send_anyway(self, entry_id: int) -> OutboxEntry:
+        """Settle an `unsure` create as not on the server: it is sent (once more) as it is."""
+        with self._db.write(durable=True) as conn:
+            return suspects.send_anyway(conn, entry_id, self._clock())
+
+    def same_as(self, entry_id: int, server_id: str | None = None) -> OutboxEntry:
+        """Settle an `unsure` create as the one that made `server_id` (None: its only suspect):
+        linked to that record as if its answer had come. Refused for a record that is not
+        among its suspects, or that another local write already made."""
+        with self._db.write(durable=True) as conn:
+            entry = outbox.get(conn, entry_id)
+            if entry.state is not EntryState.UNSURE:
+                raise OutboxStateError(f"entry {entry_id} is {entry.state.value}, not unsure")
+            found = {record_id(record): record for record in suspects.suspects(conn, entry_id)}
+            if server_id is None and len(found) != 1:
+                raise OutboxStateError(f"entry {entry_id} may be one of {len(found)}: say which")
+            chosen = next(iter(found)) if server_id is None else server_id
+            if chosen not in found:
+                raise OutboxStateError(f"{chosen} is not among what entry {entry_id} may be")
+            if suspects.linked(conn, entry.resource, [chosen]):
+                raise OutboxStateError(f"{chosen} is already the result of another local write")
+            self._land(conn, [(entry_id, found[chosen])], (EntryState.UNSURE,))
+            return outbox.get(conn, entry_id)
 
     def record_conflicts(self, entry_id: int, found: Sequence[FieldConflict]) -> list[Conflict]:
         """Park an entry as conflicting, one row per field for the user to settle."""

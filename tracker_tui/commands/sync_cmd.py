@@ -55,6 +55,10 @@ def summary(report: SyncReport) -> str:
     """The closing line: what was sent, what came back, what was skipped."""
     pushed = report.push
     parts = [f"sent {pushed.sent} edit{'s' if pushed.sent != 1 else ''}"]
+    if pushed.unsure:
+        parts.append(f"{_creates(pushed.unsure)} may be a duplicate: see `tracker-tui outbox`")
+    if pushed.unknown:
+        parts.append(f"{_creates(pushed.unknown)} not confirmed: kept, looked for next sync")
     if report.pull is None:
         parts.append(f"pull skipped: {pushed.stopped}")
         return "; ".join(parts)
@@ -66,6 +70,10 @@ def summary(report: SyncReport) -> str:
         parts.append(f"{len(pulled.skipped)} unreadable records skipped")
     notes = [f"{name}: {r.note}" for name, r in pulled.resources.items() if r.note]
     return "; ".join(parts + notes)
+
+
+def _creates(count: int) -> str:
+    return f"{count} create{'s' if count != 1 else ''}"
 
 
 def report_json(report: SyncReport) -> dict[str, Any]:
