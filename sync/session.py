@@ -12,8 +12,9 @@ a window when the log shared with the others already holds more than that.
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 
@@ -113,11 +114,14 @@ async def open_session(
     clock: Callable[[], float] = time.time,
     timeout: float = 10.0,
     margin: float | None = None,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> AsyncIterator[SyncSession]:
     """Open the profile's session; the cache is closed on exit only if it was opened here.
 
     `margin` is the limiter's (default a 60th of a window); a server whose windows are scaled
     to a second needs more than that, as its whole-second `Date` and resets are ±0.5 s.
+    `clock` and `sleep` are the limiter's: a test on virtual time passes both, so a wait for
+    a window to pass costs nothing.
     """
     if resolved.key is None:
         raise NoCredentials(
@@ -126,7 +130,9 @@ async def open_session(
     owned = cache is None
     store = open_cache(cache_name(resolved)) if cache is None else cache
     try:
-        limiter = RateLimiter(store, clock=clock, window_seconds=window_seconds, margin=margin)
+        limiter = RateLimiter(
+            store, clock=clock, sleep=sleep, window_seconds=window_seconds, margin=margin
+        )
         learned = remembered_limits(store, resolved.server)
         if learned is not None:
             limiter.restore(learned)
