@@ -223,6 +223,15 @@ class OutboxEntry:
     created_at: float
     updated_at: float
     sent_at: float | None
+    place: int | None = None
+    """The id of the entry this one was split off (see `cache.outbox.split_off`): it holds
+    that entry's place in the queue. None: its own id is its place."""
+
+    @property
+    def queue_order(self) -> tuple[int, int]:
+        """Where the entry stands in the queue: writes of one record are shown, sent and
+        rebased in this order."""
+        return (self.place or self.id, self.id)
 
     @property
     def target_id(self) -> str:

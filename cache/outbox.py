@@ -47,8 +47,12 @@ LOCAL_PREFIX = "local_"
 
 _COLUMNS = (
     "id, resource, record_id, server_id, parent_id, operation, base, changes, idempotency_key, "
-    "attempts, state, last_error, batch_id, created_at, updated_at, sent_at"
+    "attempts, state, last_error, batch_id, created_at, updated_at, sent_at, place"
 )
+QUEUE_ORDER = "COALESCE(place, id), id"
+"""An entry's place in the queue: its own id, or, for the part split off an entry, the place
+of the entry it came from (see `split_off`), so a later write of the same record still comes
+after it: in what is shown, in what may be sent, and in what a withdrawn write rebases."""
 ACTIVE_SQL = "(" + ", ".join(f"'{state.value}'" for state in ACTIVE_STATES) + ")"
 
 
@@ -83,6 +87,7 @@ def _entry(row: Any) -> OutboxEntry:
         created_at=float(row[13]),
         updated_at=float(row[14]),
         sent_at=None if row[15] is None else float(row[15]),
+        place=None if row[16] is None else int(row[16]),
     )
 
 
@@ -97,19 +102,21 @@ def entries(
     conn: sqlite3.Connection, states: Iterable[EntryState] | None = None
 ) -> list[OutboxEntry]:
     if states is None:
-        rows = conn.execute(f"SELECT {_COLUMNS} FROM outbox ORDER BY id")
+        rows = conn.execute(f"SELECT {_COLUMNS} FROM outbox ORDER BY " + QUEUE_ORDER)
     else:
         wanted = [state.value for state in states]
         rows = conn.execute(
             f"SELECT {_COLUMNS} FROM outbox WHERE state IN (SELECT value FROM json_each(?)) "
-            "ORDER BY id",
+            "ORDER BY " + QUEUE_ORDER,
             (dumps(wanted),),
         )
     return [_entry(row) for row in rows]
 
 
 def active(conn: sqlite3.Connection) -> list[OutboxEntry]:
-    rows = conn.execute(f"SELECT {_COLUMNS} FROM outbox WHERE state IN {ACTIVE_SQL} ORDER BY id")
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM outbox WHERE state IN {ACTIVE_SQL} ORDER BY {QUEUE_ORDER}"
+    )
     return [_entry(row) for row in rows]
 
 
@@ -117,7 +124,7 @@ def chain(conn: sqlite3.Connection, resource: Resource, target: str) -> list[Out
     """Active entries writing to one record, oldest first."""
     rows = conn.execute(
         f"SELECT {_COLUMNS} FROM outbox WHERE resource = ? AND state IN {ACTIVE_SQL} "
-        "AND (record_id = ? OR server_id = ?) ORDER BY id",
+        "AND (record_id = ? OR server_id = ?) ORDER BY " + QUEUE_ORDER,
         (resource.value, target, target),
     )
     return [_entry(row) for row in rows]
@@ -346,14 +353,17 @@ def _unlink(conn: sqlite3.Connection, local_id: str) -> None:
 
 def discard(conn: sqlite3.Connection, entry_id: int) -> None:
     """Drop an entry that is not in flight. Later entries of the same record were based on
-    its result, so their bases for the fields it changed fall back to its base."""
+    its result, so their bases for the fields it changed fall back to its base; a failed
+    entry's were when it failed, and later writes are based on what was shown since (a
+    value it shares with them is not its doing)."""
     entry = get(conn, entry_id)
     if entry.state in (EntryState.SENDING, EntryState.DONE):
         raise OutboxStateError(f"entry {entry_id} is {entry.state.value} and cannot be discarded")
     if entry.operation is Operation.CREATE:
         drop_local(conn, entry.record_id)
         return
-    withdraw(conn, entry)
+    if entry.state is not EntryState.FAILED:
+        withdraw(conn, entry)
     _remove(conn, [entry_id])
 
 
@@ -361,14 +371,6 @@ def withdraw(conn: sqlite3.Connection, entry: OutboxEntry) -> None:
     """The entry's values will not be applied (it failed, or is being dropped): later writes
     based on them are rebased on what was beneath it."""
     moves = {name: (value, entry.base.get(name)) for name, value in entry.changes.items()}
-    if entry.operation is Operation.UPDATE:
-        rebase_later(conn, entry, moves)
-
-
-def reinstate(conn: sqlite3.Connection, entry: OutboxEntry) -> None:
-    """A withdrawn entry is going out again (a retry): later writes rebased when it was
-    withdrawn are based on its values once more."""
-    moves = {name: (entry.base.get(name), value) for name, value in entry.changes.items()}
     if entry.operation is Operation.UPDATE:
         rebase_later(conn, entry, moves)
 
@@ -386,7 +388,7 @@ def rebase_later(
     for later in chain(conn, entry.resource, entry.target_id):
         if not waiting:
             return
-        if later.id <= entry.id:
+        if later.queue_order <= entry.queue_order:
             continue
         touched = [name for name in waiting if name in later.base or name in later.changes]
         rebased = dict(later.base)
@@ -454,7 +456,7 @@ def confirmed_since(conn: sqlite3.Connection, entry: OutboxEntry) -> dict[str, l
     rows = conn.execute(
         "SELECT changes FROM outbox WHERE resource = ? AND (record_id = ? OR server_id = ?) "
         "AND state = 'done' AND operation != 'delete' AND id != ? AND updated_at >= ? "
-        "ORDER BY id",
+        "ORDER BY " + QUEUE_ORDER,
         (entry.resource.value, entry.target_id, entry.target_id, entry.id, entry.created_at),
     )
     found: dict[str, list[JsonValue]] = {}
@@ -487,8 +489,8 @@ def split_off(
     _save(conn, entry, kept_base, kept, now)
     cursor = conn.execute(
         "INSERT INTO outbox (resource, record_id, server_id, parent_id, operation, base, "
-        "changes, idempotency_key, attempts, state, batch_id, created_at, updated_at, sent_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "changes, idempotency_key, attempts, state, batch_id, created_at, updated_at, sent_at, "
+        "place) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             entry.resource.value,
             entry.record_id,
@@ -504,6 +506,7 @@ def split_off(
             entry.created_at,
             now,
             entry.sent_at,
+            entry.place or entry.id,
         ),
     )
     return get(conn, int(cursor.lastrowid or 0))
@@ -525,7 +528,7 @@ def map_created(conn: sqlite3.Connection, entry: OutboxEntry, server_id: str) ->
     # each create's bookkeeping grow with the queue.
     mentioning = conn.execute(
         f"SELECT {_COLUMNS} FROM outbox WHERE state IN {ACTIVE_SQL} "
-        "AND (instr(base, ?) > 0 OR instr(changes, ?) > 0) ORDER BY id",
+        "AND (instr(base, ?) > 0 OR instr(changes, ?) > 0) ORDER BY " + QUEUE_ORDER,
         (local_id, local_id),
     )
     for other in [_entry(row) for row in mentioning]:
@@ -573,7 +576,7 @@ def sendable(conn: sqlite3.Connection) -> list[OutboxEntry]:
 
 def batch(conn: sqlite3.Connection, batch_id: str) -> list[OutboxEntry]:
     rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM outbox WHERE batch_id = ? ORDER BY id", (batch_id,)
+        f"SELECT {_COLUMNS} FROM outbox WHERE batch_id = ? ORDER BY " + QUEUE_ORDER, (batch_id,)
     )
     return [_entry(row) for row in rows]
 

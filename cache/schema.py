@@ -210,6 +210,15 @@ CREATE INDEX issues_by_project ON issues (project_id, updated_at DESC, rid DESC,
 """
 
 
+DRAFTS_SQL = """
+CREATE TABLE drafts (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    updated_at REAL NOT NULL
+) WITHOUT ROWID;
+"""
+
+
 def _script(sql: str) -> Callable[[Database], None]:
     def step(db: Database) -> None:
         db.executescript(sql)
@@ -300,6 +309,11 @@ STEPS: tuple[tuple[str, Callable[[Database], None]], ...] = (
             "ALTER TABLE outbox ADD COLUMN suspects TEXT;\nALTER TABLE outbox ADD COLUMN seen TEXT;"
         ),
     ),
+    # The part of an entry split off to be sent at once keeps that entry's place in the
+    # queue (`cache.outbox.QUEUE_ORDER`), ahead of later writes of the same record.
+    ("outbox_place", _script("ALTER TABLE outbox ADD COLUMN place INTEGER;")),
+    # What the user typed and has not sent (cache.drafts): kept as they type.
+    ("drafts", _script(DRAFTS_SQL)),
 )
 KNOWN_STEPS = tuple(name for name, _ in STEPS)
 

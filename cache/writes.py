@@ -164,14 +164,14 @@ class OutboxWrites:
             records.prune_tombstones(conn)
 
     def retry(self, entry_id: int) -> OutboxEntry:
-        """Put a failed entry back in the queue: its values show again, and later writes of
-        the same fields are based on them again."""
+        """Put a failed entry back in the queue: its values show again. Later writes of the
+        same fields keep the bases they have: the entry goes out before them, and once it is
+        confirmed its values are our own doing (`outbox.confirmed_since`), never a conflict;
+        rebasing them onto it again would wrongly base a write typed while it was refused."""
         with self._db.write(durable=True) as conn:
-            entry = outbox.transition(
+            return outbox.transition(
                 conn, entry_id, (EntryState.FAILED,), EntryState.PENDING, self._clock()
             )
-            outbox.reinstate(conn, entry)
-            return entry
 
     def conflicts(
         self, entry_id: int | None = None, *, unresolved_only: bool = True

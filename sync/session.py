@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import httpx
 
 from cache import Cache, CacheError, open_cache
-from sync.client import ApiClient
+from sync.client import ApiClient, Observer
 from sync.credentials import ResolvedProfile
 from sync.errors import NoCredentials
 from sync.features import ServerFeatures, detect_features
@@ -114,14 +114,16 @@ async def open_session(
     clock: Callable[[], float] = time.time,
     timeout: float = 10.0,
     margin: float | None = None,
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    observer: Observer | None = None,
+    sleep: Callable[[float], Awaitable[None]] | None = None,
 ) -> AsyncIterator[SyncSession]:
     """Open the profile's session; the cache is closed on exit only if it was opened here.
 
     `margin` is the limiter's (default a 60th of a window); a server whose windows are scaled
     to a second needs more than that, as its whole-second `Date` and resets are ±0.5 s.
-    `clock` and `sleep` are the limiter's: a test on virtual time passes both, so a wait for
-    a window to pass costs nothing.
+    `observer` is told every request's outcome and `sleep` makes the limiter's waits for a
+    slot, so a caller can show its connection state and when it waits for the rate limit
+    (`sync.connection.ConnectionWatch` gives both).
     """
     if resolved.key is None:
         raise NoCredentials(
@@ -131,7 +133,11 @@ async def open_session(
     store = open_cache(cache_name(resolved)) if cache is None else cache
     try:
         limiter = RateLimiter(
-            store, clock=clock, sleep=sleep, window_seconds=window_seconds, margin=margin
+            store,
+            clock=clock,
+            window_seconds=window_seconds,
+            margin=margin,
+            sleep=sleep or asyncio.sleep,
         )
         learned = remembered_limits(store, resolved.server)
         if learned is not None:
@@ -143,6 +149,7 @@ async def open_session(
             transport=transport,
             timeout=timeout,
             limiter=limiter,
+            observer=observer,
         ) as client:
             features = await known_features(store, client, resolved.server)
             if features.plan and learned is None:

@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from textual import on
-from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
+from tracker_tui.crash_guard import GuardedApp
 from tracker_tui.data import undo
 from tracker_tui.data.source import IssueQuery
+from tracker_tui.key_order import KeyOrderApp
 from tracker_tui.messages import (
     BulkEditRequested,
     CreateIssueRequested,
@@ -44,7 +45,7 @@ class UndoChecked(Message):
     check: undo.UndoCheck
 
 
-class NavigatingApp(App[str | None]):
+class NavigatingApp(GuardedApp, KeyOrderApp):
     """Opens the screens beyond the list; `TrackerApp` builds on it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -76,6 +77,10 @@ class NavigatingApp(App[str | None]):
     def open_bulk_edit(self, message: BulkEditRequested) -> None:
         if (services := self._writable()) is not None:
             self.push_screen(BulkEditScreen(services, message.selection))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read-only mode hides the undo key (from the footer and the help)."""
+        return not (self.read_only and action == "undo_bulk")
 
     def action_sync_panel(self) -> None:
         """Show what the sync engine is doing and what waits in the outbox."""

@@ -118,8 +118,31 @@ def test_an_edit_queued_behind_a_write_that_is_then_refused_is_rebased(cache: Ca
     assert cache.outbox_entry(third.id).base == {"assignee": "usr_2"}, "based on the second"
     assert shown(cache) == {"assignee": "usr_3", "priority": "none", "title": "Issue 1"}
     cache.retry(first.id)
-    assert cache.outbox_entry(second.id).base == {"assignee": "me"}
     assert shown(cache)["priority"] == "high"
+    # The retried write goes first; once confirmed, its value is ours, not a conflict for the
+    # second (whose base stays what it was rebased to: it may have been typed while refused).
+    assert [e.id for e in cache.sendable()] == [first.id]
+    server = land(cache, first.id, issue(1), at=20)
+    assert cache.detect_conflicts(cache.outbox_entry(second.id), server) == []
+
+
+def test_the_part_split_off_a_partly_conflicting_edit_keeps_its_place(cache: Cache) -> None:
+    """Its answer lost, the split part waits again: before the later write typed over it, or
+    it would be sent after that write and overwrite it with the older value."""
+    first = cache.update(ISSUE, ONE, {"assignee": "me", "title": "mine"}, batch_id="bulk")
+    assert first is not None
+    cache.mark_sending(first.id)
+    later = cache.update(ISSUE, ONE, {"title": "mine again"})
+    assert later is not None
+    found = [FieldConflict("assignee", None, "me", "theirs")]
+    going = cache.park_conflicts(first.id, found)
+    assert going is not None and going.id > later.id
+    cache.release(going.id)
+    assert [e.id for e in cache.sendable()] == [going.id]
+    assert shown(cache)["title"] == "mine again"
+    cache.mark_sending(going.id)
+    cache.mark_failed(going.id, "400: refused")
+    assert cache.outbox_entry(later.id).base == {"title": "Issue 1"}
 
 
 def test_our_own_confirmed_write_is_never_theirs(cache: Cache) -> None:
@@ -228,6 +251,39 @@ TYPED_BACK_OVER_A_PULLED_CHANGE = [
 ]
 """Typed back to the original after a pull brought a colleague's value: what was typed shows,
 and goes out checked against the colleague's value."""
+RETRIED_UNDER_AN_EDIT_TYPED_WHILE_REFUSED = [
+    ("edit", "assignee", 1, 0),
+    ("send", True),
+    ("send", False),
+    ("edit", "assignee", 1, 0),
+    ("send", True),
+    ("retry",),
+]
+"""The second edit was typed while the first stood refused, over the server's value: retrying
+the first must not rebase the second onto it (its check then took the server's unchanged
+value for someone else's)."""
+REFUSED_SPLIT_UNDER_A_LATER_EDIT = [
+    ("edit", "assignee", 1, 1),
+    ("edit", "title", 1, 1),
+    ("edit", "title", 2, 0),
+    ("send", True),
+    ("colleague", "assignee"),
+    ("send", False),
+]
+"""The clean part of a partly conflicting edit, split off and refused: the later title edit
+was typed over it, and must be rebased although the split part got a newer id."""
+DISCARDED_AFTER_THE_SAME_VALUE_LANDED = [
+    ("edit", "assignee", 1, 0),
+    ("send", True),
+    ("send", False),
+    ("edit", "assignee", 1, 0),
+    ("send", True),
+    ("send", True),
+    ("edit", "assignee", 0, 0),
+]
+"""The refused write's value landed through a second edit, and a third was typed over the
+server's copy: discarding the refused one (drain) must not rebase the third onto the refused
+write's base because their values coincide."""
 
 
 class World:
@@ -315,7 +371,7 @@ class World:
         copy = cache.server_record(ISSUE, ONE) or {}
         want: Record = {name: copy.get(name) for name in SHOWN}
         entries = cache.outbox((EntryState.PENDING, EntryState.SENDING, EntryState.CONFLICT))
-        for entry in sorted(entries, key=lambda e: e.id):
+        for entry in sorted(entries, key=lambda e: e.queue_order):
             want.update({k: v for k, v in entry.changes.items() if k in want})
         assert shown(cache) == want
         detail = cache.issue(ONE)
@@ -344,6 +400,9 @@ class World:
 @example(REFUSED_UNDER_A_LATER_EDIT)
 @example(RETRIED_AFTER_A_LATER_EDIT_LANDED)
 @example(TYPED_BACK_OVER_A_PULLED_CHANGE)
+@example(RETRIED_UNDER_AN_EDIT_TYPED_WHILE_REFUSED)
+@example(REFUSED_SPLIT_UNDER_A_LATER_EDIT)
+@example(DISCARDED_AFTER_THE_SAME_VALUE_LANDED)
 def test_shown_is_server_plus_unrefused_writes_and_conflicts_are_someone_elses(
     moves: list[tuple[Any, ...]],
 ) -> None:

@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 from typing import Any
 
+from sync.connection import ConnectionWatch
 from sync.credentials import resolve_profile
 from sync.engine import SyncReport, sync_once
 from sync.pull import PullReport
@@ -46,8 +47,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _sync(resolved: Any, *, full: bool, quiet: bool) -> SyncReport:
-    async with open_session(resolved) as session:
-        with ProgressDisplay(quiet=quiet) as progress:
+    with ProgressDisplay(quiet=quiet) as progress:
+        watch = ConnectionWatch(on_change=progress)  # shows the waits for the rate limit
+        async with open_session(resolved, observer=watch.observe, sleep=watch.sleep) as session:
             return await sync_once(session, full=full, progress=progress)
 
 
