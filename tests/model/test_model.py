@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 from model_machine import Model, model_for
-from model_wire import Fault
+from model_wire import Fault, Kill
 from model_world import FULL, SPEC, Config
 
 BOUNDED = settings(
@@ -76,6 +76,18 @@ def test_an_older_write_kept_mine_after_a_newer_one_landed_does_not_go_over_it()
     state.resolve(c=0, pick=1, mine=True)
     state.push(c=0, faults=[], kill=None)
     state.resolve(c=0, pick=0, mine=True)
+    state.push(c=0, faults=[], kill=None)
+    state.end()
+
+
+def test_a_colleagues_identical_comment_made_while_ours_was_lost_is_not_taken_for_it() -> None:
+    """Our "+1" dropped before the service saw it, the process killed before it could look; a
+    colleague's "+1" on the same issue: a comment names its author, and `/me` ours."""
+    state = Steps(FULL)
+    state.start(clients=2)
+    state.comment(c=0, pick=0, body=0)
+    state.push(c=0, faults=[Fault.DROP_BEFORE], kill=Kill(at=1, after=False))
+    state.colleague_comment(pick=0, body=0)
     state.push(c=0, faults=[], kill=None)
     state.end()
 
