@@ -67,6 +67,7 @@ class Model(RuleBasedStateMachine):
     """When set (the long run), violations are collected with the steps that led to them
     rather than raised."""
     rule_counts: ClassVar[dict[str, int]] = {}
+    tallies: ClassVar[dict[str, int]] = {}
     accepted: ClassVar[dict[str, int]] = {}
     """Findings of an accepted limit (`model_checks`: `twin`), counted, never raised."""
     keep: ClassVar[Callable[[Model], None] | None] = None
@@ -103,8 +104,16 @@ class Model(RuleBasedStateMachine):
         return self.w.clients[number % len(self.w.clients)]
 
     def visible(self, client: Client) -> list[str]:
+        """The issues the client shows, in an order a replay meets again (ids are random):
+        server records by number, then records made offline in the order they were made."""
         rows = client.cache.window(IssueFilter(), IssueSort(), 0, 100_000)
-        return sorted(row.id for row in rows)
+        made = {row["record_id"]: row["id"] for row in outbox_rows(client)}
+        return [
+            row.id
+            for row in sorted(
+                rows, key=lambda r: (r.number is None, r.number or 0, made.get(r.id, 0))
+            )
+        ]
 
     def fresh(self, client: str, name: str) -> str:
         self.counter += 1
@@ -134,8 +143,31 @@ class Model(RuleBasedStateMachine):
             if self.keep is not None:
                 self.keep(self)
             if self.world is not None:
+                self._tally(self.world)
                 self.world.close()
             shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def _tally(self, world: World) -> None:
+        """What the example did to the clients, for the long run's table."""
+        names = {client.name for client in world.clients}
+        counts = {
+            "requests the service served to clients": sum(
+                n for actor, n in world.oracle.served.items() if actor in names
+            ),
+            "429s the fault injector made": sum(
+                n
+                for client in world.clients
+                for fault, n in client.wire.fabricated.items()
+                if fault is not Fault.STATUS_500
+            ),
+            "429s the service sent a client": sum(world.oracle.refused[n] for n in names),
+            "processes killed": sum(client.crashes for client in world.clients),
+            "records made by the clients' creates": sum(
+                1 for m in world.oracle.mirror.made.values() if m.actor in names
+            ),
+        }
+        for name, count in counts.items():
+            Model.tallies[name] = Model.tallies.get(name, 0) + count
 
     @invariant()
     def holds(self) -> None:
@@ -318,7 +350,8 @@ class Model(RuleBasedStateMachine):
     # -- the colleague, straight to the service -----------------------------------------------
 
     def _colleague_pick(self, pick: int) -> str | None:
-        ids = sorted(self.w.oracle.mirror.issues)
+        issues = self.w.oracle.mirror.issues
+        ids = sorted(issues, key=lambda key: int(issues[key].get("number") or 0))
         return ids[pick % len(ids)] if ids else None
 
     @rule(title=st.integers(0, 2), priority=st.sampled_from((None, "low", "high")))

@@ -10,6 +10,7 @@ reopens the client from its files.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -75,6 +76,9 @@ class FaultWire(httpx.AsyncBaseTransport):
 
     def __post_init__(self) -> None:
         self._inner = httpx.ASGITransport(app=self.app)
+        self.serving: set[asyncio.Task[httpx.Response]] = set()
+        """Requests the service is handling: a kill does not stop them (the service runs in
+        the client's task here, but on its own machine it would finish what it received)."""
 
     def arm(self, script: list[Fault], kill: Kill | None) -> None:
         self.script, self.kill, self.requests = list(script), kill, 0
@@ -100,7 +104,10 @@ class FaultWire(httpx.AsyncBaseTransport):
         if fault in FABRICATED:
             self.fabricated[fault] += 1
             return self._fabricated(fault)
-        response = await self._inner.handle_async_request(request)
+        serving = asyncio.ensure_future(self._inner.handle_async_request(request))
+        self.serving.add(serving)
+        serving.add_done_callback(self.serving.discard)
+        response = await asyncio.shield(serving)
         if kill or fault is Fault.DROP_AFTER:
             await response.aread()
             await response.aclose()

@@ -124,11 +124,13 @@ class World:
             return self.run(coro)
         except Killed:
             pass
-        leftovers = asyncio.all_tasks(self.loop) - before
+        leftovers = asyncio.all_tasks(self.loop) - before - client.wire.serving
         for task in leftovers:
             task.cancel()
         if leftovers:
             self.run(asyncio.wait(leftovers))
+        if client.wire.serving:
+            self.run(asyncio.wait(set(client.wire.serving)))
         self.run(self.crash(client))
         return None
 

@@ -4,6 +4,7 @@ step and in full after the quiet sync. The long run is `benchmarks/model_run.py`
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +36,7 @@ class Steps:
     Hypothesis run does; `end` is the quiet sync and the full check."""
 
     def __init__(self, config: Config) -> None:
+        random.seed(0)  # as Hypothesis does for each example: the limiters' jitter replays
         self.machine: Model = model_for(config)()
 
     def __getattr__(self, name: str) -> Callable[..., None]:
