@@ -7,6 +7,8 @@ Each violation is reported under a category (the long run counts them by categor
   (not beneath an edit, not as the `theirs` of a conflict they settled).
 - `order`: a client's write put back a value its user had typed before a newer one of the same
   field that was already on the service.
+- `stray`: a client wrote a value, or deleted a record, its user never typed or deleted there
+  (a write sent to the wrong record).
 - `false-conflict`: a conflict whose `theirs` is the client's own write, or on a field only
   one side changed.
 - `claimed`: a create settled as a record its client did not make, or as a record another
@@ -86,6 +88,7 @@ class Checker:
         maps = self.maps()
         self.limits()
         self.applied(maps)
+        self.deletes(maps)
         self.conflicts()
         self.creates(maps, final=False)
 
@@ -117,11 +120,15 @@ class Checker:
                     f"client {change.actor} set {change.field} of {change.record} to "
                     f"{change.new!r} over {change.old_writer}'s {change.old!r}, never shown",
                 )
-            if change.field not in UNIQUE_FIELDS:
-                continue
             order = typed.get(where, {}).get(canon(change.new))
             if order is None:
-                self.fail("order", f"client {change.actor} wrote {change.new!r}, never typed")
+                self.fail(
+                    "stray",
+                    f"client {change.actor} wrote {change.field} {change.new!r} on "
+                    f"{change.record}, which its user never typed there",
+                )
+                continue
+            if change.field not in UNIQUE_FIELDS:
                 continue
             if order < self.last_order.get(where, 0):
                 self.fail(
@@ -130,6 +137,13 @@ class Checker:
                     f"{change.new!r} over a newer value it had typed",
                 )
             self.last_order[where] = max(order, self.last_order.get(where, 0))
+
+    def deletes(self, maps: dict[str, dict[str, str]]) -> None:
+        """Every record a client deleted on the service, its user deleted."""
+        meant = {(name, maps.get(name, {}).get(key, key)) for name, key in self.ledger.deletes}
+        for record, actor in self.mirror.deleted.items():
+            if actor in maps and (actor, record) not in meant:
+                self.fail("stray", f"client {actor} deleted {record}, which its user never did")
 
     def conflicts(self) -> None:
         for client in self.world.clients:
@@ -186,8 +200,14 @@ class Checker:
                     )  # fmt: skip
             doubt: Counter[str] = Counter()
             for row in creates.values():
-                open_ = row["state"] in UNCERTAIN and row["attempts"] > 0 and not row["not_applied"]
-                if open_ and (not final or row["state"] == "unsure"):
+                # A create tried without a known outcome may have made its record: so may one
+                # that failed after such a try (a comment whose issue was deleted meanwhile
+                # fails with a 404 though its first try landed), visibly.
+                tried = row["attempts"] > 0 and not row["not_applied"]
+                visible = row["state"] in ("unsure", "failed") or (
+                    not final and row["state"] in UNCERTAIN
+                )
+                if tried and visible:
                     doubt[canon(row["changes"])] += 1
             orphans: Counter[str] = Counter()
             for server, origin in made.items():
@@ -207,6 +227,7 @@ class Checker:
         maps = self.maps()
         self.limits()
         self.applied(maps)
+        self.deletes(maps)
         self.conflicts()
         self.creates(maps, final=True)
         service = {

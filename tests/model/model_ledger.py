@@ -55,7 +55,7 @@ class Ledger:
     """(client, record, field) -> every value the user was shown beneath an edit, or as
     `theirs` in a conflict they settled (canonical JSON)."""
     typed: dict[tuple[str, str, str], dict[str, int]] = field(default_factory=dict)
-    """(client, record, field) -> for unique fields, each value typed and its sequence."""
+    """(client, record, field) -> each value typed and its (latest) sequence."""
 
     def next(self) -> int:
         self.seq += 1
@@ -68,8 +68,7 @@ class Ledger:
         seq = self.next()
         self.fields[(client, record, name)] = FieldIntent(seq, value)
         self.saw(client, record, name, shown)
-        if name in UNIQUE_FIELDS:
-            self.typed.setdefault((client, record, name), {})[canon(value)] = seq
+        self.typed.setdefault((client, record, name), {})[canon(value)] = seq
         return seq
 
     def saw(self, client: str, record: str, name: str, value: Any) -> None:

@@ -42,6 +42,8 @@ class VirtualClock:
 
     def __init__(self, start: float) -> None:
         self.now = start
+        self.waits: Counter[str] = Counter()
+        """Sleeps that waited, by who slept (`limiter`: a rate limit; `retry`: a backoff)."""
 
     def time(self) -> float:
         return self.now
@@ -52,7 +54,9 @@ class VirtualClock:
     def advance(self, seconds: float) -> None:
         self.now += max(0.0, seconds)
 
-    async def sleep(self, seconds: float) -> None:
+    async def sleep(self, seconds: float, who: str = "retry") -> None:
+        if seconds > 0:
+            self.waits[who] += 1
         wake = self.now + max(0.0, seconds)
         await asyncio.sleep(0)
         self.now = max(self.now, wake)

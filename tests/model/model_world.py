@@ -144,10 +144,13 @@ class World:
                 cache=cache,
                 transport=client.wire,
                 clock=self.clock.time,
-                sleep=self.clock.sleep,
+                sleep=self.limiter_sleep,
             )
         )
         client.stack = stack
+
+    async def limiter_sleep(self, seconds: float) -> None:
+        await self.clock.sleep(seconds, "limiter")
 
     async def crash(self, client: Client) -> None:
         """The process is gone: drop its objects and start a new one on the same files."""

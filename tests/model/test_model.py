@@ -15,8 +15,8 @@ from model_wire import Fault, Kill
 from model_world import FULL, SPEC, Config
 
 BOUNDED = settings(
-    max_examples=8,
-    stateful_step_count=20,
+    max_examples=12,
+    stateful_step_count=25,
     deadline=None,
     derandomize=True,
     suppress_health_check=list(HealthCheck),
