@@ -3,9 +3,10 @@ Hypothesis can think of (issue 15, part 3).
 
 Rules are what users and networks do: local creates (identical ones too), edits of the same
 fields from both sides, deletes, comments, bulk edits, conflicts settled mine or theirs, pushes
-and pulls with a fault on any request and a process kill at any request, restarts, time
-passing. After every step the invariants of `model_checks` hold; at the end every client
-pushes and pulls, faults off, until nothing moves, and they are checked in full.
+and pulls with a fault on any request and a process kill at any request, time passing, and
+what a colleague does straight on the service (`model_colleague`). After every step the
+invariants of `model_checks` hold; at the end every client pushes and pulls, faults off,
+until nothing moves, and they are checked in full.
 
 A step's arguments are plain values (client number, a pick among what that client shows, a
 script of faults), so a failing run prints a program that a plain test can replay
@@ -26,13 +27,22 @@ from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,
     invariant,
-    precondition,
     rule,
 )
 from model_checks import ACTIVE, Checker, id_map, outbox_rows
+from model_colleague import (
+    BODIES,
+    BODY,
+    CREATE_PRIORITY,
+    FIELD,
+    PICK,
+    TITLE,
+    TITLES,
+    ColleagueRules,
+)
 from model_ledger import Ledger, canon
 from model_wire import FAULTS, Fault, Kill
-from model_world import COLLEAGUE, FULL, Client, Config, World
+from model_world import FULL, Client, Config, World
 
 from cache import IssueFilter, IssueSort, Resolution, Resource
 from cache.outbox import is_local
@@ -41,9 +51,6 @@ from sync.pull import RetryPolicy, pull
 from sync.push import Backoff, push_outbox
 from sync.workflow import TRANSITIONS
 
-TITLES = ("Weekly review", "Standup notes")
-"""Templated titles: creates with them are identical unless their priority differs."""
-BODIES = ("+1", "LGTM")
 PRIORITIES = ("none", "low", "medium", "high", "urgent")
 STATUSES = tuple(TRANSITIONS)
 WAITS = (1.0, 10.0, 31.0, 61.0, 600.0)
@@ -52,14 +59,9 @@ QUIET_ROUNDS = 8
 ACCEPTED = frozenset({"twin"})
 
 CLIENT = st.integers(0, 2)
-PICK = st.integers(0, 50)
 FAULT_SCRIPT = st.lists(st.sampled_from((*FAULTS, Fault.DROP_BEFORE, Fault.DROP_AFTER)), max_size=6)
 """Faults of a step's requests in turn; the drops, which leave a write's fate unknown, twice
 as likely as the others."""
-TITLE = st.sampled_from((0, 0, 1, 2))
-"""A create's title: mostly templated (so creates are often identical), else a new one."""
-CREATE_PRIORITY = st.sampled_from((None, None, "low", "high"))
-BODY = st.sampled_from((0, 0, 1, 2))
 KILL = st.none() | st.builds(Kill, at=st.integers(0, 12), after=st.booleans())
 
 
@@ -67,7 +69,7 @@ class Violation(AssertionError):
     pass
 
 
-class Model(RuleBasedStateMachine):
+class Model(ColleagueRules, RuleBasedStateMachine):
     config: ClassVar[Config] = FULL
     collector: ClassVar[list[tuple[str, str, list[str]]] | None] = None
     """When set (the long run), violations are collected with the steps that led to them
@@ -212,12 +214,7 @@ class Model(RuleBasedStateMachine):
             local = client.cache.create(Resource.ISSUES, fields)
             self.ledger.created(client.name, "issues", local, None)
 
-    @rule(
-        c=CLIENT,
-        pick=PICK,
-        name=st.sampled_from(("title", "description", "priority", "status")),
-        choice=st.integers(0, 9),
-    )
+    @rule(c=CLIENT, pick=PICK, name=FIELD, choice=st.integers(0, 9))
     def edit(self, c: int, pick: int, name: str, choice: int) -> None:
         self.note("edit", c=c, pick=pick, name=name, choice=choice)
         client = self.client(c)
@@ -371,54 +368,6 @@ class Model(RuleBasedStateMachine):
     def wait(self, seconds: float) -> None:
         self.note("wait", seconds=seconds)
         self.w.clock.advance(seconds)
-
-    # -- the colleague, straight to the service -----------------------------------------------
-
-    def _colleague_pick(self, pick: int) -> str | None:
-        issues = self.w.oracle.mirror.issues
-        ids = sorted(issues, key=lambda key: int(issues[key].get("number") or 0))
-        return ids[pick % len(ids)] if ids else None
-
-    @rule(title=TITLE, priority=CREATE_PRIORITY)
-    def colleague_create(self, title: int, priority: str | None) -> None:
-        self.note("colleague_create", title=title, priority=priority)
-        fields: dict[str, Any] = {
-            "title": TITLES[title] if title < len(TITLES) else self.fresh(COLLEAGUE, "new")
-        }
-        if priority is not None:
-            fields["priority"] = priority
-        self.w.run(self.w.colleague_call("POST", "/issues", json=fields))
-
-    @rule(
-        pick=PICK,
-        name=st.sampled_from(("title", "description", "priority", "status")),
-        choice=st.integers(0, 9),
-    )
-    def colleague_edit(self, pick: int, name: str, choice: int) -> None:
-        self.note("colleague_edit", pick=pick, name=name, choice=choice)
-        key = self._colleague_pick(pick)
-        if key is None:
-            return
-        shown = self.w.oracle.mirror.issues[key].get(name)
-        value = self._value(COLLEAGUE, name, shown, min(choice, 7))
-        self.w.run(self.w.colleague_call("PATCH", f"/issues/{key}", json={name: value}))
-
-    @precondition(lambda self: self.world is not None and len(self.w.oracle.mirror.issues) > 3)
-    @rule(pick=PICK)
-    def colleague_delete(self, pick: int) -> None:
-        self.note("colleague_delete", pick=pick)
-        key = self._colleague_pick(pick)
-        if key is not None:
-            self.w.run(self.w.colleague_call("DELETE", f"/issues/{key}"))
-
-    @rule(pick=PICK, body=BODY)
-    def colleague_comment(self, pick: int, body: int) -> None:
-        self.note("colleague_comment", pick=pick, body=body)
-        key = self._colleague_pick(pick)
-        if key is None:
-            return
-        text = BODIES[body] if body < len(BODIES) else self.fresh(COLLEAGUE, "comment")
-        self.w.run(self.w.colleague_call("POST", "/comments", json={"issue_id": key, "body": text}))
 
     # -- the end: a quiet sync, then everything is checked -------------------------------------
 
