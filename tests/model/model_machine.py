@@ -23,12 +23,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from hypothesis import strategies as st
-from hypothesis.stateful import (
-    RuleBasedStateMachine,
-    initialize,
-    invariant,
-    rule,
-)
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from model_checks import ACTIVE, Checker, id_map, outbox_rows
 from model_colleague import (
     BODIES,
@@ -311,13 +306,15 @@ class Model(ColleagueRules, RuleBasedStateMachine):
         local = client.cache.create(Resource.COMMENTS, {"issue_id": key, "body": text})
         self.ledger.created(client.name, "comments", local, key)
 
+    @precondition(lambda self: self.world is not None and self._any_conflict())
     @rule(c=CLIENT, pick=PICK, mine=st.booleans())
     def resolve(self, c: int, pick: int, mine: bool) -> None:
         self.note("resolve", c=c, pick=pick, mine=mine)
-        client = self.client(c)
-        open_ = client.cache.conflicts()
-        if not open_:
+        holders = [client for client in self.w.clients if client.cache.conflicts()]
+        if not holders:
             return
+        client = holders[c % len(holders)]  # `c` counts the clients that have a conflict
+        open_ = client.cache.conflicts()
         conflict = open_[pick % len(open_)]
         entry = client.cache.outbox_entry(conflict.entry_id)
         target = entry.target_id
@@ -330,6 +327,9 @@ class Model(ColleagueRules, RuleBasedStateMachine):
                 same_field = name == client.name and field_name == conflict.field
                 if same_field and same_record and canon(intent.value) == canon(conflict.mine):
                     intent.void = True
+
+    def _any_conflict(self) -> bool:
+        return any(client.cache.conflicts() for client in self.w.clients)
 
     # -- sync, faults, crashes, time ----------------------------------------------------------
 
