@@ -2,14 +2,17 @@
 
     .venv/bin/python benchmarks/model_run.py [--examples 2000] [--batch 25] [--seed 1500]
                                              [--steps 30] [--configs full spec]
+                                             [--seconds S]
 
 Two or three clients and a colleague against the reference service in-process on virtual time
 (`tests/model/model_machine.py`), once against the service with every CONTRACT extension and
 once against it stripped to SPEC alone. Examples are generated in batches of `--batch`, each
 batch under its own Hypothesis seed (`--seed`, `--seed + 1`, ...), printed as it starts so any
-batch can be run again alone (`--seed N --examples B --batch B`). Violations are collected
-rather than raised (no shrinking here: `tests/model/test_model.py` is where a found bug gets
-its pinned example), each with the steps that led to it, written to stderr.
+batch can be run again alone (`--seed N --examples B --batch B`). `--seconds` bounds each
+configuration's wall time as well: no batch starts after it (on a shared machine the number of
+examples a quarter of an hour holds varies; the table says how many ran). Violations are
+collected rather than raised (no shrinking here: `tests/model/test_model.py` is where a found
+bug gets its pinned example), each with the steps that led to it, written to stderr.
 
 The table goes to stdout: per configuration, examples, steps, violations, CPU and wall time;
 then how often each rule ran and how many violations each invariant saw.
@@ -53,6 +56,9 @@ def run_config(
     batches = max(1, -(-args.examples // args.batch))
     errors = 0
     for number in range(batches):
+        if args.seconds is not None and time.perf_counter() - wall > args.seconds:
+            batches = number
+            break
         batch_seed = args.seed + number
         print(f"{config.name}: batch {number + 1}/{batches}, seed {batch_seed}", file=sys.stderr)
         chosen = settings(
@@ -104,6 +110,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1500)
     parser.add_argument("--steps", type=int, default=30, help="most steps in an example")
     parser.add_argument("--configs", nargs="*", default=list(CONFIGS), choices=list(CONFIGS))
+    parser.add_argument(
+        "--seconds", type=float, default=None, help="per configuration: no batch starts after"
+    )
     args = parser.parse_args()
     found: Counter[str] = Counter()
     tallies: dict[str, Counter[str]] = {}

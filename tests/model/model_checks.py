@@ -17,6 +17,8 @@ Each violation is reported under a category (the long run counts them by categor
   lost, in the seconds its own result could have appeared, where the client cannot tell them
   apart: an issue names no author, and without `/me` (SPEC alone) the client does not know
   which author is its own (issue 15's accepted limit). Counted apart from the violations.
+- `report`: a push counted as sent other than the entries that became done in it (a create
+  whose fate is unknown counted as sent).
 - `duplicate`: a record a client's create made that no write of it accounts for, when no
   create of the same fields is still in doubt (made twice).
 - `gone`: a write the user made that is neither on the service nor in the outbox.
@@ -58,6 +60,11 @@ def outbox_rows(client: Client) -> list[dict[str, Any]]:
         entry["target"] = entry["server_id"] or entry["record_id"]
         found.append(entry)
     return found
+
+
+def done_ids(client: Client) -> set[int]:
+    with client.raw() as conn:
+        return {row[0] for row in conn.execute("SELECT id FROM outbox WHERE state = 'done'")}
 
 
 def id_map(client: Client) -> dict[str, str]:
@@ -178,6 +185,9 @@ class Checker:
             rows = outbox_rows(client)
             creates = {row["record_id"]: row for row in rows if row["operation"] == "create"}
             linked = Counter(links.values())
+            for local, row in creates.items():
+                if row["state"] == "done" and local not in links:
+                    self.fail("claimed", f"client {client.name}'s create {local} done, no record")
             for local, server in links.items():
                 origin = made.get(server)
                 row = creates.get(local)

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
-from model_checks import ACTIVE, Checker, id_map, outbox_rows
+from model_checks import ACTIVE, Checker, done_ids, id_map, outbox_rows
 from model_colleague import (
     BODIES,
     BODY,
@@ -58,6 +58,8 @@ FAULT_SCRIPT = st.lists(st.sampled_from((*FAULTS, Fault.DROP_BEFORE, Fault.DROP_
 """Faults of a step's requests in turn; the drops, which leave a write's fate unknown, twice
 as likely as the others."""
 KILL = st.none() | st.builds(Kill, at=st.integers(0, 12), after=st.booleans())
+"""A process killed at a request of a push or pull; killed at its first, it is a restart
+between two steps (no rule of its own: one that cheap took a large share of the steps)."""
 
 
 class Violation(AssertionError):
@@ -73,8 +75,6 @@ class Model(ColleagueRules, RuleBasedStateMachine):
     tallies: ClassVar[dict[str, int]] = {}
     accepted: ClassVar[dict[str, int]] = {}
     """Findings of an accepted limit (`model_checks`: `twin`), counted, never raised."""
-    keep: ClassVar[Callable[[Model], None] | None] = None
-    """Called before the world is torn down (a debugging hook: look before it goes)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -146,8 +146,6 @@ class Model(ColleagueRules, RuleBasedStateMachine):
             if self.world is not None:
                 self.quiet()
         finally:
-            if self.keep is not None:
-                self.keep(self)
             if self.world is not None:
                 self._tally(self.world)
                 self.world.close()
@@ -338,10 +336,26 @@ class Model(ColleagueRules, RuleBasedStateMachine):
         self.note("push", c=c, faults=faults, kill=kill)
         client = self.client(c)
         client.wire.arm(faults, kill)
+        self._push(client, killable=True)
+        client.wire.disarm()
+
+    def _push(self, client: Client, *, killable: bool) -> None:
+        """A push, and its report held against the outbox: each entry it counts as sent
+        became done in it, and no other (a create whose fate is unknown is never counted)."""
         session = client.session
         assert session is not None
-        self.w.run_client(client, push_outbox(session, backoff=self.backoff()))
-        client.wire.disarm()
+        before = done_ids(client)
+        push = push_outbox(session, backoff=self.backoff())
+        report = self.w.run_client(client, push) if killable else self.w.run(push)
+        if report is None:  # killed: the process printed nothing
+            return
+        landed = done_ids(client) - before
+        if report.done != len(landed):
+            self.fail(
+                "report",
+                f"client {client.name}'s push reported {report.done} sent; "
+                f"{len(landed)} entries became done",
+            )
 
     @rule(c=CLIENT, faults=FAULT_SCRIPT, kill=KILL, full=st.booleans())
     def pull(self, c: int, faults: list[Fault], kill: Kill | None, full: bool) -> None:
@@ -355,14 +369,6 @@ class Model(ColleagueRules, RuleBasedStateMachine):
         assert client.session is not None
         with suppress(SyncError):  # the network stayed down: the next pull resumes there
             await pull(client.session, full=full, retry=self.retry())
-
-    def restart(self, c: int) -> None:
-        """The process ends between two steps (a kill with nothing in flight). Not a rule of
-        its own: a push or pull killed at its first request is the same, and a rule this
-        cheap took a large share of the steps."""
-        self.note("restart", c=c)
-        client = self.client(c)
-        self.w.run(self.w.crash(client))
 
     @rule(seconds=st.sampled_from(WAITS))
     def wait(self, seconds: float) -> None:
@@ -378,8 +384,7 @@ class Model(ColleagueRules, RuleBasedStateMachine):
             self.w.clock.advance(61.0)
             for client in self.w.clients:
                 assert client.session is not None
-                report = self.w.run(push_outbox(client.session, backoff=self.backoff()))
-                del report
+                self._push(client, killable=False)
                 self.w.run(pull(client.session, full=round_ == 0, retry=self.retry()))
             now = self._snapshot()
             if now == last:
