@@ -166,6 +166,9 @@ class Model(ColleagueRules, RuleBasedStateMachine):
             ),
             "429s the service sent a client": sum(world.oracle.refused[n] for n in names),
             "processes killed": sum(client.crashes for client in world.clients),
+            "conflicts shown to users": sum(
+                len(client.cache.conflicts(unresolved_only=False)) for client in world.clients
+            ),
             "waits for a rate limit (client limiter)": world.clock.waits["limiter"],
             "records made by the clients' creates": sum(
                 1 for m in world.oracle.mirror.made.values() if m.actor in names
