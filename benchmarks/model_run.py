@@ -124,7 +124,7 @@ def main() -> int:
         rows += run_config(CONFIGS[name], args, found, tallies)
     print("\n".join(rows))
     print()
-    names = sorted({*Model.tallies, "accepted: twin"})
+    names = sorted({*Model.tallies, "accepted: twin", "accepted: altered"})
     print("| count | " + " | ".join(tallies) + " |")
     print("|---|" + "---:|" * len(tallies))
     for name in names:

@@ -19,6 +19,11 @@ Each violation is reported under a category (the long run counts them by categor
   which author is its own (issue 15's accepted limit). Counted apart from the violations.
 - `report`: a push counted as sent other than the entries that became done in it (a create
   whose fate is unknown counted as sent).
+- `altered`: a record a client's create made that no write of it accounts for, which someone
+  else deleted, or changed a field of that the create sent, before the client looked for it:
+  it no longer looks like the create, which is sent again (a listing cannot find it; a retry
+  under the first `Idempotency-Key` could, but a bulk's key covers the whole request). Counted
+  apart from the violations, as a limit found by the model and left open.
 - `duplicate`: a record a client's create made that no write of it accounts for, when no
   create of the same fields is still in doubt (made twice).
 - `gone`: a write the user made that is neither on the service nor in the outbox.
@@ -219,17 +224,33 @@ class Checker:
                 )
                 if tried and visible:
                     doubt[canon(row["changes"])] += 1
-            orphans: Counter[str] = Counter()
+            orphans: dict[str, list[str]] = {}
             for server, origin in made.items():
                 if origin.actor == client.name and server not in linked:
-                    orphans[canon(origin.fields)] += 1
-            for fingerprint, count in orphans.items():
-                if count > doubt[fingerprint]:
-                    self.fail(
-                        "duplicate",
-                        f"client {client.name} made {count} records {fingerprint} no write "
-                        f"accounts for ({doubt[fingerprint]} in doubt)",
-                    )
+                    orphans.setdefault(canon(origin.fields), []).append(server)
+            for fingerprint, servers in orphans.items():
+                if len(servers) <= doubt[fingerprint]:
+                    continue
+                altered = [server for server in servers if self._altered(server, made[server])]
+                if len(servers) - len(altered) <= doubt[fingerprint]:
+                    self.fail("altered", f"client {client.name} made {servers}, {altered} altered")
+                    continue
+                self.fail(
+                    "duplicate",
+                    f"client {client.name} made {len(servers)} records {fingerprint} no write "
+                    f"accounts for ({doubt[fingerprint]} in doubt)",
+                )
+
+    def _altered(self, server: str, origin: Made) -> bool:
+        """Whether someone else deleted the record, or changed a field its create sent: a lost
+        create's record no longer looks like it, so the client sends it again (`altered`)."""
+        if self.mirror.deleted.get(server, origin.actor) != origin.actor:
+            return True
+        return any(
+            writer != origin.actor
+            for name in origin.fields
+            for _at, writer, _value in self.mirror.history.get((server, name), [])[1:]
+        )
 
     # -- after the quiet sync -----------------------------------------------------------------
 
