@@ -45,6 +45,9 @@ class SyncSession:
     client: ApiClient
     limiter: RateLimiter
     features: ServerFeatures
+    user: str | None = None
+    """The id of the key's user once `/me` was asked (`sync.reconcile`), for this session only:
+    the profile's key may change between sessions."""
 
 
 async def known_features(
