@@ -1,0 +1,245 @@
+"""The reference service as its own process on a loopback port, and a colleague using it.
+
+The terminal tests need a server that can go away and come back the way a real one does: a
+`tracker-server serve` process that a test stops (SIGTERM, or SIGKILL mid-request), restarts on
+the same port with the same database, and whose keys it revokes or creates with the
+`tracker-server keys` commands. Nothing here reaches into the client; the colleague and the
+checks of the server's state go through the HTTP API with keys of their own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import httpx
+
+BIN = Path(sys.executable).parent
+SERVER = BIN / "tracker-server"
+CLIENT = BIN / "tracker-tui"
+WORKSPACE = "Acme"
+T = TypeVar("T")
+START_TIMEOUT = 30.0
+
+
+def eventually(
+    check: Callable[[], T | Literal[False] | None], *, timeout: float = 30.0, what: str = ""
+) -> T:
+    """Poll `check` (a read of the server or the cache) until it returns something true."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = check()
+        if found:
+            return found
+        assert time.monotonic() < deadline, f"{what or 'the condition'} never held ({found!r})"
+        time.sleep(0.25)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def server_command(*args: str | Path) -> str:
+    """Run a `tracker-server` command (keys, seed); its last line of output (a key)."""
+    done = subprocess.run(
+        [str(SERVER), *map(str, args)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, f"tracker-server {args[:2]} failed: {done.stderr}"
+    return done.stdout.strip().splitlines()[-1]
+
+
+class ServerProcess:
+    """`tracker-server serve` on 127.0.0.1:`port`, started and stopped by the test."""
+
+    def __init__(self, db: Path, *, window_seconds: float = 1.0, port: int | None = None) -> None:
+        self.db = db
+        self.window_seconds = window_seconds
+        self.port = port or free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.log = db.with_suffix(".log")
+        self._process: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+
+    def seed(self, issues: int, *, plan: str = "enterprise") -> str:
+        """Seed the workspace (before the first start, or while running); a key for it."""
+        return server_command(
+            "seed", "--db", self.db, "--issues", str(issues), "--workspace", WORKSPACE,
+            "--plan", plan,
+        )  # fmt: skip
+
+    def create_key(self, name: str, *, user: str | None = None) -> str:
+        args: list[str | Path] = ["keys", "create", "--db", self.db, "--workspace", WORKSPACE]
+        args += ["--name", name]
+        if user is not None:
+            args += ["--user", user]
+        return server_command(*args)
+
+    def revoke_key(self, key: str) -> None:
+        server_command("keys", "revoke", "--db", self.db, key)
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self) -> None:
+        """Start serving and return once it answers (any HTTP answer: the port is open)."""
+        assert not self.running, "the server is already running"
+        command = [str(SERVER), "serve", "--db", str(self.db), "--port", str(self.port)]
+        command += ["--window-seconds", str(self.window_seconds)]
+        with self.log.open("ab") as log:
+            self._process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        self.starts += 1
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            assert self._process.poll() is None, f"the server died:\n{self.log.read_text()}"
+            with contextlib.suppress(httpx.TransportError):
+                httpx.get(f"{self.base_url}/me", timeout=2)
+                return
+            assert time.monotonic() < deadline, f"the server never answered:\n{self.log_tail()}"
+            time.sleep(0.05)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> None:
+        """Stop it with `sig` (SIGTERM: a clean shutdown; SIGKILL: a crash) and wait."""
+        process = self._process
+        if process is None or process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout)
+
+    def kill(self) -> None:
+        self.stop(signal.SIGKILL)
+
+    def restart(self, sig: int = signal.SIGTERM) -> None:
+        self.stop(sig)
+        self.start()
+
+    def log_tail(self, lines: int = 30) -> str:
+        if not self.log.exists():
+            return ""
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+    def close(self) -> None:
+        self.kill()
+
+
+class Api:
+    """The server as seen over HTTP with one key: what a colleague, or a check, reads."""
+
+    def __init__(self, server: ServerProcess, key: str) -> None:
+        self.server = server
+        self.key = key
+
+    @contextlib.contextmanager
+    def _client(self) -> Iterator[httpx.Client]:
+        headers = {"Authorization": f"Bearer {self.key}"}
+        with httpx.Client(base_url=self.server.base_url, headers=headers, timeout=10) as client:
+            yield client
+
+    def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """One request, retried while the server answers 429 (its windows are short here)."""
+        for _ in range(50):
+            with self._client() as client:
+                response = client.request(method, path, **kwargs)
+            if response.status_code != 429:
+                return response
+            time.sleep(float(response.headers.get("Retry-After", "0.2") or 0.2))
+        return response
+
+    def issues(self) -> list[dict[str, Any]]:
+        """Every issue of the workspace, all pages."""
+        found: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            response = self.request("GET", "/issues", params={"per_page": 100, "page": page})
+            response.raise_for_status()
+            body = response.json()
+            found += body["data"]
+            if len(found) >= body["pagination"]["total"] or not body["data"]:
+                return found
+            page += 1
+
+    def issue(self, number: int) -> dict[str, Any]:
+        """The issue `#number` as the server has it now."""
+        for issue in self.issues():
+            if issue["number"] == number:
+                return issue
+        raise AssertionError(f"no issue #{number} on the server")
+
+    def edit(self, number_or_id: int | str, **fields: Any) -> dict[str, Any]:
+        issue_id = self.issue(number_or_id)["id"] if isinstance(number_or_id, int) else number_or_id
+        response = self.request("PATCH", f"/issues/{issue_id}", json=fields)
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        return body
+
+    def comments(self, issue_id: str) -> list[dict[str, Any]]:
+        response = self.request("GET", "/comments", params={"issue_id": issue_id, "per_page": 100})
+        response.raise_for_status()
+        data: list[dict[str, Any]] = response.json()["data"]
+        return data
+
+    def users(self) -> dict[str, str]:
+        """User id to name."""
+        response = self.request("GET", "/users", params={"per_page": 100})
+        response.raise_for_status()
+        return {user["id"]: user["name"] for user in response.json()["data"]}
+
+
+def client_env(
+    home: Path, server: ServerProcess | None, key: str | None, **extra: str
+) -> dict[str, str]:
+    """The environment of a `tracker-tui` process: its own TRACKER_HOME, the server and key
+    from the environment (never argv), no keyring, a fixed terminal type."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("TRACKER_", "TEXTUAL", "PYTEST", "COLUMNS", "LINES", "NO_COLOR"))
+    }
+    env.update(
+        TRACKER_HOME=str(home),
+        PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+        TERM="xterm-256color",
+        COLORTERM="truecolor",
+        TEXTUAL_ANIMATIONS="none",
+        LANG="C.UTF-8",
+        LC_ALL="C.UTF-8",
+    )
+    if server is not None:
+        env["TRACKER_SERVER"] = server.base_url
+    if key is not None:
+        env["TRACKER_API_KEY"] = key
+    env.update(extra)
+    return env
+
+
+def run_client(
+    env: Mapping[str, str], *args: str, stdin: str | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """`tracker-tui ARGS` without a terminal (as a script runs it)."""
+    return subprocess.run(
+        [str(CLIENT), *args],
+        env=dict(env),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
