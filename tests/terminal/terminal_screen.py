@@ -310,16 +310,28 @@ class Terminal:
 
 
 def dialog_options(shown: str, title: str) -> list[str]:
-    """The options of the list in the dialog titled `title` (between its ▔ and ▁ edges)."""
+    """The options of the list in the dialog titled `title` (between its ▔ and ▁ edges).
+
+    Only the columns inside that dialog's frame are read, so a dialog opened over another
+    (a picker over the bulk dialog) is read alone."""
     lines = shown.split("\n")
-    start = next(
-        (y for y, line in enumerate(lines) if re.search(rf"│ {re.escape(title)}\b", line)), None
-    )
-    if start is None:
-        return []
+    for y, line in enumerate(lines):
+        found = re.search(rf"│ {re.escape(title)}(\s|$)", line)
+        if found is None or y == 0:
+            continue
+        left = found.start()
+        top = lines[y - 1]
+        if top[left : left + 1] != "╭" or "╮" not in top[left:]:
+            continue
+        right = top.index("╮", left)
+        return _options([row[left + 1 : right] for row in lines[y + 1 :]])
+    return []
+
+
+def _options(rows: list[str]) -> list[str]:
     options: list[str] = []
-    for line in lines[start + 1 :]:
-        inside = re.search(r"▊(.*)▎", line)
+    for row in rows:
+        inside = re.search(r"▊(.*)▎", row)
         if inside is None:
             if options:
                 break

@@ -1,0 +1,73 @@
+"""Undoing a bulk status change follows the workflow, as the bulk change itself did.
+
+Defect 5 of issue 14: Todo, Backlog and Done issues bulk-set to In progress (the Done one is
+left out: the workflow forbids it), then `u`: the inverse In progress -> Backlog is not an
+allowed move, so it became a failed write and the row showed `●✗ Backlog`, a value the server
+never had.
+"""
+
+from __future__ import annotations
+
+import json
+
+from conftest import Tracker, go_to
+from terminal_screen import status_line, visible_issues
+from terminal_service import eventually
+
+
+def outbox(tracker: Tracker) -> list[dict[str, object]]:
+    """The app's outbox, read by the CLI from the same cache (pending, sending, failed...)."""
+    code, out, err = tracker.cli("outbox", "--json")
+    assert code == 0, err
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def unsettled(tracker: Tracker) -> list[dict[str, object]]:
+    return [entry for entry in outbox(tracker) if entry["state"] in ("pending", "sending")]
+
+
+def test_undo_of_a_bulk_status_change_restores_every_issue_the_workflow_allows(
+    tracker: Tracker,
+) -> None:
+    app = tracker.open_synced_app()
+    on_screen = set(visible_issues(app.text()))
+    before = {issue["number"]: issue["status"] for issue in tracker.check.issues()}
+    chosen = {
+        status: next(n for n in sorted(on_screen, reverse=True) if before[n] == status)
+        for status in ("todo", "backlog", "done")
+    }
+    for number in chosen.values():
+        go_to(app, number)
+        app.press("space")
+    app.press("b")
+    app.pick("Change 3 marked issues", "Set status")
+    app.pick("Set status", "In progress")
+    app.wait_for_text("Bulk change: preview")
+    app.press("enter")
+    app.wait_for_text("Bulk change: queued")
+    moved = (chosen["todo"], chosen["backlog"])
+    app.wait_for(
+        lambda shown: (
+            "0 pending" in status_line(shown)
+            and all(tracker.check.issue(n)["status"] == "in_progress" for n in moved)
+        ),
+        what="the bulk change on the server",
+    )
+    app.press("escape")
+    app.wait_for_text("b Bulk edit")
+    app.press("u")
+    eventually(
+        lambda: tracker.check.issue(chosen["todo"])["status"] == "todo" and not unsettled(tracker),
+        what="the undo sent, nothing left to send",
+    )
+    # Every issue is back where it was, by allowed moves (Backlog by way of Todo), and the
+    # one the bulk change left alone was not touched.
+    after = {n: tracker.check.issue(n)["status"] for n in chosen.values()}
+    assert after == {n: before[n] for n in chosen.values()}, outbox(tracker)
+    # Nothing failed, nothing waits, and the app shows what the server has.
+    assert outbox(tracker) == []
+    for number in chosen.values():
+        code, out, err = tracker.cli("issues", "show", str(number), "--json")
+        assert code == 0, err
+        assert json.loads(out)["status"] == before[number]
+    assert "✗" not in app.text(), app.dump()
