@@ -153,6 +153,17 @@ class Terminal:
                 found.append(counts.most_common(1)[0][0])
             return found
 
+    def stands_out(self, text: str) -> bool:
+        """Whether `text` is drawn on a background other than the cell before it: selected
+        text in a field, a highlighted option. False when `text` is not on screen."""
+        with self._lock:
+            for y, line in enumerate(self._screen.display):
+                x = line.find(text)
+                if x > 0:
+                    row = self._screen.buffer[y]
+                    return bool(row[x].bg != row[x - 1].bg)
+        return False
+
     def output(self) -> bytes:
         """Every byte the process wrote so far."""
         with self._lock:
@@ -351,8 +362,8 @@ def status_line(shown: str) -> str:
     return lines[-2].strip() if len(lines) >= 2 else ""
 
 
-ISSUE_ROW = re.compile(r"^\s*●?\s*#(\d+)\s")
-"""A row of the issue list: an optional mark, then the issue's number."""
+ISSUE_ROW = re.compile(r"^[^\w#]{0,4}#(\d+)\s")
+"""A row of the issue list: glyphs (the mark, sync state), then the issue's number."""
 
 
 def highlighted(terminal: Terminal) -> list[str]:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -243,3 +245,64 @@ def run_client(
         timeout=timeout,
         check=False,
     )
+
+
+class Colleague:
+    """Another member editing issues through the API every `every` seconds, in a thread, while
+    the user works: titles of `numbers` (never a field the user edits there), priorities of
+    `own` (issues the user leaves alone). An edit that meets a stopped server is skipped."""
+
+    def __init__(
+        self,
+        api: Api,
+        *,
+        numbers: list[int],
+        own: list[int],
+        every: float = 1.5,
+        seed: int = 7,
+    ) -> None:
+        self._api = api
+        self._numbers = numbers
+        self._own = own
+        self._every = every
+        self._random = random.Random(seed)
+        self._stop = threading.Event()
+        self._ids: dict[int, str] = {}
+        self._thread = threading.Thread(target=self._run, name="colleague", daemon=True)
+        self.edits = 0
+        self.refused = 0
+        self.last: tuple[int, str, str] | None = None
+        """The last edit that landed: (number, field, value)."""
+
+    def start(self) -> Colleague:
+        self._ids = {issue["number"]: issue["id"] for issue in self._api.issues()}
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=15)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._every):
+            number, change = self._pick()
+            try:
+                response = self._api.request("PATCH", f"/issues/{self._ids[number]}", json=change)
+            except httpx.TransportError:
+                continue
+            if response.status_code == 200:
+                self.edits += 1
+                ((name, value),) = change.items()
+                self.last = (number, name, value)
+            else:
+                self.refused += 1
+
+    def _pick(self) -> tuple[int, dict[str, str]]:
+        if self._own and self._random.random() < 0.5:
+            number = self._random.choice(self._own)
+            return number, {"priority": self._random.choice(PRIORITIES)}
+        number = self._random.choice(self._numbers)
+        return number, {"title": f"Colleague's title {self.edits + 1} for #{number}"}
+
+
+PRIORITIES = ("urgent", "high", "medium", "low", "none")

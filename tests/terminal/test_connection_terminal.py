@@ -9,20 +9,10 @@ from __future__ import annotations
 
 import time
 
-from conftest import Tracker, open_issue
 from terminal_screen import Terminal, status_line
 from terminal_service import eventually
-
-PRIORITIES = {"urgent": "Urgent", "high": "High", "medium": "Medium", "low": "Low"}
-
-
-def change_priority(app: Terminal, current: str) -> str:
-    """On an issue's screen, pick a priority other than `current`; the API value picked."""
-    target = "high" if current != "high" else "low"
-    app.press("p")
-    app.pick("Priority", PRIORITIES[target])
-    app.wait_until_gone("enter picks")
-    return target
+from terminal_user import PRIORITY_VALUES, open_issue, other_priority, set_priority
+from terminal_world import Tracker
 
 
 def says(app: Terminal, word: str, *, timeout: float) -> str:
@@ -37,11 +27,10 @@ def test_the_status_bar_says_offline_once_a_write_finds_the_server_gone(
     tracker: Tracker,
 ) -> None:
     number = 57
-    current = tracker.check.issue(number)["priority"]
     app = tracker.open_synced_app()
     open_issue(app, number)
     tracker.server.kill()
-    change_priority(app, current)
+    set_priority(app, other_priority(app.text()))
     app.wait_for(lambda shown: "1 pending" in status_line(shown), what="the edit pending")
     started = time.monotonic()
     # The engine tries the write within a fifth of a second and learns the server is gone
@@ -77,11 +66,12 @@ def test_the_status_bar_says_the_key_was_refused(tracker: Tracker) -> None:
 
 def test_an_edit_made_offline_is_sent_when_the_server_comes_back(tracker: Tracker) -> None:
     number, watched = 57, 59
-    current = tracker.check.issue(number)["priority"]
     app = tracker.open_synced_app()
     open_issue(app, number)
     tracker.server.stop()
-    target = change_priority(app, current)
+    label = other_priority(app.text())
+    set_priority(app, label)
+    target = PRIORITY_VALUES[label]
     app.wait_for(lambda shown: "1 pending" in status_line(shown), what="the edit pending")
     # The engine has given up on this round of sending once it says offline.
     says(app, "offline", timeout=60)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import signal
 import time
 
-from conftest import Tracker, open_issue
 from terminal_screen import Terminal
+from terminal_user import LIST_FOOTER, focus_comment, open_issue
+from terminal_world import Tracker
 
-LIST_FOOTER = "b Bulk edit"
 DRAFT_SETTLE = 1.0
 """Seconds between the last key and killing the app: a draft may be saved a moment after the
 typing stops (a user does not pull the plug within a second of a keystroke)."""
@@ -22,7 +22,7 @@ typing stops (a user does not pull the plug within a second of a keystroke)."""
 def test_leaving_an_issue_with_a_comment_draft_asks_first(tracker: Tracker) -> None:
     app = tracker.open_synced_app()
     open_issue(app, 58)
-    start_comment(app)
+    focus_comment(app)
     app.type("Half a thought about the")
     app.wait_for_text("Half a thought about the")
     app.press("escape", "escape")
@@ -37,16 +37,6 @@ def test_leaving_an_issue_with_a_comment_draft_asks_first(tracker: Tracker) -> N
     assert LIST_FOOTER not in shown
 
 
-def start_comment(app: Terminal) -> None:
-    """`c`, then wait for the comment field to take the keys: the footer drops the issue's
-    field keys (letters typed before that moment go to the screen's bindings, or nowhere)."""
-    app.press("c")
-    app.wait_for(
-        lambda shown: "^q Quit" in (footer := shown.split("\n")[-1]) and "p Priority" not in footer,
-        what="the comment field focused",
-    )
-
-
 def reopened(tracker: Tracker, app: Terminal) -> Terminal:
     """Kill the app as a closed laptop or an OOM killer would, and open it again."""
     time.sleep(DRAFT_SETTLE)
@@ -58,7 +48,7 @@ def reopened(tracker: Tracker, app: Terminal) -> Terminal:
 def test_a_comment_draft_survives_the_app_being_killed(tracker: Tracker) -> None:
     app = tracker.open_synced_app()
     open_issue(app, 58)
-    start_comment(app)
+    focus_comment(app)
     app.type("Reproduced on staging")
     app.wait_for_text("Reproduced on staging")
     app = reopened(tracker, app)

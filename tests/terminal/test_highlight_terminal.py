@@ -8,8 +8,9 @@ back, the cursor landed on its neighbour.
 
 from __future__ import annotations
 
-from conftest import Tracker, go_to
 from terminal_screen import highlighted_issue, marked_issues, status_line, visible_issues
+from terminal_user import go_to
+from terminal_world import Tracker
 
 
 def test_the_highlight_and_marks_follow_their_issues_when_a_colleague_resorts_the_list(

@@ -7,9 +7,10 @@ exited 0. Defect 15: `reg` + enter made a new label "reg" when "regression" was 
 
 from __future__ import annotations
 
-from conftest import Tracker, go_to, open_issue
 from terminal_screen import Terminal
 from terminal_service import eventually
+from terminal_user import go_to, open_issue
+from terminal_world import Tracker
 
 CRASH_WORDS = ("Traceback", "NoMatches", "Error")
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from conftest import SEEDED_ISSUES, Tracker
 from terminal_screen import highlighted_issue
+from terminal_world import SEEDED_ISSUES, Tracker
 
 
 def test_the_app_syncs_moves_and_quits_in_a_real_terminal(tracker: Tracker) -> None:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 
-from conftest import Tracker, go_to
 from terminal_screen import status_line, visible_issues
 from terminal_service import eventually
+from terminal_user import go_to
+from terminal_world import Tracker
 
 
 def outbox(tracker: Tracker) -> list[dict[str, object]]:
