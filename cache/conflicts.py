@@ -1,11 +1,14 @@
 """Per-field conflicts between a pending edit and what the server now holds (principle 2).
 
 A field conflicts when the server's value moved away from the entry's base to something other
-than the user's value; fields nobody else touched merge silently: `park` splits them off to be
-sent at once, and only the conflicting ones wait. Settling a conflict edits the entry: `MINE`
-rebases the field on the server's value (so the resend is not flagged again), `THEIRS` drops
-the field. Once every conflict of an entry is settled it is pending again, or gone if no field
-is left to send.
+than the user's value and other than a value our own confirmed writes put there (those are
+never "theirs": `not_ours`); fields nobody else touched merge silently: `park` splits them off
+to be sent at once, and only the conflicting ones wait. Settling a conflict edits the entry:
+`MINE` rebases the field on the server's value (so the resend is not flagged again), `THEIRS`
+drops the field, and a later write of it, typed over the dropped value, goes back to the
+dropped one's base: it was typed without seeing theirs, so it is checked against theirs in
+turn. Once every conflict of an entry is settled it is pending again, or gone if no field is
+left to send.
 """
 
 from __future__ import annotations
@@ -42,6 +45,18 @@ def detect(entry: OutboxEntry, server_record: Mapping[str, Any]) -> list[FieldCo
         if not outbox.same(theirs, base) and not outbox.same(theirs, mine):
             found.append(FieldConflict(name, base, mine, theirs))
     return found
+
+
+def not_ours(
+    found: Sequence[FieldConflict], ours: Mapping[str, Sequence[JsonValue]]
+) -> list[FieldConflict]:
+    """The conflicts whose server value is not one our own writes set (`ours`, by field, from
+    `outbox.confirmed_since`): the server holding our own value is no one else's change."""
+    return [
+        conflict
+        for conflict in found
+        if not any(outbox.same(conflict.theirs, value) for value in ours.get(conflict.field, ()))
+    ]
 
 
 def _loads(text: str) -> JsonValue:
@@ -140,8 +155,9 @@ def resolve(
     if resolution is Resolution.MINE:
         base[conflict.field] = conflict.theirs
     else:
-        base.pop(conflict.field, None)
+        moves = {conflict.field: (conflict.mine, base.pop(conflict.field, None))}
         changes.pop(conflict.field, None)
+        outbox.rebase_later(conn, entry, moves)
     conn.execute(
         "UPDATE outbox SET base = ?, changes = ?, updated_at = ? WHERE id = ?",
         (dumps(base), dumps(changes), now, entry.id),

@@ -35,16 +35,29 @@ class Operation(StrEnum):
 
 
 class EntryState(StrEnum):
-    """Life of an outbox entry: pending -> sending -> done, or failed / conflict on the way."""
+    """Life of an outbox entry: pending -> sending -> done, or failed / conflict on the way.
+
+    `unsure`: a create whose answer was lost, and the server holds more records like it, made
+    since it was sent, than there are such creates: it may already be on the server (as one
+    of them) or not. Neither sent nor dropped: the user says which (`Cache.same_as`,
+    `Cache.send_anyway`, `Cache.discard`).
+    """
 
     PENDING = "pending"
     SENDING = "sending"
     FAILED = "failed"
     CONFLICT = "conflict"
     DONE = "done"
+    UNSURE = "unsure"
 
 
-ACTIVE_STATES = (EntryState.PENDING, EntryState.SENDING, EntryState.FAILED, EntryState.CONFLICT)
+ACTIVE_STATES = (
+    EntryState.PENDING,
+    EntryState.SENDING,
+    EntryState.FAILED,
+    EntryState.CONFLICT,
+    EntryState.UNSURE,
+)
 
 
 class SyncState(StrEnum):
@@ -210,6 +223,15 @@ class OutboxEntry:
     created_at: float
     updated_at: float
     sent_at: float | None
+    place: int | None = None
+    """The id of the entry this one was split off (see `cache.outbox.split_off`): it holds
+    that entry's place in the queue. None: its own id is its place."""
+
+    @property
+    def queue_order(self) -> tuple[int, int]:
+        """Where the entry stands in the queue: writes of one record are shown, sent and
+        rebased in this order."""
+        return (self.place or self.id, self.id)
 
     @property
     def target_id(self) -> str:

@@ -103,3 +103,46 @@ ORDERINGS: dict[SortKey, Ordering] = {
     SortKey.STATUS: _ranked("status_rank", "issues_by_status"),
     SortKey.PRIORITY: _ranked("priority_rank", "issues_by_priority"),
 }
+
+
+def walk_terms(ordering: Ordering, descending: bool) -> list[tuple[str, bool]]:
+    """The `ORDER BY` terms of a walk as `(expression, ascending)`, one per column of
+    `ordering.columns`: read from `ascending_sql`, each flipped when `descending` (which is
+    the exact reverse), so they cannot drift from the order windows are read in."""
+    terms: list[tuple[str, bool]] = []
+    for part in ordering.ascending_sql.split(","):
+        words = part.split()
+        ascending = words[-1].upper() != "DESC"
+        if words[-1].upper() in ("ASC", "DESC"):
+            words = words[:-1]
+        terms.append((" ".join(words), ascending != descending))
+    return terms
+
+
+def before_ranges(
+    ordering: Ordering, descending: bool, cells: Sequence[Cell]
+) -> list[tuple[str, tuple[Cell, ...]]]:
+    """Conditions selecting the rows strictly before the row whose `ordering.columns` hold
+    `cells`, in the walk's order: disjoint, and each a range of the ordering's index (equal
+    on a prefix of its columns, then one comparison), so counting them walks only the index
+    entries before that row. NULL sorts first, as in SQLite."""
+    terms = walk_terms(ordering, descending)
+    if len(terms) != len(cells):
+        raise ValueError(f"{ordering.index}: {len(terms)} sort terms for {len(cells)} values")
+    ranges: list[tuple[str, tuple[Cell, ...]]] = []
+    prefix: list[str] = []
+    params: tuple[Cell, ...] = ()
+    for (expression, ascending), value in zip(terms, cells, strict=True):
+        if ascending and value is not None:
+            ranges.append((" AND ".join([*prefix, f"{expression} IS NULL"]), params))
+            ranges.append((" AND ".join([*prefix, f"{expression} < ?"]), (*params, value)))
+        elif not ascending and value is None:
+            ranges.append((" AND ".join([*prefix, f"{expression} IS NOT NULL"]), params))
+        elif not ascending:
+            ranges.append((" AND ".join([*prefix, f"{expression} > ?"]), (*params, value)))
+        if value is None:
+            prefix.append(f"{expression} IS NULL")
+        else:
+            prefix.append(f"{expression} = ?")
+            params = (*params, value)
+    return ranges

@@ -12,6 +12,12 @@ its idempotency key.
 - delete after updates: every update not in flight vanishes into the delete, whose base
   keeps their original values.
 
+A write's base is what the screen showed beneath it: the server row plus the writes still to
+be applied, never a failed or dropped one (`cache.overlay`). When an earlier write of the
+record fails, is dropped, retried or settled, the first later write of each field it set is
+rebased to match (`rebase_later`), so no later write is checked against a value that will
+never be the server's.
+
 Records created offline get `local_<uuid>` ids. Writes that refer to one (an edit of it, a
 comment on it) wait until its create is done; `map_created` then substitutes the server id.
 Entries of one record are sent in order: a pending entry waits while an earlier one of the
@@ -22,7 +28,7 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from cache.errors import OutboxStateError
@@ -41,8 +47,12 @@ LOCAL_PREFIX = "local_"
 
 _COLUMNS = (
     "id, resource, record_id, server_id, parent_id, operation, base, changes, idempotency_key, "
-    "attempts, state, last_error, batch_id, created_at, updated_at, sent_at"
+    "attempts, state, last_error, batch_id, created_at, updated_at, sent_at, place"
 )
+QUEUE_ORDER = "COALESCE(place, id), id"
+"""An entry's place in the queue: its own id, or, for the part split off an entry, the place
+of the entry it came from (see `split_off`), so a later write of the same record still comes
+after it: in what is shown, in what may be sent, and in what a withdrawn write rebases."""
 ACTIVE_SQL = "(" + ", ".join(f"'{state.value}'" for state in ACTIVE_STATES) + ")"
 
 
@@ -77,6 +87,7 @@ def _entry(row: Any) -> OutboxEntry:
         created_at=float(row[13]),
         updated_at=float(row[14]),
         sent_at=None if row[15] is None else float(row[15]),
+        place=None if row[16] is None else int(row[16]),
     )
 
 
@@ -91,19 +102,21 @@ def entries(
     conn: sqlite3.Connection, states: Iterable[EntryState] | None = None
 ) -> list[OutboxEntry]:
     if states is None:
-        rows = conn.execute(f"SELECT {_COLUMNS} FROM outbox ORDER BY id")
+        rows = conn.execute(f"SELECT {_COLUMNS} FROM outbox ORDER BY " + QUEUE_ORDER)
     else:
         wanted = [state.value for state in states]
         rows = conn.execute(
             f"SELECT {_COLUMNS} FROM outbox WHERE state IN (SELECT value FROM json_each(?)) "
-            "ORDER BY id",
+            "ORDER BY " + QUEUE_ORDER,
             (dumps(wanted),),
         )
     return [_entry(row) for row in rows]
 
 
 def active(conn: sqlite3.Connection) -> list[OutboxEntry]:
-    rows = conn.execute(f"SELECT {_COLUMNS} FROM outbox WHERE state IN {ACTIVE_SQL} ORDER BY id")
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM outbox WHERE state IN {ACTIVE_SQL} ORDER BY {QUEUE_ORDER}"
+    )
     return [_entry(row) for row in rows]
 
 
@@ -111,7 +124,7 @@ def chain(conn: sqlite3.Connection, resource: Resource, target: str) -> list[Out
     """Active entries writing to one record, oldest first."""
     rows = conn.execute(
         f"SELECT {_COLUMNS} FROM outbox WHERE resource = ? AND state IN {ACTIVE_SQL} "
-        "AND (record_id = ? OR server_id = ?) ORDER BY id",
+        "AND (record_id = ? OR server_id = ?) ORDER BY " + QUEUE_ORDER,
         (resource.value, target, target),
     )
     return [_entry(row) for row in rows]
@@ -122,6 +135,12 @@ def resolve_id(conn: sqlite3.Connection, record_id: str) -> str:
         return record_id
     row = conn.execute("SELECT server_id FROM id_map WHERE local_id = ?", (record_id,)).fetchone()
     return record_id if row is None else str(row[0])
+
+
+def parent_of(resource: Resource, record: Mapping[str, JsonValue]) -> str | None:
+    """The issue a comment belongs to (its writes wait for that issue's create)."""
+    value = record.get("issue_id") if resource is Resource.COMMENTS else None
+    return value if isinstance(value, str) else None
 
 
 def _is_open(entry: OutboxEntry) -> bool:
@@ -199,6 +218,10 @@ def enqueue_create(
     )
 
 
+Beneath = Callable[[Sequence[OutboxEntry]], Mapping[str, JsonValue]]
+"""The record as the screen would show it with only these (earlier) entries laid over it."""
+
+
 def enqueue_update(
     conn: sqlite3.Connection,
     resource: Resource,
@@ -208,23 +231,37 @@ def enqueue_update(
     parent_id: str | None,
     batch_id: str | None,
     now: float,
+    *,
+    beneath: Beneath | None = None,
+    merge: bool = True,
 ) -> OutboxEntry | None:
     """`current` is the record as the screen shows it before this edit: it supplies the base.
-    Returns the entry now holding the edit, or None when nothing is left to send."""
+    Returns the entry now holding the edit, or None when nothing is left to send.
+
+    A field edited back to its base drops out only while that base is still what shows
+    beneath the entry (`beneath`, when given): if a pull brought a colleague's value in the
+    meantime, the edit stays, to be checked against it like any other. `merge` False queues
+    a write of its own even after an open one of the same batch: one step of a path that
+    must reach the server as separate moves."""
     history = chain(conn, resource, target)
     latest = history[-1] if history else None
-    if latest is not None and _is_open(latest):
+    if latest is not None and _is_open(latest) and merge:
         if latest.operation is Operation.CREATE:
             return _save(conn, latest, latest.base, {**latest.changes, **changes}, now)
         if latest.operation is Operation.UPDATE and latest.batch_id == batch_id:
             base, merged = dict(latest.base), dict(latest.changes)
+            under: Mapping[str, JsonValue] | None = None
             for name, value in changes.items():
                 if name not in base:
                     if same(current.get(name), value):
                         continue
                     base[name] = current.get(name)
                 merged[name] = value
-                if same(merged[name], base[name]):
+                if not same(merged[name], base[name]):
+                    continue
+                if beneath is not None and under is None:
+                    under = beneath(history[:-1])
+                if under is None or same(under.get(name), base[name]):
                     del merged[name], base[name]
             if not merged:
                 _remove(conn, [latest.id])
@@ -316,21 +353,51 @@ def _unlink(conn: sqlite3.Connection, local_id: str) -> None:
 
 def discard(conn: sqlite3.Connection, entry_id: int) -> None:
     """Drop an entry that is not in flight. Later entries of the same record were based on
-    its result, so their bases for the fields it changed fall back to its base."""
+    its result, so their bases for the fields it changed fall back to its base; a failed
+    entry's were when it failed, and later writes are based on what was shown since (a
+    value it shares with them is not its doing)."""
     entry = get(conn, entry_id)
     if entry.state in (EntryState.SENDING, EntryState.DONE):
         raise OutboxStateError(f"entry {entry_id} is {entry.state.value} and cannot be discarded")
     if entry.operation is Operation.CREATE:
         drop_local(conn, entry.record_id)
         return
-    for later in chain(conn, entry.resource, entry.target_id):
-        if later.id <= entry.id:
-            continue
-        touched = {name for name in entry.changes if name in later.base}
-        if touched:
-            rebased = {**later.base, **{name: entry.base.get(name) for name in touched}}
-            conn.execute("UPDATE outbox SET base = ? WHERE id = ?", (dumps(rebased), later.id))
+    if entry.state is not EntryState.FAILED:
+        withdraw(conn, entry)
     _remove(conn, [entry_id])
+
+
+def withdraw(conn: sqlite3.Connection, entry: OutboxEntry) -> None:
+    """The entry's values will not be applied (it failed, or is being dropped): later writes
+    based on them are rebased on what was beneath it."""
+    moves = {name: (value, entry.base.get(name)) for name, value in entry.changes.items()}
+    if entry.operation is Operation.UPDATE:
+        rebase_later(conn, entry, moves)
+
+
+def rebase_later(
+    conn: sqlite3.Connection,
+    entry: OutboxEntry,
+    moves: Mapping[str, tuple[JsonValue, JsonValue]],
+) -> None:
+    """For each field of `moves` (field: (old, new)), the first later write of the record
+    that sets it was based on this entry's doing: its base goes from `old` to `new`. Writes
+    after that one were based on it, not on this entry, and keep their bases; a base that is
+    not `old` was taken some other way and is left alone."""
+    waiting = dict(moves)
+    for later in chain(conn, entry.resource, entry.target_id):
+        if not waiting:
+            return
+        if later.queue_order <= entry.queue_order:
+            continue
+        touched = [name for name in waiting if name in later.base or name in later.changes]
+        rebased = dict(later.base)
+        for name in touched:
+            old, new = waiting.pop(name)
+            if name in rebased and same(rebased[name], old):
+                rebased[name] = new
+        if rebased != later.base:
+            conn.execute("UPDATE outbox SET base = ? WHERE id = ?", (dumps(rebased), later.id))
 
 
 def transition(
@@ -369,6 +436,36 @@ def mark_not_applied(conn: sqlite3.Connection, entry_ids: Iterable[int]) -> None
     )
 
 
+def surely_unapplied(conn: sqlite3.Connection, entry: OutboxEntry) -> bool:
+    """Whether the server certainly never applied the entry: never sent, refused, parked as a
+    conflict before sending, or its last attempt known to have changed nothing."""
+    if entry.state in (EntryState.FAILED, EntryState.CONFLICT):
+        return True
+    if entry.state is not EntryState.PENDING:
+        return False
+    if entry.attempts == 0:
+        return True
+    row = conn.execute("SELECT not_applied FROM outbox WHERE id = ?", (entry.id,)).fetchone()
+    return row is not None and bool(row[0])
+
+
+def confirmed_since(conn: sqlite3.Connection, entry: OutboxEntry) -> dict[str, list[JsonValue]]:
+    """Values our own writes to the entry's record set on the server, confirmed since the
+    entry was made (so not part of its base), by field: the server holding one of them is
+    our doing, never someone else's change."""
+    rows = conn.execute(
+        "SELECT changes FROM outbox WHERE resource = ? AND (record_id = ? OR server_id = ?) "
+        "AND state = 'done' AND operation != 'delete' AND id != ? AND updated_at >= ? "
+        "ORDER BY " + QUEUE_ORDER,
+        (entry.resource.value, entry.target_id, entry.target_id, entry.id, entry.created_at),
+    )
+    found: dict[str, list[JsonValue]] = {}
+    for (changes,) in rows:
+        for name, value in loads_object(str(changes)).items():
+            found.setdefault(name, []).append(value)
+    return found
+
+
 def doubtful(conn: sqlite3.Connection) -> set[int]:
     """Pending creates tried before whose outcome nobody knows: to look for before a resend."""
     rows = conn.execute(
@@ -392,8 +489,8 @@ def split_off(
     _save(conn, entry, kept_base, kept, now)
     cursor = conn.execute(
         "INSERT INTO outbox (resource, record_id, server_id, parent_id, operation, base, "
-        "changes, idempotency_key, attempts, state, batch_id, created_at, updated_at, sent_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "changes, idempotency_key, attempts, state, batch_id, created_at, updated_at, sent_at, "
+        "place) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             entry.resource.value,
             entry.record_id,
@@ -409,6 +506,7 @@ def split_off(
             entry.created_at,
             now,
             entry.sent_at,
+            entry.place or entry.id,
         ),
     )
     return get(conn, int(cursor.lastrowid or 0))
@@ -430,7 +528,7 @@ def map_created(conn: sqlite3.Connection, entry: OutboxEntry, server_id: str) ->
     # each create's bookkeeping grow with the queue.
     mentioning = conn.execute(
         f"SELECT {_COLUMNS} FROM outbox WHERE state IN {ACTIVE_SQL} "
-        "AND (instr(base, ?) > 0 OR instr(changes, ?) > 0) ORDER BY id",
+        "AND (instr(base, ?) > 0 OR instr(changes, ?) > 0) ORDER BY " + QUEUE_ORDER,
         (local_id, local_id),
     )
     for other in [_entry(row) for row in mentioning]:
@@ -470,7 +568,7 @@ def sendable(conn: sqlite3.Connection) -> list[OutboxEntry]:
 
 def batch(conn: sqlite3.Connection, batch_id: str) -> list[OutboxEntry]:
     rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM outbox WHERE batch_id = ? ORDER BY id", (batch_id,)
+        f"SELECT {_COLUMNS} FROM outbox WHERE batch_id = ? ORDER BY " + QUEUE_ORDER, (batch_id,)
     )
     return [_entry(row) for row in rows]
 

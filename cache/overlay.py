@@ -11,12 +11,17 @@ merge these few records in (see cache.query).
 
 A locally edited record shows its edit time as `updated_at` (server clock, via the measured
 offset), so it moves to where the server will put it once the edit lands.
+
+A failed write is not replayed: the server refused it, so its values are not the record's and
+showing them would be a lie (and the base of the user's next edit). The record keeps its
+failed marker until the write is retried or discarded, and the sync panel says why. A failed
+create is the exception: its record exists nowhere else, so it stays, marked failed.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from cache import outbox, records, syncstate
@@ -90,9 +95,14 @@ def _state_of(entries: Iterable[OutboxEntry]) -> SyncState:
     states = {entry.state for entry in entries}
     if EntryState.CONFLICT in states:
         return SyncState.CONFLICT
-    if EntryState.FAILED in states:
-        return SyncState.FAILED
+    if EntryState.FAILED in states or EntryState.UNSURE in states:
+        return SyncState.FAILED  # unsure: neither sent nor queued, the user must say (issue 15)
     return SyncState.PENDING
+
+
+def shown(entry: OutboxEntry) -> bool:
+    """Whether the entry's values are part of what the screen shows (see the module doc)."""
+    return entry.state is not EntryState.FAILED or entry.operation is Operation.CREATE
 
 
 def _replay(
@@ -101,6 +111,8 @@ def _replay(
     record = None if base is None else dict(base)
     edited_at: float | None = None
     for entry in chain:
+        if not shown(entry):
+            continue
         if entry.operation is Operation.CREATE:
             created = iso_from_unix(entry.created_at + offset)
             record = {
@@ -211,6 +223,15 @@ def _add_commented_issues(
                 _state_of(states),
                 effective.entries,
             )
+
+
+def beneath(
+    conn: sqlite3.Connection, resource: Resource, key: str, chain: Sequence[OutboxEntry]
+) -> JsonObject:
+    """The record as the screen would show it with only `chain` (active entries of it, in
+    order) laid over its server row: what lies beneath a later entry."""
+    _rid, base = _server_rows(conn, resource, [key]).get(key, (None, None))
+    return _replay(resource, base, list(chain), syncstate.clock_offset(conn)) or {}
 
 
 def current(state: ThreadState) -> Overlay:

@@ -29,12 +29,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cache import fts, hits, labels, overlay
+from cache import fts, hits, labels, outbox, overlay
 from cache.db import ThreadState
 from cache.filtering import CompiledFilter, compile_filter
 from cache.fts import TextQuery
 from cache.models import IssueFilter, IssueRow, IssueSort, Resource, SortKey, SyncState
-from cache.ordering import ORDERINGS, Key, Ordering
+from cache.ordering import ORDERINGS, Key, Ordering, before_ranges
 from cache.overlay import Effective, Overlay
 from cache.resources import SPECS, Cell, dumps, labels_of
 
@@ -353,10 +353,107 @@ def _window(q: Query, sort: IssueSort, offset: int, limit: int) -> list[IssueRow
 
 
 def plans(q: Query, sort: IssueSort) -> list[str]:
-    """EXPLAIN QUERY PLAN lines of the window and count queries, for tests and diagnosis."""
+    """EXPLAIN QUERY PLAN lines of the window and count queries, then of the count behind
+    `position`, for tests and diagnosis."""
     fts.ensure_temp_tables(q.conn)
     lines: list[str] = []
     walk, walk_params = window_sql(q.compiled, sort)
-    for sql, params in ((walk, (*walk_params, 50, 0)), _count_query(q.compiled)):
+    ordering = ORDERINGS[sort.key]
+    before, before_params = _before_sql(
+        q, ordering, sort.descending, [0] * len(ordering.columns), 9
+    )
+    for sql, params in (
+        (walk, (*walk_params, 50, 0)),
+        _count_query(q.compiled),
+        (before, tuple(before_params)),
+    ):
         lines += [str(row[3]) for row in q.conn.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
     return lines
+
+
+def position(q: Query, sort: IssueSort, issue_id: str, near: int | None = None) -> int | None:
+    """Where `issue_id` stands in the effective list in `sort` order (what `window` would
+    put at that offset), or None when the filter does not show it.
+
+    The server rows on one side of it are counted on the sort index, one range per sort
+    column (`ordering.before_ranges`), so the cost is the index entries walked, as for a
+    window at that offset; the overlaid rows are then placed as `window` places them. The
+    count starts from the end nearer to `near` (where the issue was last seen, if known) and
+    walks at most half the list from there before counting from the other end instead."""
+    ordering, descending = ORDERINGS[sort.key], sort.descending
+    total = count(q)
+    _walk_hits(q, sort, total)
+    cells = _cells_of(q, ordering, outbox.resolve_id(q.conn, issue_id))
+    if cells is None:
+        return None
+    key = ordering.key(cells)
+    x_keys = _shadowed_keys(q, ordering)
+    v_keys = sorted(ordering.key_of(e.values) for e in _visible(q))
+    server_total = total + len(x_keys) - len(v_keys)
+    from_end = near is not None and 2 * near > total
+    half = server_total // 2 + 1
+    walked = _server_before(q, ordering, descending != from_end, cells, half)
+    if walked < half:
+        before = server_total - walked - _in_server(q, ordering, cells) if from_end else walked
+    elif from_end:
+        before = _server_before(q, ordering, descending, cells, None)
+    else:
+        after = _server_before(q, ordering, not descending, cells, None)
+        before = server_total - after - _in_server(q, ordering, cells)
+    return before - _before(x_keys, key, descending) + _before(v_keys, key, descending)
+
+
+def _cells_of(q: Query, ordering: Ordering, issue_id: str) -> list[Cell] | None:
+    """The sort columns of the issue as the list shows it, None when the filter hides it."""
+    effective = q.overlay.of(Resource.ISSUES).get(issue_id)
+    if effective is not None:
+        if effective.record is None or not q.compiled.accepts(
+            effective.values, labels_of(effective.record), effective.id in q.text_matches
+        ):
+            return None
+        return [effective.values[name] for name in ordering.columns]
+    condition = f"AND {q.compiled.where}" if q.compiled.where else ""
+    row = q.conn.execute(
+        f"SELECT {', '.join(ordering.columns)} FROM issues WHERE id = ? {condition}",
+        (issue_id, *q.compiled.params),
+    ).fetchone()
+    return None if row is None else list(row)
+
+
+def _in_server(q: Query, ordering: Ordering, cells: list[Cell]) -> int:
+    """1 when a server row matching the filter has exactly these sort columns (its own,
+    unless a local edit moved it), else 0. Every order ends in `rid`, so one lookup."""
+    condition = f"AND {q.compiled.where}" if q.compiled.where else ""
+    row = q.conn.execute(
+        f"SELECT {', '.join(ordering.columns)} FROM issues WHERE rid = ? {condition}",
+        (cells[-1], *q.compiled.params),
+    ).fetchone()
+    return int(row is not None and ordering.key(row) == ordering.key(cells))
+
+
+def _server_before(
+    q: Query, ordering: Ordering, descending: bool, cells: list[Cell], limit: int | None
+) -> int:
+    """How many server rows matching the filter come strictly before `cells` when walking
+    in `descending` order (shadowed ones included, as in S), counting at most `limit`."""
+    sql, params = _before_sql(q, ordering, descending, cells, limit)
+    return int(q.conn.execute(sql, params).fetchone()[0])
+
+
+def _before_sql(
+    q: Query, ordering: Ordering, descending: bool, cells: Sequence[Cell], limit: int | None
+) -> tuple[str, list[object]]:
+    """The count behind `_server_before`: one walk of a range of the sort index per sort
+    column, stopping at `limit`. A search with few matches is counted from its matches."""
+    index = "" if hits.few(q.memo, q.compiled.text) else f"INDEXED BY {ordering.index}"
+    condition = f"AND {q.compiled.scan_where}" if q.compiled.scan_where else ""
+    arms: list[str] = []
+    params: list[object] = []
+    for where, values in before_ranges(ordering, descending, cells):
+        arms.append(f"SELECT 1 FROM issues {index} WHERE {where} {condition}")
+        params += [*values, *q.compiled.params]
+    if not arms:
+        return "SELECT 0", []
+    capped = " LIMIT ?" if limit is not None else ""
+    params += [limit] if limit is not None else []
+    return f"SELECT count(*) FROM ({' UNION ALL '.join(arms)}{capped})", params

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from sqlite_utils import Database, Migrations
 
-from cache.errors import SchemaTooNewError
+from cache.errors import CacheOpenError, SchemaTooNewError
 
 MIGRATIONS = Migrations("tracker_tui_cache")
 
@@ -210,11 +210,78 @@ CREATE INDEX issues_by_project ON issues (project_id, updated_at DESC, rid DESC,
 """
 
 
+DRAFTS_SQL = """
+CREATE TABLE drafts (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    updated_at REAL NOT NULL
+) WITHOUT ROWID;
+"""
+
+
 def _script(sql: str) -> Callable[[Database], None]:
     def step(db: Database) -> None:
         db.executescript(sql)
 
     return step
+
+
+OLD_STATE_CHECK = "CHECK (state IN ('pending', 'sending', 'failed', 'conflict', 'done'))"
+NEW_STATE_CHECK = "CHECK (state IN ('pending', 'sending', 'failed', 'conflict', 'done', 'unsure'))"
+
+
+def _outbox_unsure_state(db: Database) -> None:
+    """Allow the `unsure` state: SQLite cannot change a CHECK in place, so the outbox table is
+    rebuilt (SQLite's documented procedure) from the table as this very file holds it, with
+    only the CHECK changed: columns another step added survive, in any order of steps.
+
+    One statement at a time inside the migration's transaction (`executescript` would commit
+    first, and a crash halfway would lose the conflicts kept aside). `conflicts` refers to the
+    outbox with ON DELETE CASCADE, so it is kept aside and dropped first: dropping the outbox
+    under it would delete every conflict. The AUTOINCREMENT high-water marks are restored, so
+    no entry number is ever given twice.
+    """
+    conn = db.conn
+    tables = {"outbox": _schema_of(conn, "outbox"), "conflicts": _schema_of(conn, "conflicts")}
+    table_sql, _ = tables["outbox"]
+    if OLD_STATE_CHECK not in table_sql:
+        raise CacheOpenError("the outbox table is not the one this step knows how to rebuild")
+    statements = [
+        "CREATE TEMP TABLE kept_sequence AS SELECT name, seq FROM sqlite_sequence "
+        "WHERE name IN ('outbox', 'conflicts')",
+        "CREATE TEMP TABLE kept_conflicts AS SELECT * FROM conflicts",
+        "DROP TABLE conflicts",
+        table_sql.replace("CREATE TABLE outbox", "CREATE TABLE outbox_next", 1).replace(
+            OLD_STATE_CHECK, NEW_STATE_CHECK
+        ),
+        "INSERT INTO outbox_next SELECT * FROM outbox",
+        "DROP TABLE outbox",
+        "ALTER TABLE outbox_next RENAME TO outbox",
+        *tables["outbox"][1],
+        tables["conflicts"][0],
+        "INSERT INTO conflicts SELECT * FROM temp.kept_conflicts",
+        *tables["conflicts"][1],
+        "DELETE FROM sqlite_sequence WHERE name IN ('outbox', 'conflicts')",
+        "INSERT INTO sqlite_sequence (name, seq) SELECT name, seq FROM temp.kept_sequence",
+        "DROP TABLE temp.kept_conflicts",
+        "DROP TABLE temp.kept_sequence",
+        # Records made by a local create are looked up by server id when a lost answer is
+        # reconciled (a record is the result of at most one local write).
+        "CREATE INDEX id_map_by_server ON id_map (resource, server_id)",
+    ]
+    for statement in statements:
+        conn.execute(statement)
+
+
+def _schema_of(conn: sqlite3.Connection, table: str) -> tuple[str, list[str]]:
+    """A table's CREATE statement and those of its own indexes, as the file holds them."""
+    rows = conn.execute(
+        "SELECT type, sql FROM sqlite_master WHERE tbl_name = ? AND sql IS NOT NULL "
+        "AND type IN ('table', 'index') ORDER BY type DESC, name",
+        (table,),
+    ).fetchall()
+    [created] = [sql for kind, sql in rows if kind == "table"]
+    return str(created), [str(sql) for kind, sql in rows if kind == "index"]
 
 
 STEPS: tuple[tuple[str, Callable[[Database], None]], ...] = (
@@ -232,6 +299,21 @@ STEPS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     # not carried over: the server's rate-limit headers cover the minutes they counted.
     ("request_log_own_file", _script("DROP TABLE IF EXISTS request_log;")),
     ("filter_indexes_in_default_order", _script(FILTER_INDEXES_IN_DEFAULT_ORDER_SQL)),
+    ("outbox_unsure_state", _outbox_unsure_state),
+    # A create that may have made one of several records: those records, for the user to
+    # pick from (`suspects`); and what the cache held like it when it was last sent (`seen`):
+    # a record seen before an attempt cannot be its result.
+    (
+        "outbox_suspects_and_seen",
+        _script(
+            "ALTER TABLE outbox ADD COLUMN suspects TEXT;\nALTER TABLE outbox ADD COLUMN seen TEXT;"
+        ),
+    ),
+    # The part of an entry split off to be sent at once keeps that entry's place in the
+    # queue (`cache.outbox.QUEUE_ORDER`), ahead of later writes of the same record.
+    ("outbox_place", _script("ALTER TABLE outbox ADD COLUMN place INTEGER;")),
+    # What the user typed and has not sent (cache.drafts): kept as they type.
+    ("drafts", _script(DRAFTS_SQL)),
 )
 KNOWN_STEPS = tuple(name for name, _ in STEPS)
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from cache import (
+    drafts,
     outbox,
     overlay,
     query,
@@ -298,6 +300,23 @@ class Cache(OutboxWrites):
         with self._db.write() as conn:
             syncstate.set_last_full_sweep(conn, resource.value, at)
 
+    # -- drafts (cache.drafts) ----------------------------------------------------------------
+
+    def save_draft(self, key: str, value: JsonObject) -> None:
+        """Keep what the user typed under `key`, replacing the draft there. A commit in WAL
+        mode survives the process being killed, which is what a draft is for; an fsync per
+        keystroke pause (`durable`) would guard against power loss at a cost paid while typing."""
+        with self._db.write() as conn:
+            drafts.save(conn, key, value, self._clock())
+
+    def draft(self, key: str) -> JsonObject | None:
+        with self._db.read() as conn:
+            return drafts.load(conn, key)
+
+    def discard_draft(self, key: str) -> None:
+        with self._db.write() as conn:
+            drafts.discard(conn, key)
+
     # -- request log --------------------------------------------------------------------------
 
     def reserve_request(self, at: float, bucket: str, checks: Sequence[LogCheck]) -> bool:
@@ -329,6 +348,23 @@ class Cache(OutboxWrites):
     def count(self, filter: IssueFilter) -> int:
         with self._db.read():
             return query.count(query.prepare(self._db.state(), filter))
+
+    def position(
+        self, filter: IssueFilter, sort: IssueSort, issue_id: str, *, near: int | None = None
+    ) -> int | None:
+        """The offset at which `window` shows the issue (a local id is followed to the server
+        id once its create has landed), or None when the filter does not show it. Costs
+        about what a window at that offset costs, less when `near` (where it was last seen)
+        says which end of the list it is closer to."""
+        with self._db.read():
+            return query.position(query.prepare(self._db.state(), filter), sort, issue_id, near)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Make the reads inside (on this thread) see one state of the cache: a count, a
+        position and a window that agree, however many writes commit meanwhile."""
+        with self._db.read():
+            yield
 
     def query_plans(self, filter: IssueFilter, sort: IssueSort) -> list[str]:
         """EXPLAIN QUERY PLAN of the window and count queries (diagnostics and tests)."""

@@ -13,9 +13,10 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from cache import conflicts, outbox, overlay, records
+from cache import conflicts, outbox, overlay, records, suspects, undo
 from cache.db import Connector
 from cache.errors import OutboxStateError, RecordNotFoundError
 from cache.models import (
@@ -38,11 +39,6 @@ def _writable(resource: Resource) -> Resource:
     if resource not in WRITABLE_RESOURCES:
         raise OutboxStateError(f"{resource.value} cannot be written locally")
     return resource
-
-
-def _parent(resource: Resource, record: Mapping[str, JsonValue]) -> str | None:
-    value = record.get("issue_id") if resource is Resource.COMMENTS else None
-    return value if isinstance(value, str) else None
 
 
 class OutboxWrites:
@@ -81,7 +77,7 @@ class OutboxWrites:
                 conn,
                 _writable(resource),
                 resolved,
-                _parent(resource, resolved),
+                outbox.parent_of(resource, resolved),
                 batch_id,
                 self._clock(),
             )
@@ -116,9 +112,10 @@ class OutboxWrites:
             target,
             current,
             dict(changes),
-            _parent(resource, current),
+            outbox.parent_of(resource, current),
             batch_id,
             self._clock(),
+            beneath=lambda earlier: overlay.beneath(conn, resource, target, earlier),
         )
 
     def update_many(
@@ -140,48 +137,25 @@ class OutboxWrites:
             target = outbox.resolve_id(conn, record_id)
             current = self._current(conn, overlay.compute(conn), _writable(resource), target)
             return outbox.enqueue_delete(
-                conn, resource, target, _parent(resource, current), batch_id, self._clock()
+                conn, resource, target, outbox.parent_of(resource, current), batch_id, self._clock()
             )
 
-    def undo_batch(self, batch_id: str) -> str | None:
-        """Undo a group of writes: unsent ones are discarded; sent ones get an inverse write
-        under a new batch id (returned). A delete the server already applied stays done."""
-        inverse: str | None = None
-        with self._db.write(durable=True) as conn:
-            for listed in reversed(outbox.batch(conn, batch_id)):
-                try:
-                    entry = outbox.get(conn, listed.id)
-                except OutboxStateError:
-                    continue
-                if entry.state in (EntryState.PENDING, EntryState.FAILED, EntryState.CONFLICT):
-                    outbox.discard(conn, entry.id)
-                    if entry.attempts == 0:
-                        continue
-                if entry.operation is Operation.DELETE:
-                    continue
-                view = overlay.compute(conn)
-                target = entry.target_id
-                current = overlay.effective_record(conn, view, entry.resource, target)
-                if current is None or outbox.is_local(target):
-                    continue
-                inverse = inverse or self.new_batch_id()
-                parent = _parent(entry.resource, current)
-                if entry.operation is Operation.UPDATE:
-                    outbox.enqueue_update(
-                        conn,
-                        entry.resource,
-                        target,
-                        current,
-                        entry.base,
-                        parent,
-                        inverse,
-                        self._clock(),
-                    )
-                else:
-                    outbox.enqueue_delete(
-                        conn, entry.resource, target, parent, inverse, self._clock()
-                    )
-        return inverse
+    def undo_batch(
+        self, batch_id: str, route: undo.Route = undo.direct, *, preview: bool = False
+    ) -> undo.UndoResult:
+        """Undo a group of writes: unsent ones are dropped, sent ones get inverse writes under
+        a new batch id, by the ways `route` allows; what cannot be restored is named, not
+        written (see `cache.undo`). `preview` says what it would do and changes nothing."""
+        with self._db.write(durable=not preview) as conn:
+            if not preview:
+                return undo.undo(conn, batch_id, route, self._clock(), self.new_batch_id())
+            conn.execute("SAVEPOINT undo_preview")
+            try:
+                found = undo.undo(conn, batch_id, route, self._clock(), self.new_batch_id())
+            finally:
+                conn.execute("ROLLBACK TO undo_preview")
+                conn.execute("RELEASE undo_preview")
+            return replace(found, batch_id=None)
 
     def discard(self, entry_id: int) -> None:
         """Drop an entry that is not in flight (a create takes its dependents with it)."""
@@ -190,7 +164,10 @@ class OutboxWrites:
             records.prune_tombstones(conn)
 
     def retry(self, entry_id: int) -> OutboxEntry:
-        """Put a failed entry back in the queue."""
+        """Put a failed entry back in the queue: its values show again. Later writes of the
+        same fields keep the bases they have: the entry goes out before them, and once it is
+        confirmed its values are our own doing (`outbox.confirmed_since`), never a conflict;
+        rebasing them onto it again would wrongly base a write typed while it was refused."""
         with self._db.write(durable=True) as conn:
             return outbox.transition(
                 conn, entry_id, (EntryState.FAILED,), EntryState.PENDING, self._clock()
@@ -237,12 +214,14 @@ class OutboxWrites:
         """`mark_sending` for the entries of one request, in one transaction."""
         with self._db.write() as conn:
             now = self._clock()
-            return [
+            sending = [
                 outbox.transition(
                     conn, entry_id, (EntryState.PENDING,), EntryState.SENDING, now, attempt=True
                 )
                 for entry_id in entry_ids
             ]
+            suspects.note_seen(conn, sending)
+            return sending
 
     def release(
         self, entry_id: int, error: str | None = None, *, not_applied: bool = False
@@ -275,9 +254,11 @@ class OutboxWrites:
             return outbox.doubtful(conn)
 
     def mark_failed(self, entry_id: int, error: str) -> OutboxEntry:
-        """The server rejected the write: keep it, with the server's message, for the user."""
+        """The server rejected the write: keep it, with the server's message, for the user.
+        Its values are no longer shown, and later writes based on them are rebased on what
+        was beneath it (`outbox.withdraw`)."""
         with self._db.write() as conn:
-            return outbox.transition(
+            entry = outbox.transition(
                 conn,
                 entry_id,
                 (EntryState.SENDING, EntryState.PENDING),
@@ -285,6 +266,8 @@ class OutboxWrites:
                 self._clock(),
                 error=error,
             )
+            outbox.withdraw(conn, entry)
+            return entry
 
     def mark_done(self, entry_id: int, record: Mapping[str, Any] | None = None) -> None:
         """The write landed. Pass the server's answer (`record`): it is stored in the same
@@ -297,31 +280,87 @@ class OutboxWrites:
         """`mark_done` for the entries of one bulk answer, in one transaction, the records
         stored a page at a time: a hundred commits would cost more than the request."""
         with self._db.write() as conn:
-            now = self._clock()
-            stored: dict[Resource, list[Mapping[str, Any]]] = {}
-            gone: dict[Resource, dict[str, str | None]] = {}
-            created: list[tuple[OutboxEntry, str]] = []
-            for entry_id, record in landed:
-                entry = outbox.get(conn, entry_id)
-                if entry.operation is Operation.CREATE and record is None:
-                    raise OutboxStateError("a create is done only with the record the server made")
-                outbox.transition(
-                    conn, entry_id, (EntryState.SENDING, EntryState.PENDING), EntryState.DONE, now
-                )
-                if entry.operation is Operation.DELETE:
-                    gone.setdefault(entry.resource, {})[entry.target_id] = None
-                elif record is not None:
-                    stored.setdefault(entry.resource, []).append(record)
-                    if entry.operation is Operation.CREATE:
-                        created.append((entry, record_id(record)))
-            for resource, found in stored.items():
-                spec = SPECS[resource]
-                records.apply_page(conn, spec, records.prepare(spec, found))
-            for resource, ids in gone.items():
-                records.delete_records(conn, SPECS[resource], ids)
-            for entry, server_id in created:
-                outbox.map_created(conn, entry, server_id)
-            records.prune_tombstones(conn)
+            self._land(conn, landed, (EntryState.SENDING, EntryState.PENDING))
+
+    def _land(
+        self,
+        conn: sqlite3.Connection,
+        landed: Sequence[tuple[int, Mapping[str, Any] | None]],
+        allowed: tuple[EntryState, ...],
+    ) -> None:
+        now = self._clock()
+        stored: dict[Resource, list[Mapping[str, Any]]] = {}
+        gone: dict[Resource, dict[str, str | None]] = {}
+        created: list[tuple[OutboxEntry, str]] = []
+        for entry_id, record in landed:
+            entry = outbox.get(conn, entry_id)
+            if entry.operation is Operation.CREATE and record is None:
+                raise OutboxStateError("a create is done only with the record the server made")
+            outbox.transition(conn, entry_id, allowed, EntryState.DONE, now)
+            if entry.operation is Operation.DELETE:
+                gone.setdefault(entry.resource, {})[entry.target_id] = None
+            elif record is not None:
+                stored.setdefault(entry.resource, []).append(record)
+                if entry.operation is Operation.CREATE:
+                    created.append((entry, record_id(record)))
+        for resource, found in stored.items():
+            spec = SPECS[resource]
+            records.apply_page(conn, spec, records.prepare(spec, found))
+        for resource, ids in gone.items():
+            records.delete_records(conn, SPECS[resource], ids)
+        for entry, server_id in created:
+            outbox.map_created(conn, entry, server_id)
+        records.prune_tombstones(conn)
+
+    # -- creates whose answer was lost (cache.suspects) -------------------------------------
+
+    def seen_before(self, entry_ids: Sequence[int]) -> dict[int, frozenset[str]]:
+        """For each create, the records like it the cache held when it was last sent: none of
+        them can be its result."""
+        with self._db.read() as conn:
+            return suspects.seen(conn, entry_ids)
+
+    def linked(self, resource: Resource, server_ids: Iterable[str]) -> set[str]:
+        """Which of `server_ids` a local create already made: none can be another's result."""
+        with self._db.read() as conn:
+            return suspects.linked(conn, resource, server_ids)
+
+    def mark_unsure(
+        self, entry_id: int, found: Sequence[Mapping[str, Any]], message: str
+    ) -> OutboxEntry:
+        """A create that may have made one of `found`, or none: kept for the user to settle,
+        neither sent nor dropped."""
+        with self._db.write(durable=True) as conn:
+            return suspects.mark_unsure(conn, entry_id, found, message, self._clock())
+
+    def suspects(self, entry_id: int) -> list[JsonObject]:
+        """The records an `unsure` create may have made."""
+        with self._db.read() as conn:
+            return suspects.suspects(conn, entry_id)
+
+    def send_anyway(self, entry_id: int) -> OutboxEntry:
+        """Settle an `unsure` create as not on the server: it is sent (once more) as it is."""
+        with self._db.write(durable=True) as conn:
+            return suspects.send_anyway(conn, entry_id, self._clock())
+
+    def same_as(self, entry_id: int, server_id: str | None = None) -> OutboxEntry:
+        """Settle an `unsure` create as the one that made `server_id` (None: its only suspect):
+        linked to that record as if its answer had come. Refused for a record that is not
+        among its suspects, or that another local write already made."""
+        with self._db.write(durable=True) as conn:
+            entry = outbox.get(conn, entry_id)
+            if entry.state is not EntryState.UNSURE:
+                raise OutboxStateError(f"entry {entry_id} is {entry.state.value}, not unsure")
+            found = {record_id(record): record for record in suspects.suspects(conn, entry_id)}
+            if server_id is None and len(found) != 1:
+                raise OutboxStateError(f"entry {entry_id} may be one of {len(found)}: say which")
+            chosen = next(iter(found)) if server_id is None else server_id
+            if chosen not in found:
+                raise OutboxStateError(f"{chosen} is not among what entry {entry_id} may be")
+            if suspects.linked(conn, entry.resource, [chosen]):
+                raise OutboxStateError(f"{chosen} is already the result of another local write")
+            self._land(conn, [(entry_id, found[chosen])], (EntryState.UNSURE,))
+            return outbox.get(conn, entry_id)
 
     def record_conflicts(self, entry_id: int, found: Sequence[FieldConflict]) -> list[Conflict]:
         """Park an entry as conflicting, one row per field for the user to settle."""
@@ -334,11 +373,16 @@ class OutboxWrites:
         with self._db.write() as conn:
             return conflicts.park(conn, entry_id, found, self._clock())
 
-    @staticmethod
     def detect_conflicts(
-        entry: OutboxEntry, server_record: Mapping[str, Any]
+        self, entry: OutboxEntry, server_record: Mapping[str, Any]
     ) -> list[FieldConflict]:
-        return conflicts.detect(entry, server_record)
+        """The fields of an update someone else changed on the server since its base was
+        taken; a value our own confirmed writes put there is never someone else's."""
+        found = conflicts.detect(entry, server_record)
+        if not found:
+            return found
+        with self._db.read() as conn:
+            return conflicts.not_ours(found, outbox.confirmed_since(conn, entry))
 
     def prune_outbox(self, before: float) -> int:
         """Forget done entries last touched before `before` (local clock)."""

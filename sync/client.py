@@ -56,6 +56,12 @@ can start its next request from what the body says while this one is parsed."""
 
 QueryValue = str | int | bool | datetime | Sequence[str] | None
 
+Observer = Callable[[ResponseMeta | SyncError], None]
+"""Told the outcome of every request as soon as it is known: the meta of a 2xx, else the
+error it raises (an `ApiError`, a `NetworkError`). The engine builds its connection state
+from these (`sync.connection`), so a failure anywhere shows at once, not when a pass gives
+up after its retries. It must not block or raise."""
+
 
 class _ApiKey:
     """The key in a box whose `repr` hides it: crash screens show the `repr` of locals."""
@@ -105,11 +111,13 @@ class ApiClient:
         timeout: float = 10.0,
         limiter: RateLimiter | None = None,
         user_agent: str = DEFAULT_USER_AGENT,
+        observer: Observer | None = None,
     ) -> None:
         key = _ApiKey(api_key)
         del api_key  # from here on no frame of this call shows the key among its locals
         self._base_url = base_url.rstrip("/")
         self._limiter = limiter
+        self._observer = observer
         self._priority = Priority.USER
         key.validate()
         try:
@@ -390,6 +398,7 @@ class ApiClient:
         except (httpx.TransportError, httpx.DecodingError) as error:
             failure = network_error(error, method, path)
         if failure is not None:
+            self._tell(failure)
             raise failure
         content: bytes | None = None
         undecodable = False
@@ -403,6 +412,7 @@ class ApiClient:
             await response.aclose()
         meta = self._observe(method, path, response, content, sent_at)
         if failure is not None:
+            self._tell(failure)
             raise failure
         if undecodable:
             raise ProtocolError("undecodable body", method=method, path=path, meta=meta)
@@ -431,8 +441,15 @@ class ApiClient:
         if self._limiter is not None:
             self._limiter.on_response(meta)
         if not ok:
-            raise error_for(meta, error_body)
+            error = error_for(meta, error_body)
+            self._tell(error)
+            raise error
+        self._tell(meta)
         return meta
+
+    def _tell(self, outcome: ResponseMeta | SyncError) -> None:
+        if self._observer is not None:
+            self._observer(outcome)
 
     def _redact(self, content: bytes) -> bytes:
         """A body with any echo of the key blanked out, before anything (a local) holds it."""

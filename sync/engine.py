@@ -13,9 +13,10 @@ webhook pulls at background priority, so they never crowd out what the user is d
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import math
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from cache import CacheError
@@ -31,8 +32,10 @@ PUSH_DELAY = 0.2
 """Seconds a poke waits for more local writes, so a burst of edits leaves as one round."""
 WAKE_DEBOUNCE = 1.0
 """Seconds a webhook wake waits for more deliveries before the one pull they share."""
-ERROR_PAUSE = 30.0
-"""Seconds the loop rests after a pass failed (server down), before trying again."""
+RETRY_BASE = 1.0
+"""Seconds before the first attempt after a failed pass (then doubling, with jitter)."""
+RETRY_CAP = 60.0
+"""The longest wait between attempts while the server cannot be reached or keeps failing."""
 
 
 @dataclass
@@ -62,6 +65,16 @@ async def sync_once(
     return SyncReport(pushed, pulled)
 
 
+@dataclass(frozen=True)
+class RetryPlanned:
+    """Told to the listener when a failed pass is to be tried again (`SyncLoop.retry_at`)."""
+
+    at: float
+    """`time.monotonic()` of the next attempt."""
+    failures: int
+    """Failed passes in a row, this one included."""
+
+
 Listener = Callable[[PushReport | object | BaseException], None]
 
 
@@ -69,7 +82,14 @@ class SyncLoop:
     """Runs in the background of the app for the life of a session.
 
     `listener` is called (on the loop's task) with each `PushReport`, each `PullProgress`,
-    each `PullReport` and each error, so the app can post typed messages; it must not block.
+    each `PullReport`, each error and each `RetryPlanned`, so the app can post typed
+    messages; it must not block.
+
+    A pass that failed (the server could not be reached, answered 5xx, refused the key) is
+    tried again after a jittered, capped backoff (`retry`), and so is a push that left
+    writes it could still send: pending writes are retried for as long as any are pending,
+    without waiting for another edit. Writes the server refused (failed, conflicts) wait for
+    the user and are not retried. `retry_at` says when the next attempt is due.
     """
 
     def __init__(
@@ -80,19 +100,30 @@ class SyncLoop:
         interval: float | None = None,
         push_delay: float = PUSH_DELAY,
         wake_debounce: float = WAKE_DEBOUNCE,
-        error_pause: float = ERROR_PAUSE,
+        retry: Backoff | None = None,
+        push_backoff: Backoff | None = None,
+        pull_retry: RetryPolicy | None = None,
+        offline: Callable[[], bool] | None = None,
     ) -> None:
         self._session = session
+        self._offline = offline
         self._listener = listener
         self._interval = interval
         self._push_delay = push_delay
         self._wake_debounce = wake_debounce
-        self._error_pause = error_pause
+        self._retry = retry or Backoff(base=RETRY_BASE, cap=RETRY_CAP)
+        self._push_backoff = push_backoff
+        self._pull_retry = pull_retry
         self._signal = asyncio.Event()
         self._push_wanted = True
         self._pull_wanted = False
+        self._now = False
         self._stopping = False
         self._pulled = False
+        self._failures = 0
+        self._poll_due = time.monotonic() + self.interval()
+        self.retry_at: float | None = None
+        """`time.monotonic()` of the next attempt after a failure; None when none is due."""
         self.passes = 0
 
     def poke(self) -> None:
@@ -103,6 +134,12 @@ class SyncLoop:
     def wake(self) -> None:
         """The server said something changed (a webhook): pull soon."""
         self._pull_wanted = True
+        self._signal.set()
+
+    def sync_now(self) -> None:
+        """The user asked: push and pull at once, whatever backoff was running."""
+        self._push_wanted = self._pull_wanted = self._now = True
+        self._failures = 0
         self._signal.set()
 
     def stop(self) -> None:
@@ -117,21 +154,44 @@ class SyncLoop:
         return self._session.limiter.poll_interval(2)
 
     async def run(self) -> None:
-        """Until `stop()`: push when poked, pull when woken or when a poll is due."""
+        """Until `stop()`: push when poked, pull when woken or when a poll is due, try again
+        when a retry is due."""
         while not self._stopping:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._signal.wait(), self.interval())
+            woken = await self._wait(self._next_due() - time.monotonic())
             if self._stopping:
                 break
-            if not self._signal.is_set():
-                self._pull_wanted = True
-            await self._settle()
+            self._due(time.monotonic())
+            if not (self._push_wanted or self._pull_wanted):
+                continue
+            if woken and not self._now:
+                await self._settle()
+            self._now = False
             self._signal.clear()
             try:
                 await self._pass()
             except (SyncError, CacheError) as error:
+                self._failed(error)
                 self._tell(error)
-                await self._rest()
+
+    def _next_due(self) -> float:
+        return min(self._poll_due, self.retry_at if self.retry_at is not None else math.inf)
+
+    async def _wait(self, timeout: float) -> bool:
+        """Wait for a poke, a wake or a stop (True), or until `timeout` passed (False)."""
+        try:
+            await asyncio.wait_for(self._signal.wait(), max(0.0, timeout))
+        except TimeoutError:
+            return False
+        return True
+
+    def _due(self, now: float) -> None:
+        """What the timers ask for: a poll pulls, a retry tries what failed again."""
+        if now >= self._poll_due:
+            self._pull_wanted = True
+        if self.retry_at is not None and now >= self.retry_at:
+            self.retry_at = None
+            self._pull_wanted = True
+            self._push_wanted = True
 
     async def _settle(self) -> None:
         """Let a burst of pokes or wakes gather before acting on them."""
@@ -141,27 +201,51 @@ class SyncLoop:
     async def _pass(self) -> None:
         """Push, then pull. The first pull after start is the user's (the app just opened and
         waits for it); later ones are background work. Pull progress reaches the listener
-        page by page, so the app can show records as they land."""
-        from sync.pull import pull
+        page by page, so the app can show records as they land.
+
+        A pass that retries a failed one, or runs while `offline()` says the server cannot be
+        reached, only probes: one attempt per request, no retries inside the push or the pull
+        (this loop's backoff is the retry), so a long time offline costs a request or two a
+        minute rather than dozens."""
+        from sync.pull import RetryPolicy, pull
 
         self.passes += 1
+        push_backoff, pull_retry = self._push_backoff, self._pull_retry
+        if self._failures or (self._offline is not None and self._offline()):
+            push_backoff = replace(push_backoff or Backoff(), tries=1)
+            pull_retry = replace(pull_retry or RetryPolicy(), attempts=1)
+        unsent = False
         if self._push_wanted:
             self._push_wanted = False
-            self._tell(await push_outbox(self._session))
+            pushed = await push_outbox(self._session, backoff=push_backoff)
+            unsent = pushed.stopped is not None and pushed.remaining > 0
+            self._push_wanted = self._push_wanted or unsent  # or poked meanwhile
+            self._tell(pushed)
         if self._pull_wanted:
             self._pull_wanted = False
+            self._poll_due = time.monotonic() + self.interval()
             priority = Priority.BACKGROUND if self._pulled else Priority.USER
-            self._tell(await pull(self._session, priority=priority, progress=self._tell))
+            pulled = await pull(
+                self._session, priority=priority, progress=self._tell, retry=pull_retry
+            )
             self._pulled = True
+            self._tell(pulled)
+        if unsent:
+            self._failed(None)
+        else:
+            self._failures = 0
+            self.retry_at = None
 
-    async def _rest(self) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wait_stop(), self._error_pause)
-
-    async def _wait_stop(self) -> None:
-        while not self._stopping:
-            self._signal.clear()
-            await self._signal.wait()
+    def _failed(self, error: BaseException | None) -> None:
+        """Plan the next attempt: sooner after the first failure, later after each more.
+        `error` is what ended the pass (None: the push left writes it could still send)."""
+        self._failures += 1
+        if error is not None:
+            self._pull_wanted = True  # what failed may have been the pull: it is done again
+        self.retry_at = time.monotonic() + self._retry.delay(self._failures)
+        if self._session.cache.sendable():
+            self._push_wanted = True
+        self._tell(RetryPlanned(self.retry_at, self._failures))
 
     def _tell(self, what: PushReport | object | BaseException) -> None:
         if self._listener is not None:

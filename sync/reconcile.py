@@ -4,12 +4,29 @@ A create sent without a readable answer may exist on the server. Resending it wi
 `Idempotency-Key` is safe only where the server honours keys, which cannot be probed; so before
 any resend the engine looks: it lists what changed since the attempt began (server time, from
 the measured clock offset, less a margin) and matches each create's *fingerprint*, the fields it
-sent, against records created in that window. Each found record is claimed by one entry only,
-so two identical creates are told apart by count.
+sent, against records created in that window.
 
-Limits, by design: a record edited by someone else between the lost answer and this look no
-longer matches, and would be created again on a server without idempotency. Listing pages are
-bounded by what changed in the window, which after a crash is usually seconds.
+A record like it is not necessarily its result (issue 15). On a server without keys, three
+identical creates whose first was dropped before the server saw it found their two siblings'
+records, and took one for the lost create's: one write silently gone. So a server record is
+the result of at most one local write, ever. Never candidates:
+
+- records a local create already made (linked to a local row: `Cache.linked`);
+- records the cache held before the attempt (`Cache.seen_before`), or made before it was sent;
+- records made well after the attempt ended (`LATE_APPLY` after the answer was given up on):
+  a colleague's look-alike made an hour later is not this create's result.
+
+The rest are matched to the creates that may have made them, one record to one create, per
+group of creates and records that could be each other's. A group with no record: nothing was
+applied, the creates go out again. As many records as creates or fewer: each record is a
+create's result (a record a colleague made in the same seconds as ours, with the same fields,
+cannot be told from ours without an author or a key: that is the limit). More records than
+creates: which, if any, is whose cannot be told, so nothing is guessed: each create becomes
+`unsure`, with the records it may have made, for the user to settle.
+
+Listing pages are bounded by what changed in the window, which after a crash is usually
+seconds. The window is listed with the margin the clock offset had before the listing, and
+narrowed with the offset its answer measured.
 
 Comments are looked for with one listing of every comment where the server lists them without
 an issue (`features.comments_list`), else (or when that listing is refused) one per issue: a
@@ -21,6 +38,7 @@ nothing.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -40,6 +58,12 @@ PAGE_SIZE = 100
 MAX_PAGES = 200
 ALL_COMMENTS_REFUSALS = (Forbidden, InvalidRequest, NotFound, UnexpectedStatus)
 """How a server that lists comments only per issue refuses a listing of them all."""
+ATTEMPT_LIMIT = 120.0
+"""Seconds an attempt can have lasted: its end when it is not known (a run killed mid-request
+is released only when the next run starts)."""
+LATE_APPLY = 30.0
+"""Seconds after the client gave up on a request within which a slow server may still apply
+it: records made later than that are not its result."""
 
 
 def server_time(session: SyncSession, local: float) -> datetime:
@@ -120,23 +144,37 @@ def listings(
     return list(groups.values())
 
 
+@dataclass
+class Findings:
+    """What looking for creates with a lost answer found; an entry in neither was not applied."""
+
+    applied: dict[int, dict[str, Any]] = field(default_factory=dict)
+    """Entry id -> the record it made."""
+    unsure: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    """Entry id -> the records it may have made, which outnumber the creates that may have."""
+
+    def add(self, other: Findings) -> None:
+        self.applied.update(other.applied)
+        self.unsure.update(other.unsure)
+
+
 async def find_applied_creates(
     session: SyncSession, entries: Sequence[OutboxEntry], *, reads: Retrier | None = None
-) -> dict[int, dict[str, Any]]:
-    """The server record each create already made, by entry id; absent ones were not applied.
+) -> Findings:
+    """What became of each create (see the module docstring).
 
     One listing per group of `listings` covers all the entries; a refused listing of all
     comments falls back to one per issue.
     """
-    found: dict[int, dict[str, Any]] = {}
+    found = Findings()
     for group in listings(session, entries):
         try:
-            found.update(await _look(session, group, reads))
+            found.add(await _look(session, group, reads))
         except ALL_COMMENTS_REFUSALS:
             if group[0].resource is not Resource.COMMENTS or len(_parents(group)) < 2:
                 raise
             for part in listings(session, group, all_comments=False):
-                found.update(await _look(session, part, reads))
+                found.add(await _look(session, part, reads))
     return found
 
 
@@ -146,29 +184,128 @@ def _parents(group: Iterable[OutboxEntry]) -> set[str | None]:
 
 async def _look(
     session: SyncSession, group: Sequence[OutboxEntry], reads: Retrier | None
-) -> dict[int, dict[str, Any]]:
+) -> Findings:
     resource = group[0].resource
     parents = _parents(group)
     parent = next(iter(parents)) if resource is Resource.COMMENTS and len(parents) == 1 else None
     started = [entry.sent_at or entry.created_at for entry in group]
     since = server_time(session, min(started))
-    candidates = await list_since(session, resource, since, parent=parent, reads=reads)
-    return _claim(group, candidates, since)
+    listed = await list_since(session, resource, since, parent=parent, reads=reads)
+    return _settle(group, _candidates(session, group, listed))
 
 
-def _claim(
-    entries: Iterable[OutboxEntry], candidates: Sequence[Record], since: datetime
-) -> dict[int, dict[str, Any]]:
-    claimed: set[str] = set()
-    found: dict[int, dict[str, Any]] = {}
-    for entry in entries:
-        for record in candidates:
-            created = record.created_at
-            if record.id in claimed or (created is not None and created < since):
-                continue
-            raw = record.raw
-            if matches(entry.changes, raw):
-                claimed.add(record.id)
-                found[entry.id] = raw
-                break
+def _candidates(
+    session: SyncSession, group: Sequence[OutboxEntry], listed: Sequence[Record]
+) -> dict[int, list[Record]]:
+    """For each entry, the listed records that may be its result, oldest first."""
+    alike = [r for r in listed if any(matches(e.changes, r.raw) for e in group)]
+    if not alike:
+        return {}
+    taken = session.cache.linked(group[0].resource, [record.id for record in alike])
+    seen = session.cache.seen_before([entry.id for entry in group])
+    found: dict[int, list[Record]] = {}
+    for entry in group:
+        start, end = _window(session, entry)
+        mine = [
+            record
+            for record in alike
+            if record.id not in taken
+            and record.id not in seen.get(entry.id, ())
+            and (record.created_at is None or start <= record.created_at <= end)
+            and matches(entry.changes, record.raw)
+        ]
+        if mine:
+            found[entry.id] = sorted(mine, key=_age)
     return found
+
+
+def _age(record: Record) -> tuple[bool, datetime]:
+    """Oldest first; records without a creation time (SPEC does not promise one) last."""
+    created = record.created_at
+    return created is None, created or datetime.max.replace(tzinfo=UTC)
+
+
+def _window(session: SyncSession, entry: OutboxEntry) -> tuple[datetime, datetime]:
+    """Server times within which the entry's last attempt can have made a record."""
+    offset = session.limiter.offset
+    margin = KNOWN_OFFSET_MARGIN if offset.known else UNKNOWN_OFFSET_MARGIN
+    sent = entry.sent_at or entry.created_at
+    ended = max(sent, min(entry.updated_at, sent + ATTEMPT_LIMIT))
+    start = offset.to_server(sent) - margin
+    end = offset.to_server(ended) + margin + LATE_APPLY
+    return datetime.fromtimestamp(start, tz=UTC), datetime.fromtimestamp(end, tz=UTC)
+
+
+def _settle(group: Sequence[OutboxEntry], candidates: Mapping[int, list[Record]]) -> Findings:
+    """One record to one create, per group of creates and records that could be each other's
+    (see the module docstring); more records than creates in a group: all of them unsure."""
+    found = Findings()
+    by_id = {entry.id: entry for entry in group}
+    for entries, records in _components(candidates):
+        matched = _match(sorted(entries, key=lambda e: _specific(by_id[e])), candidates)
+        if len(records) > len(entries) or len(matched) < len(records):
+            for entry_id in entries:
+                found.unsure[entry_id] = [record.raw for record in candidates[entry_id]]
+        else:
+            found.applied.update({entry_id: record.raw for entry_id, record in matched.items()})
+    return found
+
+
+def _specific(entry: OutboxEntry) -> tuple[int, float]:
+    """Creates that sent more fields are matched first: a record carrying all of them is
+    more likely theirs than a sibling's that sent fewer."""
+    return -len(entry.changes), entry.sent_at or entry.created_at
+
+
+def _components(candidates: Mapping[int, list[Record]]) -> list[tuple[set[int], set[str]]]:
+    """Entries and records linked through "may be the result of", in connected groups."""
+    groups: list[tuple[set[int], set[str]]] = []
+    for entry_id, records in candidates.items():
+        ids = {record.id for record in records}
+        joined = [g for g in groups if g[1] & ids]
+        merged: tuple[set[int], set[str]] = ({entry_id}, ids)
+        for group in joined:
+            merged[0].update(group[0])
+            merged[1].update(group[1])
+            groups.remove(group)
+        groups.append(merged)
+    return groups
+
+
+def _match(entries: Sequence[int], candidates: Mapping[int, list[Record]]) -> dict[int, Record]:
+    """A largest one-to-one matching of entries to records (augmenting paths; the groups are
+    a handful of writes), trying each entry's records oldest first."""
+    owner: dict[str, int] = {}
+    chosen: dict[str, Record] = {}
+
+    def place(entry_id: int, tried: set[str]) -> bool:
+        for record in candidates[entry_id]:
+            if record.id in tried:
+                continue
+            tried.add(record.id)
+            holder = owner.get(record.id)
+            if holder is None or place(holder, tried):
+                owner[record.id], chosen[record.id] = entry_id, record
+                return True
+        return False
+
+    for entry_id in entries:
+        place(entry_id, set())
+    return {entry_id: chosen[record_id] for record_id, entry_id in owner.items()}
+
+
+def describe_suspects(records: Sequence[Mapping[str, Any]]) -> str:
+    """The line an unsure create shows, "may be a duplicate: check #12, #13": the records as
+    the user finds them (the number the server shows, a project's key, else the id)."""
+    return "may be a duplicate: check " + ", ".join(record_label(record) for record in records)
+
+
+def record_label(record: Mapping[str, Any]) -> str:
+    """How a user finds a record: `#42` (the number the server shows), a project's key, else
+    `#` and its id."""
+    number, key = record.get("number"), record.get("key")
+    if isinstance(number, int) and not isinstance(number, bool):
+        return f"#{number}"
+    if isinstance(key, str) and key:
+        return key
+    return f"#{record.get('id')}"

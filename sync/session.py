@@ -3,25 +3,33 @@
 Pull, push, the command line and the app all need the same four collaborators wired the same
 way (the limiter's log in the profile's cache, the client reporting every response to the
 limiter, features detected once per server and remembered), so they are built in one place.
+
+What the limiter learns about the server's limits (`sync.ratelimit.learned`) is remembered
+beside the features, per server, each time it changes, and taken up by the next session before
+its first request: otherwise every process starts at Free's 60 a minute, and waits for most of
+a window when the log shared with the others already holds more than that.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 
 import httpx
 
-from cache import Cache, open_cache
-from sync.client import ApiClient
+from cache import Cache, CacheError, open_cache
+from sync.client import ApiClient, Observer
 from sync.credentials import ResolvedProfile
 from sync.errors import NoCredentials
 from sync.features import ServerFeatures, detect_features
 from sync.ratelimit import RateLimiter
+from sync.ratelimit.learned import Learned
 
 FEATURES_STATE_KEY = "server_features"
+LIMITS_STATE_KEY = "server_limits"
 ENV_PROFILE_CACHE = "env"
 PROBE_RETRIES = 2
 """Features are stored for good, so a probe that met a dropped connection, a 5xx or a garbled
@@ -71,6 +79,31 @@ def remember_features(session: SyncSession) -> None:
     _store_features(session.cache, session.server, session.features)
 
 
+def remembered_limits(cache: Cache, server: str | None = None) -> Learned | None:
+    """What the last session learned about the limits of `server` (None: whichever server the
+    profile's cache last talked to), or None when nothing readable is stored."""
+    stored = cache.get_state(LIMITS_STATE_KEY)
+    if not isinstance(stored, dict) or (server is not None and stored.get("server") != server):
+        return None
+    text = stored.get("limits")
+    if not isinstance(text, str):
+        return None
+    try:
+        return Learned.from_json(text)
+    except ValueError:
+        return None
+
+
+def _limits_keeper(cache: Cache, server: str) -> Callable[[Learned], None]:
+    def keep(learned: Learned) -> None:
+        # Best effort: a busy cache costs the next process one answer's worth of learning,
+        # and a limiter must never fail a request over it.
+        with suppress(CacheError):
+            cache.set_state(LIMITS_STATE_KEY, {"server": server, "limits": learned.to_json()})
+
+    return keep
+
+
 @asynccontextmanager
 async def open_session(
     resolved: ResolvedProfile,
@@ -81,11 +114,16 @@ async def open_session(
     clock: Callable[[], float] = time.time,
     timeout: float = 10.0,
     margin: float | None = None,
+    observer: Observer | None = None,
+    sleep: Callable[[float], Awaitable[None]] | None = None,
 ) -> AsyncIterator[SyncSession]:
     """Open the profile's session; the cache is closed on exit only if it was opened here.
 
     `margin` is the limiter's (default a 60th of a window); a server whose windows are scaled
     to a second needs more than that, as its whole-second `Date` and resets are ±0.5 s.
+    `observer` is told every request's outcome and `sleep` makes the limiter's waits for a
+    slot, so a caller can show its connection state and when it waits for the rate limit
+    (`sync.connection.ConnectionWatch` gives both).
     """
     if resolved.key is None:
         raise NoCredentials(
@@ -94,16 +132,29 @@ async def open_session(
     owned = cache is None
     store = open_cache(cache_name(resolved)) if cache is None else cache
     try:
-        limiter = RateLimiter(store, clock=clock, window_seconds=window_seconds, margin=margin)
+        limiter = RateLimiter(
+            store,
+            clock=clock,
+            window_seconds=window_seconds,
+            margin=margin,
+            sleep=sleep or asyncio.sleep,
+        )
+        learned = remembered_limits(store, resolved.server)
+        if learned is not None:
+            limiter.restore(learned)
+        limiter.on_learned = _limits_keeper(store, resolved.server)
         async with ApiClient(
             resolved.server,
             resolved.key.reveal(),
             transport=transport,
             timeout=timeout,
             limiter=limiter,
+            observer=observer,
         ) as client:
             features = await known_features(store, client, resolved.server)
-            if features.plan:
+            if features.plan and learned is None:
+                # A cache from before limits were remembered: the plan `/me` named at the probe.
+                # Remembered limits are newer (that probe's answer was stored with them).
                 limiter.set_plan(features.plan)
             yield SyncSession(
                 profile=resolved.name or ENV_PROFILE_CACHE,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from textual import on
@@ -63,6 +64,7 @@ class TrackerApp(NavigatingApp):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "Help"),
         Binding("ctrl+t", "next_theme", "Next theme", show=False),
+        Binding("ctrl+r", "sync_now", "Sync now", show=False),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -86,6 +88,7 @@ class TrackerApp(NavigatingApp):
         clock: Callable[[], datetime],
         on_views_changed: Callable[[list[SavedView]], None] | None,
         on_theme_changed: Callable[[str], None] | None,
+        error_log: Path | None = None,
     ) -> None:
         super().__init__()
         self.source = source
@@ -103,6 +106,8 @@ class TrackerApp(NavigatingApp):
         self.last_batch: str | None = None
         """The last bulk change queued, which `u` undoes."""
         self._heap_frozen = False
+        self._logged_in_once = False
+        self.error_log = error_log
 
     async def on_mount(self) -> None:
         """Apply the saved theme, report every later change of it, start the sync link, and
@@ -115,15 +120,20 @@ class TrackerApp(NavigatingApp):
             self.theme = self._initial_theme
         self.theme_changed_signal.subscribe(self, self._report_theme)
         self.screen_change_signal.subscribe(self, release_dead_line_caches)
-        if self._login is not None:
-            self.push_screen(LoginScreen(self._login), self._logged_in)
-            return
-        self._open_list()
-        await self.sync.start(self.post_message)
+        self.open_first_screen()
+        if self._login is None:
+            await self.sync.start(self.post_message)
 
     async def on_unmount(self) -> None:
         """Stop the sync engine; unsent writes wait in the outbox for next time."""
         await self.sync.stop()
+
+    def open_first_screen(self) -> None:
+        """The login screen until a profile is saved (first run), then the issue list."""
+        if self._login is not None and not self._logged_in_once:
+            self.push_screen(LoginScreen(self._login), self._logged_in)
+            return
+        self._open_list()
 
     def _open_list(self) -> None:
         if self.source is None:
@@ -144,6 +154,7 @@ class TrackerApp(NavigatingApp):
             self.exit(profile)
             return
         self.profile = profile
+        self._logged_in_once = True
         self._open_list()
         await self.sync.start(self.post_message)
 
@@ -154,9 +165,13 @@ class TrackerApp(NavigatingApp):
         yield SystemCommand(
             "Next theme", "Cycle through the favourite themes", self.action_next_theme
         )
+        yield SystemCommand(
+            "Sync now", "Send local edits and fetch changes now; key: ctrl+r", self.action_sync_now
+        )
         yield SystemCommand("Sync panel", "key: y", self.action_sync_panel)
         yield SystemCommand("Projects", "key: P", self.action_projects)
-        yield SystemCommand("Undo bulk change", "key: u", self.action_undo_bulk)
+        if not self.read_only:
+            yield SystemCommand("Undo bulk change", "key: u", self.action_undo_bulk)
 
     def action_help(self) -> None:
         """Show the bindings of the screen in front, generated from the bindings themselves."""
@@ -169,6 +184,11 @@ class TrackerApp(NavigatingApp):
         index = THEMES.index(self.theme) + 1 if self.theme in THEMES else 0
         self.theme = THEMES[index % len(THEMES)]
         self.notify(f"Theme: {self.theme}", timeout=2)
+
+    def action_sync_now(self) -> None:
+        """Push and pull at once, whatever wait for a retry the engine was in."""
+        self.sync.sync_now()
+        self.notify("Syncing now…", timeout=2)
 
     @on(IssueList.Counted)
     def freeze_startup_heap(self) -> None:
@@ -259,6 +279,7 @@ def make_app(
     clock: Callable[[], datetime] = utc_now,
     on_views_changed: Callable[[list[SavedView]], None] | None = None,
     on_theme_changed: Callable[[str], None] | None = None,
+    error_log: Path | None = None,
 ) -> TrackerApp:
     """Build the app around its collaborators.
 
@@ -277,6 +298,8 @@ def make_app(
             tracker_tui.server_clock) when a sync engine measures it; tests pass a fixed one.
         on_views_changed: Called with all views whenever one is saved.
         on_theme_changed: Called with the theme's name whenever the user changes it.
+        error_log: Where the caller sends the app's errors (`tracker_tui.error_log`), named
+            when one is shown.
     """
     link = sync if sync is not None else OfflineLink()
     if source is None and cache is not None:
@@ -299,4 +322,5 @@ def make_app(
         clock=clock,
         on_views_changed=on_views_changed,
         on_theme_changed=on_theme_changed,
+        error_log=error_log,
     )

@@ -4,28 +4,38 @@ The app must draw at once and stay usable offline, so the engine runs on a threa
 with its own asyncio loop: its SQLite writes (a pulled page, an outbox entry marked done) then
 never hold up a keystroke. From there it opens the session (which may probe the server), runs
 the loop that pushes after each local write and pulls when polled or poked by a webhook, and
-posts `SyncStatusChanged` and `CacheChanged` (`App.post_message` is thread-safe). A server that
-cannot be reached is a state ("offline"), retried after a pause, never an error dialog.
+posts `SyncStatusChanged` and `CacheChanged` (`App.post_message` is thread-safe).
+
+The connection state in each report comes from the outcome of every request (a
+`ConnectionWatch` the client and the limiter report to), so a request that fails anywhere
+(push, pull, opening the session) shows on every screen at once. A server that cannot be
+reached is a state ("offline"), retried with a jittered backoff, never an error dialog; "sync
+now" cuts any wait short.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import httpx
 
-from cache import ACTIVE_STATES, Cache, CacheError
+from cache import Cache, CacheError
+from sync.connection import RATE_WAIT_SHOWN, Connection, ConnectionState, ConnectionWatch
 from sync.credentials import ResolvedProfile
-from sync.engine import SyncLoop
-from sync.errors import NetworkError, SyncError
+from sync.engine import RETRY_BASE, RETRY_CAP, RetryPlanned, SyncLoop
+from sync.errors import Forbidden, NetworkError, RateLimited, ServerError, SyncError, Unauthorized
 from sync.live import LiveUpdates
-from sync.pull import PullProgress, PullReport
+from sync.pull import PullProgress, PullReport, RetryPolicy
+from sync.push import Backoff
 from sync.session import SyncSession, open_session
 from tracker_tui.data.cache_source import ME_STATE_KEY
+from tracker_tui.data.outbox_counts import OutboxCounts, count_outbox
 from tracker_tui.errors import describe
 from tracker_tui.messages import CacheChanged, SourceFailed, SyncStatusChanged
 from tracker_tui.server_clock import ServerClock
@@ -33,13 +43,20 @@ from tracker_tui.sync_link import Poster
 
 PROGRESS_REFRESH = 0.5
 """Seconds between re-reads the app is asked for while a pull lands page after page."""
-RECONNECT_PAUSE = 15.0
-"""Seconds between attempts to reach a server that could not be reached."""
 STOP_TIMEOUT = 5.0
+IDLE_REPORT = 15.0
+"""Seconds between reports while nothing happens, so the budget shown follows the windows."""
+SHOWN_BY_STATE = (NetworkError, Unauthorized, ServerError, RateLimited)
+"""Failures the connection state already shows: no notification repeats them."""
 
 
 class EngineLink:
-    """`SyncLink` over `sync.engine.SyncLoop`, with webhooks when `live` and the server has them."""
+    """`SyncLink` over `sync.engine.SyncLoop`, with webhooks when `live` and the server has them.
+
+    `window_seconds` is the length of the server's rate-limit "minute"; every wait of the
+    engine (retries, backoff, the shortest rate-limit wait worth showing) scales with it, so
+    tests against a fast service wait in proportion.
+    """
 
     def __init__(
         self,
@@ -51,6 +68,7 @@ class EngineLink:
         window_seconds: float = 60.0,
         clock: Callable[[], float] = time.time,
         server_clock: ServerClock | None = None,
+        timeout: float = 10.0,
     ) -> None:
         self._resolved = resolved
         self._cache = cache
@@ -59,13 +77,24 @@ class EngineLink:
         self._window_seconds = window_seconds
         self._clock = clock
         self._server_clock = server_clock
+        self._timeout = timeout
+        scale = window_seconds / 60.0
+        self._retry = Backoff(base=RETRY_BASE * scale, cap=RETRY_CAP * scale)
+        self._push_backoff = Backoff(base=0.5 * scale, cap=30.0 * scale)
+        self._pull_retry = RetryPolicy(base=0.5 * scale, cap=30.0 * scale)
+        self._idle_report = max(1.0, IDLE_REPORT * scale)
+        self._watch = ConnectionWatch(
+            on_change=self._connection_changed, shown_wait=RATE_WAIT_SHOWN * scale
+        )
         self._post: Poster | None = None
         self._thread: threading.Thread | None = None
         self._engine_loop: asyncio.AbstractEventLoop | None = None
         self._stopped: asyncio.Event | None = None
+        self._wakeup: asyncio.Event | None = None
         self._sync_loop: SyncLoop | None = None
         self._session: SyncSession | None = None
-        self._online = False
+        self._reconnect_at: float | None = None
+        self._outbox: OutboxCounts | None = None
         self._last_sync: datetime | None = None
         self._progress: PullProgress | None = None
         self._last_refresh = float("-inf")
@@ -78,11 +107,23 @@ class EngineLink:
     def poke(self) -> None:
         self._call(self._poked)
 
+    def sync_now(self) -> None:
+        self._call(self._sync_now)
+
     def _poked(self) -> None:
         """On the engine's loop: send soon, and show the new pending count (a SQLite read,
         kept off the app's loop)."""
         if self._sync_loop is not None:
             self._sync_loop.poke()
+        self._report()
+
+    def _sync_now(self) -> None:
+        """On the engine's loop: push and pull now, or reconnect now when the session is
+        down."""
+        if self._sync_loop is not None:
+            self._sync_loop.sync_now()
+        elif self._wakeup is not None:
+            self._wakeup.set()
         self._report()
 
     async def stop(self) -> None:
@@ -99,6 +140,8 @@ class EngineLink:
     def _request_stop(self) -> None:
         if self._stopped is not None:
             self._stopped.set()
+        if self._wakeup is not None:
+            self._wakeup.set()
         if self._sync_loop is not None:
             self._sync_loop.stop()
 
@@ -106,23 +149,48 @@ class EngineLink:
         asyncio.run(self._run())
 
     async def _run(self) -> None:
+        """Open a session and run it; when it cannot open or ends on an error, try again after
+        a backoff (sooner when the user asks to sync now)."""
         self._engine_loop = asyncio.get_running_loop()
         self._stopped = asyncio.Event()
+        self._wakeup = asyncio.Event()
         self._report()
+        ticker = asyncio.create_task(self._report_now_and_then())
+        try:
+            await self._sessions()
+        finally:
+            ticker.cancel()
+
+    async def _report_now_and_then(self) -> None:
+        """A report every `IDLE_REPORT` seconds besides those events cause: the budget left
+        grows back as the windows pass, with no request to tell it."""
+        while True:
+            await asyncio.sleep(self._idle_report)
+            self._report()
+
+    async def _sessions(self) -> None:
+        assert self._stopped is not None and self._wakeup is not None
+        failures = 0
         while not self._stopped.is_set():
             try:
                 await self._session_lifetime()
             except (SyncError, CacheError, OSError) as error:
-                self._online = False
-                self._report()
-                if not isinstance(error, NetworkError):
-                    self._tell_failure(error)
+                self._watch.failed(error)
+                self._tell_failure(error)
+            if self._session is not None:
+                failures = 0  # it did open: back off from the start again
+            self._sync_loop = self._session = None
             if self._stopped.is_set():
                 break
-            try:
-                await asyncio.wait_for(self._stopped.wait(), RECONNECT_PAUSE)
-            except TimeoutError:
-                continue
+            failures += 1
+            self._reconnect_at = time.monotonic() + self._retry.delay(failures)
+            self._report()
+            self._wakeup.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    self._wakeup.wait(), max(0.0, self._reconnect_at - time.monotonic())
+                )
+            self._reconnect_at = None
 
     async def _session_lifetime(self) -> None:
         async with open_session(
@@ -131,14 +199,23 @@ class EngineLink:
             transport=self._transport,
             window_seconds=self._window_seconds,
             clock=self._clock,
+            timeout=self._timeout,
+            observer=self._watch.observe,
+            sleep=self._watch.sleep,
         ) as session:
             self._session = session
-            self._online = True
             if session.features.me and session.cache.get_state(ME_STATE_KEY) is None:
                 user = (await session.client.me()).value.user
                 if user is not None:
                     session.cache.set_state(ME_STATE_KEY, user.id)
-            loop = SyncLoop(session, listener=self._heard)
+            loop = SyncLoop(
+                session,
+                listener=self._heard,
+                retry=self._retry,
+                push_backoff=self._push_backoff,
+                pull_retry=self._pull_retry,
+                offline=lambda: self._watch.state.kind is Connection.OFFLINE,
+            )
             self._sync_loop = loop
             loop.poke()
             loop.wake()
@@ -162,18 +239,23 @@ class EngineLink:
                     self._post(CacheChanged())
                 self._report()
             return
+        if isinstance(what, RetryPlanned):
+            self._report()  # the countdown to the next attempt
+            return
         self._progress = None
         if isinstance(what, Exception):
-            self._online = not isinstance(what, NetworkError)
-            if self._online:
-                self._tell_failure(what)
-        else:
-            self._online = True
-            if isinstance(what, PullReport):
-                self._last_sync = self._server_now(what)
+            self._tell_failure(what)
+        elif isinstance(what, PullReport):
+            self._last_sync = self._server_now(what)
         if self._post is not None:
             self._post(CacheChanged())
         self._report()
+
+    def _connection_changed(self, state: ConnectionState) -> None:
+        """Called by the watch in the middle of a request: report soon, not from in there."""
+        loop = self._engine_loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon(self._report)
 
     def _server_now(self, report: PullReport) -> datetime:
         """Now in the server's time, as the pull just measured it: "last sync 2m ago" is
@@ -185,8 +267,22 @@ class EngineLink:
         return self._server_clock.now()
 
     def _tell_failure(self, error: Exception) -> None:
-        if self._post is not None:
-            self._post(SourceFailed("sync", describe(error)))
+        """A failure the connection state does not already show becomes a notification."""
+        if isinstance(error, SHOWN_BY_STATE) or self._post is None:
+            return
+        if isinstance(error, Forbidden) and self._watch.state.kind is Connection.KEY_REFUSED:
+            return
+        self._post(SourceFailed("sync", describe(error)))
+
+    def _connection(self) -> ConnectionState:
+        """The watch's state, with when the engine tries again if it waits to."""
+        retry_at = self._reconnect_at
+        if retry_at is None and self._sync_loop is not None:
+            retry_at = self._sync_loop.retry_at
+        state = self._watch.state
+        if state.kind is Connection.ONLINE or retry_at is None:
+            return state
+        return replace(state, retry_at=retry_at)
 
     def _report(self) -> None:
         if self._post is None:
@@ -195,15 +291,16 @@ class EngineLink:
         day: int | None = None
         if self._session is not None:
             minute, day = self._session.limiter.budget()
+        with contextlib.suppress(CacheError):  # the last counts stand; the next report retries
+            self._outbox = count_outbox(self._cache)
         self._post(
             SyncStatusChanged(
                 profile=self._resolved.name or "env",
-                online=self._online,
-                pending_writes=len(self._cache.outbox(ACTIVE_STATES)),
+                connection=self._connection(),
+                outbox=self._outbox,
                 budget_minute=minute,
                 budget_day=day,
-                sync_done=self._progress.received if self._progress else 0,
-                sync_total=self._progress.total if self._progress else None,
+                progress=self._progress,
                 last_sync=self._last_sync,
             )
         )

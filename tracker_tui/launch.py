@@ -18,11 +18,13 @@ from sync.profiles import AppPaths, NoProfileError, ProfileStore
 from sync.secret import Secret
 from sync.session import cache_name
 from tracker_tui.app import make_app
+from tracker_tui.crash_guard import exit_status
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.data.settings import ProfileSettings, saved_theme, saved_views
 from tracker_tui.demo_activity import AnotherUser
 from tracker_tui.demo_service import DEMO_WORKSPACE, DemoService
 from tracker_tui.engine_link import EngineLink
+from tracker_tui.error_log import open_error_log
 from tracker_tui.errors import UsageError
 from tracker_tui.screens.login import LoginSetup
 from tracker_tui.server_clock import ServerClock
@@ -36,9 +38,10 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
     try:
         resolved = resolve_profile(name)
     except NoProfileError:
-        chosen = make_app(login=LoginSetup()).run()
+        login = make_app(login=LoginSetup(), error_log=open_error_log())
+        chosen = login.run()
         if not chosen:
-            return 0
+            return exit_status(login)
         resolved = resolve_profile(chosen)
     for warning in resolved.warnings:
         print(f"tracker-tui: warning: {warning}", file=sys.stderr)
@@ -61,9 +64,10 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
             read_only=read_only,
             on_views_changed=settings.save_views if settings else None,
             on_theme_changed=settings.save_theme if settings else None,
+            error_log=open_error_log(),
         )
         app.run()
-    return 0
+    return exit_status(app)
 
 
 def _with_key_asked(resolved: ResolvedProfile) -> ResolvedProfile:
@@ -111,9 +115,10 @@ def run_demo(*, issues: int, another_user: bool, read_only: bool = False) -> int
                 clock=clock.now,
                 profile="demo",
                 read_only=read_only,
+                error_log=open_error_log(),
             )
             app.run()
         finally:
             if colleague is not None:
                 colleague.stop()
-    return 0
+    return exit_status(app)

@@ -7,33 +7,41 @@ the sync engine integration.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
+from sync.connection import ConnectionState
 from tracker_tui.data.marks import MarkedSelection
+from tracker_tui.data.outbox_counts import OutboxCounts
 from tracker_tui.data.views import SavedView
+
+if TYPE_CHECKING:
+    from sync.pull import PullProgress
 
 
 @dataclass
 class SyncStatusChanged(Message):
-    """The sync engine's latest report, for the status bar.
+    """The sync engine's latest report: the one source of what every screen shows about sync
+    (the status bar of each screen, the sync panel).
 
     Each report is complete, so a newer one replaces an older one still in the queue.
     """
 
     profile: str
-    online: bool
-    pending_writes: int = 0
+    connection: ConnectionState = field(default_factory=ConnectionState)
+    """Online, offline, key refused, waiting for the rate limit: as the engine last learnt."""
+    outbox: OutboxCounts | None = None
+    """Writes pending, failed and conflicting fields; None when unknown."""
     budget_minute: int | None = None
     """Requests left in the current minute window, None when unknown."""
     budget_day: int | None = None
     """Requests left today, None when unknown."""
-    sync_done: int = 0
-    """Records pulled so far in the running sync pass."""
-    sync_total: int | None = None
-    """Records the running pass expects, None when no pass runs (or its size is unknown)."""
+    progress: PullProgress | None = None
+    """The running pull's latest progress (fetched of an estimated total), None when none
+    runs."""
     last_sync: datetime | None = None
     """When the last pass finished, None before the first."""
 

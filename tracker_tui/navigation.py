@@ -8,15 +8,25 @@ source) only the list works, and the rest says why.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from textual import on
-from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.message import Message
 
+from tracker_tui.crash_guard import GuardedApp
+from tracker_tui.data import undo
 from tracker_tui.data.source import IssueQuery
-from tracker_tui.messages import BulkEditRequested, CreateIssueRequested, EditIssueRequested
+from tracker_tui.key_order import KeyOrderApp
+from tracker_tui.messages import (
+    BulkEditRequested,
+    CreateIssueRequested,
+    EditIssueRequested,
+    WriteQueued,
+)
 from tracker_tui.screens.bulk_edit import BulkEditScreen
+from tracker_tui.screens.confirm import ConfirmDialog
 from tracker_tui.screens.issue_detail import IssueDetailScreen
 from tracker_tui.screens.issue_form import IssueFormScreen
 from tracker_tui.screens.issue_list import IssueListScreen
@@ -24,10 +34,18 @@ from tracker_tui.screens.projects import ProjectsScreen
 from tracker_tui.screens.sync_panel import SyncPanelScreen
 from tracker_tui.services import Services
 from tracker_tui.widgets.issue_list import IssueList
-from tracker_tui.workers import write_in_thread
+from tracker_tui.workers import read_in_thread
 
 
-class NavigatingApp(App[str | None]):
+@dataclass
+class UndoChecked(Message):
+    """What undoing a bulk change would do, checked in a worker before anything is done."""
+
+    batch_id: str
+    check: undo.UndoCheck
+
+
+class NavigatingApp(GuardedApp, KeyOrderApp):
     """Opens the screens beyond the list; `TrackerApp` builds on it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -60,6 +78,10 @@ class NavigatingApp(App[str | None]):
         if (services := self._writable()) is not None:
             self.push_screen(BulkEditScreen(services, message.selection))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read-only mode hides the undo key (from the footer and the help)."""
+        return not (self.read_only and action == "undo_bulk")
+
     def action_sync_panel(self) -> None:
         """Show what the sync engine is doing and what waits in the outbox."""
         if isinstance(self.screen, SyncPanelScreen):
@@ -86,21 +108,53 @@ class NavigatingApp(App[str | None]):
         lists[-1].issue_query = IssueQuery(projects=frozenset({project_id}))
 
     def action_undo_bulk(self) -> None:
-        """Undo the last bulk change: unsent writes are dropped, sent ones inverted."""
+        """Undo the last bulk change: unsent writes are dropped, sent ones inverted by allowed
+        moves. What cannot be restored is named first, and the user chooses."""
         if (services := self._writable()) is None:
             return
-        batch, self.last_batch = self.last_batch, None
+        batch = self.last_batch
         if batch is None:
             self.notify("No bulk change to undo.", severity="warning")
             return
-        cache = services.cache
-        write_in_thread(
+        source = services.source
+        read_in_thread(
             self,
-            "undo the bulk change",
-            lambda: cache.undo_batch(batch),
-            done="Bulk change undone.",
-            bulk=True,
+            "check the undo",
+            lambda: undo.check(source, batch),
+            lambda found: UndoChecked(batch, found),
         )
+
+    @on(UndoChecked)
+    def confirm_undo(self, message: UndoChecked) -> None:
+        """Undo at once when everything can be restored; else say what cannot, and ask."""
+        found = message.check
+        if found.result.empty:
+            self.last_batch = None
+            lines = found.unrestored_lines()
+            why = f": {'; '.join(lines)}" if lines else ""
+            self.notify(f"Nothing to undo{why}.", severity="warning", timeout=8)
+            return
+        if not found.result.unrestored:
+            self._undo(message.batch_id)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._undo(message.batch_id)
+
+        dialog = ConfirmDialog(found.question(), yes="Undo the rest", no="Keep all")
+        self.push_screen(dialog, answered)
+
+    def _undo(self, batch: str) -> None:
+        if (services := self._writable()) is None or self.last_batch != batch:
+            return
+        self.last_batch = None
+        source = services.source
+
+        def done(found: undo.UndoCheck) -> WriteQueued:
+            return WriteQueued(found.notice(), batch_id=found.result.batch_id)
+
+        read_in_thread(self, "undo the bulk change", lambda: undo.run(source, batch), done)
 
     def _services(self) -> Services | None:
         if self.services is None:

@@ -9,12 +9,24 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TextIO
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TaskID,
+    TextColumn,
+)
+from rich.text import Text
+
+from sync.connection import Connection, ConnectionState, seconds_until
 
 
 def print_json(value: Any, out: TextIO | None = None) -> None:
@@ -62,19 +74,26 @@ def notice(text: str) -> None:
 
 class ProgressDisplay:
     """Receives progress events (`resource`, `received`, `total`, `phase` attributes where
-    present) and shows them: a rich bar per resource on a terminal, else a plain line per
-    event. `quiet` shows nothing (for `--json`)."""
+    present, `total` being an estimate of the whole) and the engine's `ConnectionState`, and
+    shows them: a rich bar per resource on a terminal, else a plain line per event. A wait for
+    the rate limit shows with its seconds (counting down on a terminal), so a bar that stops
+    moving says why. `quiet` shows nothing (for `--json`)."""
 
     def __init__(self, *, quiet: bool = False, stream: TextIO | None = None) -> None:
         self._stream = stream or sys.stderr
         self._quiet = quiet
         self._bar: Progress | None = None
         self._tasks: dict[str, TaskID] = {}
+        self.active: TaskID | None = None
+        """The bar that moved last: a wait for the rate limit is shown on its line."""
+        self.waiting_until: float | None = None
+        """`time.monotonic()` when the current wait for the rate limit ends, if one runs."""
         if not quiet and self._stream.isatty():
             self._bar = Progress(
                 TextColumn("{task.description:<10}"),
                 BarColumn(),
                 MofNCompleteColumn(),
+                _Waiting(self),
                 console=Console(file=self._stream),
                 transient=False,
             )
@@ -96,6 +115,9 @@ class ProgressDisplay:
     def update(self, event: object) -> None:
         if self._quiet:
             return
+        if isinstance(event, ConnectionState):
+            self._connection(event)
+            return
         if not hasattr(event, "resource"):
             self._line(event)
             return
@@ -103,17 +125,33 @@ class ProgressDisplay:
         received = getattr(event, "received", None)
         total = getattr(event, "total", None)
         phase = getattr(event, "phase", "")
+        name = f"{resource} ({phase})" if phase and phase != "pull" else resource
+        if isinstance(received, int) and isinstance(total, int):
+            total = max(total, received)
         if self._bar is not None and isinstance(received, int):
-            task = self._tasks.get(resource)
+            task = self._tasks.get(name)
             if task is None:
-                task = self._bar.add_task(resource, total=total)
-                self._tasks[resource] = task
+                task = self._bar.add_task(name, total=total)
+                self._tasks[name] = task
             self._bar.update(task, completed=received, total=total)
+            self.active = task
             return
         of = f"/{total}" if isinstance(total, int) else ""
         done = f" {received}{of}" if isinstance(received, int) else ""
-        label = f" ({phase})" if phase and phase != "pull" else ""
-        self._stream.write(f"{resource}{label}:{done}\n")
+        self._stream.write(f"{name}:{done}\n")
+
+    def _connection(self, state: ConnectionState) -> None:
+        """A wait for the rate limit starts (told once) or ends; other states are not news
+        to a progress display."""
+        until = state.until if state.kind is Connection.RATE_LIMITED else None
+        starts = until is not None and self.waiting_until is None
+        self.waiting_until = until
+        if until is None or not starts:
+            return
+        if self._bar is None:
+            self._stream.write(f"waiting for the rate limit, {_left(until)} s\n")
+        elif self.active is None:
+            self._bar.console.print(f"waiting for the rate limit, {_left(until)} s")
 
     def _line(self, event: object) -> None:
         """A push's progress: counts of edits sent and left."""
@@ -123,3 +161,22 @@ class ProgressDisplay:
             self._bar.console.print(text)
         else:
             self._stream.write(text + "\n")
+
+
+def _left(until: float) -> int:
+    return seconds_until(until, time.monotonic())
+
+
+class _Waiting(ProgressColumn):
+    """ "waiting for the rate limit, 12 s" on the line of the bar that moved last, counting
+    down while the wait lasts (rich redraws the bars ten times a second)."""
+
+    def __init__(self, display: ProgressDisplay) -> None:
+        super().__init__()
+        self._display = display
+
+    def render(self, task: Task) -> Text:
+        until = self._display.waiting_until
+        if until is None or task.id != self._display.active:
+            return Text("")
+        return Text(f"waiting for the rate limit, {_left(until)} s", style="yellow")

@@ -18,7 +18,9 @@ from typing import Any
 from textual.pilot import Pilot
 
 from cache import Cache, FieldConflict, Resource
+from sync.connection import Connection, ConnectionState
 from tracker_tui.app import TrackerApp, make_app
+from tracker_tui.data.outbox_counts import OutboxCounts
 from tracker_tui.demo_data import fill, generate
 from tracker_tui.messages import SyncStatusChanged
 
@@ -52,8 +54,8 @@ async def _report(pilot: Pilot[Any]) -> None:
     pilot.app.post_message(
         SyncStatusChanged(
             profile="demo",
-            online=True,
-            pending_writes=3,
+            connection=ConnectionState(Connection.ONLINE),
+            outbox=OutboxCounts(pending=1, failed=1, conflicts=1),
             budget_minute=55,
             budget_day=9_712,
             last_sync=NOW - timedelta(minutes=2),

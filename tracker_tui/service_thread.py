@@ -23,9 +23,11 @@ START_TIMEOUT = 15.0
 class ServiceThread:
     """A running server for the life of a `with` block; `base_url` ends in `/v1`."""
 
-    def __init__(self, app: Any, *, host: str = "127.0.0.1") -> None:
+    def __init__(self, app: Any, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        """`port` 0 takes a free one; tests pass the port of a server they stopped, to start
+        it again where its clients expect it."""
         config = uvicorn.Config(
-            app, host=host, port=0, log_level="warning", lifespan="on", proxy_headers=False
+            app, host=host, port=port, log_level="warning", lifespan="on", proxy_headers=False
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name="service", daemon=True)

@@ -2,7 +2,8 @@
 
 The app never talks to the network for issues: it reads the cache and writes the outbox. What
 it needs from the engine is small, so it is a Protocol the lead wires the real engine to:
-start it with a way to post messages to the app, nudge it after a local write, stop it on exit.
+start it with a way to post messages to the app, nudge it after a local write, make it sync
+now when the user asks, stop it on exit.
 The engine reports by posting `SyncStatusChanged` (complete reports; the latest wins), and
 `CacheChanged` whenever it changed the cache (a pull landed, an outbox entry was sent, failed or
 conflicted), which makes every open screen re-read.
@@ -31,6 +32,11 @@ class SyncLink(Protocol):
         """A write was queued in the outbox: send it soon. Called on the event loop."""
         ...
 
+    def sync_now(self) -> None:
+        """The user asked to sync: push and pull at once, cutting short any wait before a
+        retry. Called on the event loop; returns at once."""
+        ...
+
     async def stop(self) -> None:
         """Stop syncing (the app is closing); unsent writes stay in the outbox. Also called
         when `start` never was (the user quit the login screen)."""
@@ -43,12 +49,17 @@ class OfflineLink:
     def __init__(self) -> None:
         self.pokes = 0
         """How many writes were announced (tests check that saving pokes the engine)."""
+        self.syncs = 0
+        """How many times the user asked to sync now."""
 
     async def start(self, post: Poster) -> None:
         return None
 
     def poke(self) -> None:
         self.pokes += 1
+
+    def sync_now(self) -> None:
+        self.syncs += 1
 
     async def stop(self) -> None:
         return None

@@ -46,7 +46,9 @@ class ResourceRun:
     can_tombstone: bool
     size: int = REQUEST_PAGE_SIZE
     phase: str = "pull"
-    _total: int | None = field(default=None, repr=False)
+    _received: int = field(default=0, repr=False)
+    """Records received in this phase (the report counts the whole resource)."""
+    _expected: int | None = field(default=None, repr=False)
 
     @property
     def tombstones(self) -> bool | None:
@@ -111,6 +113,16 @@ class ResourceRun:
             if total is not None and 0 < listing.received < min(total, asked):
                 self.size = listing.received
 
+    def left(self, listing: Page[Any], page: int) -> int | None:
+        """Records the query of `listing` (page number `page`) has after this page, by its
+        `pagination.total`: of a query with `updated_after`, the total is what remains from
+        that point, not the whole resource. None when the server gives no total."""
+        pagination = listing.pagination
+        if pagination.total is None:
+            return None
+        size = pagination.per_page or self.size
+        return max(0, pagination.total - ((page - 1) * size + listing.received))
+
     def is_last(self, listing: Page[Any], page: int) -> bool:
         """Whether `listing`, page number `page` of its query, ends that query."""
         pagination = listing.pagination
@@ -132,10 +144,18 @@ class ResourceRun:
         self.count(self.session.cache.apply_page(self.resource, raws, cursor))
         self.count_page(len(items))
 
-    def count_page(self, received: int) -> None:
-        """Add a stored page to the report."""
+    def count_page(self, received: int, fresh: int | None = None) -> None:
+        """Add a stored page to the report; `fresh` of its records were new to the phase
+        (all of them unless said: only a keyset pass re-reads some)."""
         self.report.pages += 1
         self.report.received += received
+        self._received += received if fresh is None else fresh
+
+    def begin_phase(self, phase: str) -> None:
+        """A new walk over the resource (the id sweep): progress counts from zero again."""
+        self.phase = phase
+        self._received = 0
+        self._expected = None
 
     def count(self, result: ApplyResult) -> None:
         """Add what storing one or more pages did to the report."""
@@ -145,16 +165,22 @@ class ResourceRun:
         report.unchanged += result.unchanged
         report.deleted += result.deleted
 
-    def tell(self, total: int | None) -> None:
-        if total is not None:
-            self._total = total
+    def tell(self, left: int | None = None, *, expected: int | None = None) -> None:
+        """Report progress after a page was counted: `left` is what its query still has to
+        send (`left()`), so the estimate is what this phase received plus that; or the
+        strategy knows the `expected` total itself (keyset paging, whose every query starts
+        from a new point). None keeps the last estimate."""
+        if left is not None:
+            self._expected = self._received + left
+        elif expected is not None:
+            self._expected = expected
         if self.progress is not None:
             self.progress(
                 PullProgress(
                     resource=self.resource.value,
                     pages=self.report.pages,
-                    received=self.report.received,
-                    total=self._total,
+                    received=self._received,
+                    total=self._expected,
                     phase=self.phase,
                 )
             )

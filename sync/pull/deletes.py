@@ -26,7 +26,7 @@ async def count_differs(run: ResourceRun) -> bool:
 
 async def sweep(run: ResourceRun) -> None:
     """List every id (storing the fresh records on the way) and drop what was not listed."""
-    run.phase = "sweep"
+    run.begin_phase("sweep")
     for _ in range(MAX_SWEEPS):
         ids, stable = await _sweep_once(run)
         if stable:
@@ -58,7 +58,7 @@ async def _sweep_once(run: ResourceRun) -> tuple[set[str], bool]:
         ids.update(item.id for item in items if not isinstance(item, Tombstone))
         ids.update(skipped.id for skipped in listing.skipped if skipped.id is not None)
         run.store(items, None)
-        run.tell(total)
+        run.tell(run.left(listing, page_number))
         if run.is_last(listing, page_number):
             return ids, listing.pagination.total == total
         page_number += 1

@@ -15,10 +15,11 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from datetime import datetime
 from itertools import takewhile
+from typing import Any
 
 from cache import Cursor
 from sync.features import is_keyset_ordered
-from sync.models import Record, Tombstone
+from sync.models import Page, Record, Tombstone
 from sync.pull.ahead import Ahead
 from sync.pull.context import ResourceRun
 from sync.pull.stamps import EPOCH, before, sort_key
@@ -53,6 +54,40 @@ class _Seen:
         return len(self.stamps) - bisect_right(self.stamps, stamp)
 
 
+class _Estimate:
+    """Progress in records new to the pass: every query re-reads the records it overlaps (the
+    timestamp before the last record seen), so what a query's `pagination.total` promises
+    is what it has, less what this pass has already seen after its point in time."""
+
+    def __init__(self, seen: _Seen) -> None:
+        self._seen = seen
+        self.fresh = 0
+        self.expected: int | None = None
+
+    def page(
+        self,
+        items: list[Record | Tombstone],
+        since: str,
+        page: int,
+        listing: Page[Any],
+        *,
+        last: bool,
+    ) -> tuple[int, int | None]:
+        """Add a page's records to what was seen; (how many were new, the estimated total)."""
+        already = self._seen.after(sort_key(since)) if page == 1 else 0
+        fresh = 0
+        for item in items:
+            assert item.updated_at is not None
+            fresh += self._seen.add(item.id, item.updated_at)
+        total = listing.pagination.total
+        if page == 1 and total is not None:
+            self.expected = self.fresh + total - already
+        self.fresh += fresh
+        if last:
+            self.expected = self.fresh
+        return fresh, self.expected
+
+
 async def keyset_pass(run: ResourceRun, cursor: Cursor | None) -> None:
     """Pull everything after `cursor`, saving the cursor with every group of pages.
 
@@ -64,6 +99,7 @@ async def keyset_pass(run: ResourceRun, cursor: Cursor | None) -> None:
     """
     since = EPOCH if cursor is None else before(cursor.updated_at)
     seen = _Seen(cursor)
+    estimate = _Estimate(seen)
     page_number = 1
     ahead = Ahead(
         run,
@@ -76,12 +112,9 @@ async def keyset_pass(run: ResourceRun, cursor: Cursor | None) -> None:
                 listing = (await pending).value
                 items = list(listing.items)
                 _check_order(items, since)
-                for item in items:
-                    assert item.updated_at is not None
-                    seen.add(item.id, item.updated_at)
-                cursor = _next_cursor(items, cursor)
                 last = run.is_last(listing, page_number)
-                total = listing.pagination.total if page_number == 1 else None
+                fresh, expected = estimate.page(items, since, page_number, listing, last=last)
+                cursor = _next_cursor(items, cursor)
                 if not last:
                     assert cursor is not None
                     since, page_number = _next_query(
@@ -89,7 +122,7 @@ async def keyset_pass(run: ResourceRun, cursor: Cursor | None) -> None:
                     )
                     pending = ahead.fetch(since, page_number)
                     ahead.guessing = True
-                await writer.submit(items, cursor if items else None, total, last=last)
+                await writer.submit(items, cursor if items else None, fresh, expected, last=last)
                 if last:
                     await writer.drain()
                     return

@@ -62,7 +62,12 @@ class PullReport:
 
 @dataclass(frozen=True)
 class PullProgress:
-    """Sent after every page: enough for a progress bar (`total` None when unknown)."""
+    """Sent after every page: enough for a progress bar.
+
+    `received` counts the records of this phase (the pull, or the id sweep that follows it);
+    `total` estimates what the phase fetches in all, `received` included, from the server's
+    `pagination.total` of the query in flight (None when the server gives none). It is an
+    estimate: records edited during the pull move it, and it never falls below `received`."""
 
     resource: str
     pages: int

@@ -106,7 +106,7 @@ async def _walk_once(run: ResourceRun, since: str | None) -> tuple[bool, set[str
             stable = listing.pagination.total == total
             run.store(items, newest.cursor(started) if stable else None)
             run.session.cache.set_state(key, None)
-            run.tell(total)
+            run.tell(0)
             return stable, None if resumed else ids
         run.store(items, None)
         run.session.cache.set_state(
@@ -120,7 +120,7 @@ async def _walk_once(run: ResourceRun, since: str | None) -> tuple[bool, set[str
                 "missing": newest.missing,
             },
         )
-        run.tell(total)
+        run.tell(run.left(listing, page_number))
         page_number += 1
 
 

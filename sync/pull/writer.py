@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
+from functools import partial
 from types import TracebackType
 
 from cache import ApplyResult, Cache, CacheError, Cursor, Prepared
@@ -51,7 +52,10 @@ ones that checkpointed 290-350 ms, against 120-180 ms to fetch a group's pages).
 class _Page:
     records: Sequence[Prepared]
     cursor: Cursor | None
-    total: int | None
+    fresh: int
+    """Records of the page new to the pass (not re-read by a query's overlap), for progress."""
+    expected: int | None
+    """The pass's estimated total of new records as of this page, for progress."""
 
 
 class PageWriter:
@@ -127,7 +131,8 @@ class PageWriter:
         self,
         items: Sequence[Record | Tombstone],
         cursor: Cursor | None,
-        total: int | None,
+        fresh: int,
+        expected: int | None,
         *,
         last: bool,
     ) -> None:
@@ -135,7 +140,7 @@ class PageWriter:
         after it; a full group (or the last page) goes to the writer, and this waits for the
         oldest group while `BEHIND` of them are unwritten."""
         records = Cache.prepare(self._run.resource, [item.raw for item in items])
-        self._waiting.append(_Page(records, cursor, total))
+        self._waiting.append(_Page(records, cursor, fresh, expected))
         if last or len(self._waiting) >= GROUP_PAGES:
             self._write()
             while len(self._writing) >= BEHIND:
@@ -147,17 +152,25 @@ class PageWriter:
             await self._settle()
 
     async def _settle(self) -> None:
-        """Wait for the oldest group to commit, then count it and report its progress."""
-        writing, pages = self._writing[0]
+        """Wait for the oldest group to commit (raising if it failed)."""
+        writing, _ = self._writing[0]
         try:
-            result = await asyncio.shield(writing)
+            await asyncio.shield(writing)
         finally:
             if writing.done():
                 self._writing.popleft()
-        self._run.count(result)
-        for page in pages:  # progress is told page by page, as every strategy does
-            self._run.count_page(len(page.records))
-            self._run.tell(page.total)
+
+    def _written(self, pages: list[_Page], writing: asyncio.Future[ApplyResult]) -> None:
+        """A group committed: count it and report its progress at once, page by page as every
+        strategy does, rather than when the pull next waits for the writer (which left the
+        progress up to four groups behind, and still through a long wait for the rate
+        limit). Groups commit in order, one thread writing, so their reports are in order."""
+        if writing.cancelled() or writing.exception() is not None:
+            return
+        self._run.count(writing.result())
+        for page in pages:
+            self._run.count_page(len(page.records), page.fresh)
+            self._run.tell(expected=page.expected)
 
     async def _store_rest(self) -> None:
         self._write()
@@ -168,6 +181,7 @@ class PageWriter:
             return
         pages, self._waiting = self._waiting, []
         writing = asyncio.get_running_loop().run_in_executor(self._pool, self._apply, pages)
+        writing.add_done_callback(partial(self._written, pages))
         self._writing.append((writing, pages))
 
     def _apply(self, pages: list[_Page]) -> ApplyResult:

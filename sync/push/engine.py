@@ -82,6 +82,7 @@ async def push_outbox(
     ctx.count_reads()
     active = (EntryState.PENDING, EntryState.SENDING)
     ctx.report.remaining = len(session.cache.outbox(active))
+    ctx.report.unknown = len(session.cache.doubtful())
     return ctx.report
 
 
@@ -119,24 +120,27 @@ async def _reconcile(ctx: PushContext, ready: list[OutboxEntry]) -> list[OutboxE
     """Creates tried before without a known outcome are looked for first (SYNC.md 4).
 
     One listing per group of `sync.reconcile.listings`, each settled as soon as it is read
-    and its findings stored (done, or `not_applied`): when a later one fails, the round ends
-    but the next round, or run, starts from there. All or nothing, a lossy network failed one
-    of many listings nearly every round and the push never moved on.
+    and its findings stored (done, unsure, or `not_applied`): when a later one fails, the
+    round ends but the next round, or run, starts from there. All or nothing, a lossy network
+    failed one of many listings nearly every round and the push never moved on.
     """
     unsure = ctx.session.cache.doubtful()
     doubtful = [e for e in ready if e.id in unsure]
     if not doubtful:
         return ready
-    found: set[int] = set()
+    settled: set[int] = set()
     for group in listings(ctx.session, doubtful):
-        applied = await find_applied_creates(ctx.session, group, reads=ctx.reads)
-        for entry_id, record in applied.items():
+        found = await find_applied_creates(ctx.session, group, reads=ctx.reads)
+        for entry_id, record in found.applied.items():
             ctx.session.cache.mark_done(entry_id, record)
             ctx.report.done += 1
             ctx.report.reconciled += 1
-        found.update(applied)
-        ctx.session.cache.mark_not_applied([e.id for e in group if e.id not in applied])
-    return [e for e in ready if e.id not in found]
+        for entry in group:
+            if entry.id in found.unsure:
+                ctx.unsure(entry, found.unsure[entry.id])
+        settled.update(found.applied, found.unsure)
+        ctx.session.cache.mark_not_applied([e.id for e in group if e.id not in settled])
+    return [e for e in ready if e.id not in settled]
 
 
 async def _check_listed(ctx: PushContext, steps: Sequence[Step]) -> None:

@@ -17,6 +17,7 @@ Mapping of a failed attempt (the tree is in `sync.errors`):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from cache import FieldConflict, OutboxEntry, Resource
 from sync.errors import (
@@ -32,6 +33,7 @@ from sync.errors import (
 from sync.pull.retry import Retrier
 from sync.push.reads import read_retrier
 from sync.push.report import Backoff, ProgressCallback, PushReport
+from sync.reconcile import describe_suspects
 from sync.session import SyncSession
 from sync.workflow import TRANSITIONS
 
@@ -102,6 +104,14 @@ class PushContext:
             return entry
         self.report.conflicts += 1
         return self.session.cache.park_conflicts(entry.id, found)
+
+    def unsure(self, entry: OutboxEntry, records: list[dict[str, Any]]) -> None:
+        """A create that may have made one of `records`, or none: kept for the user to
+        settle (`Cache.same_as`, `send_anyway`, `discard`), counted apart from what was sent."""
+        message = describe_suspects(records)
+        self.session.cache.mark_unsure(entry.id, records, message)
+        self.report.unsure += 1
+        self.report.messages.append(f"{entry.resource.value} {entry.target_id}: {message}")
 
     def rejected(self, entry: OutboxEntry, message: str) -> None:
         self.session.cache.mark_failed(entry.id, message)

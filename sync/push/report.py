@@ -26,12 +26,20 @@ class PushReport:
     bulk_requests: int = 0
     stopped: str | None = None
     remaining: int = 0
+    """Entries still to send (pending or in flight), `unknown` ones included."""
+    unknown: int = 0
+    """Creates sent whose outcome is still unknown at the end: on the server or not, nobody
+    can say yet; they are looked for before being sent again, never counted as sent."""
+    unsure: int = 0
+    """Creates this run found may have made one of several look-alike records: kept in the
+    outbox (`unsure`) for the user to settle, never counted as sent."""
     messages: list[str] = field(default_factory=list)
-    """One line per write the server refused, for a notification."""
+    """One line per write the server refused or that needs the user, for a notification."""
 
     @property
     def sent(self) -> int:
-        """Entries settled by the server one way or the other."""
+        """Entries settled by the server one way or the other (never an unknown or unsure
+        create: nobody confirmed those)."""
         return self.done + self.failed + self.conflicts
 
 

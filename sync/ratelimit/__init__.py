@@ -8,7 +8,7 @@ limits in force), `limiter` (waiting for a slot).
 
 from sync.ratelimit.clock import ClockOffset
 from sync.ratelimit.headers import RateLimitHeaders, ResponseMeta, read_meta
-from sync.ratelimit.limiter import RateLimiter
+from sync.ratelimit.limiter import RateLimiter, Waits
 from sync.ratelimit.limits import BACKGROUND_LOG_BUCKET, Priority
 from sync.ratelimit.log import LogCheck, RequestLog
 from sync.ratelimit.plans import ENDPOINT_LIMITS, PLANS, Bucket, Plan, bucket_for
@@ -26,6 +26,7 @@ __all__ = [
     "RateLimiter",
     "RequestLog",
     "ResponseMeta",
+    "Waits",
     "bucket_for",
     "read_meta",
 ]

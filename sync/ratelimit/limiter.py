@@ -20,10 +20,12 @@ import asyncio
 import random as random_module
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from sync.ratelimit.answered import AnsweredLog
 from sync.ratelimit.clock import ClockOffset
 from sync.ratelimit.headers import ResponseMeta
+from sync.ratelimit.learned import Learned
 from sync.ratelimit.limits import (
     BACKGROUND_LOG_BUCKET,
     Constraint,
@@ -36,6 +38,20 @@ from sync.ratelimit.plans import Bucket, Plan, plan_named
 
 SLIDE_EPSILON = 0.001
 """How far past an entry's window end to wake, so that the entry has surely left the window."""
+
+
+@dataclass
+class Waits:
+    """How long this limiter held requests back, by the waits it chose (not by a wall clock,
+    which a busy machine stretches): what a caller reports, and what a test can assert."""
+
+    requests: int = 0
+    """Requests let through."""
+    total: float = 0.0
+    """Seconds slept for the limits, all requests together."""
+    first: float | None = None
+    """Seconds the first request waited (None before it went): a process that forgot what it
+    had learned about the server waits here for a window the log says is full."""
 
 
 class RateLimiter:
@@ -77,6 +93,11 @@ class RateLimiter:
         self._users_idle = asyncio.Event()
         self._users_idle.set()
         self._last_prune = float("-inf")
+        self.waits = Waits()
+        self.on_learned: Callable[[Learned], None] | None = None
+        """Called with what is worth remembering each time it changes (a plan, a limit, a
+        spent window): the session stores it for the next process."""
+        self._told = self._limits.learned(clock())
         self.set_plan(plan)
 
     def __repr__(self) -> str:
@@ -101,13 +122,36 @@ class RateLimiter:
         plan = plan_named(name)
         if plan is not None:
             self._limits.set_plan(plan, PlanSource.ME)
+            self._tell(self._clock())
         return plan is not None
+
+    def learned(self) -> Learned:
+        """What this process knows about the limits, as the next one should start from it."""
+        return self._limits.learned(self._clock())
+
+    def restore(self, learned: Learned) -> None:
+        """Start from what an earlier process learned (`Limits.restore`), before any request."""
+        now = self._clock()
+        self._limits.restore(learned, now)
+        self._told = self._limits.learned(now)
 
     def on_response(self, meta: ResponseMeta) -> None:
         """Learn from a response, whatever its status; call it as soon as the response arrives."""
         now = self._clock()
         self._limits.observe(meta, now)
         self._answered.answered(meta.sent_at, now)
+        self._tell(now)
+
+    def _tell(self, now: float) -> None:
+        """Hand `on_learned` what changed; blocks that merely ran out are no change."""
+        learned, told = self._limits.learned(now), self._told
+        moved = _figures(learned) != _figures(told)
+        blocked = any(told.blocked.get(scope) != until for scope, until in learned.blocked.items())
+        if not (moved or blocked):
+            return
+        self._told = learned
+        if self.on_learned is not None:
+            self.on_learned(learned)
 
     def poll_interval(self, requests_per_poll: int = 1) -> float:
         """Seconds between background polls so that they fit the background budget all day.
@@ -142,6 +186,7 @@ class RateLimiter:
         if priority is Priority.BACKGROUND and kind is not Bucket.OTHER:
             raise ValueError(f"background requests must be in bucket 'other', not {kind.value!r}")
         log_bucket = BACKGROUND_LOG_BUCKET if priority is Priority.BACKGROUND else kind.value
+        slept = 0.0
         if priority is Priority.USER:
             self._users_waiting += 1
             self._users_idle.clear()
@@ -158,16 +203,26 @@ class RateLimiter:
                         self._answered.prune(now)
                         self._answered.sent(now, log_bucket)
                         self._prune(now)
+                        self._count(slept)
                         return now
                     wait = self._wait(constraints, now)
                     if wait <= 0:
                         wait = self._limits.window / 1000 * (1 + self._random())
-                await self._sleep(min(wait, self._limits.window))
+                wait = min(wait, self._limits.window)
+                slept += wait
+                await self._sleep(wait)
         finally:
             if priority is Priority.USER:
                 self._users_waiting -= 1
                 if not self._users_waiting:
                     self._users_idle.set()
+
+    def _count(self, slept: float) -> None:
+        waits = self.waits
+        if waits.first is None:
+            waits.first = slept
+        waits.requests += 1
+        waits.total += slept
 
     def _reserve(self, now: float, log_bucket: str, constraints: list[Constraint]) -> bool:
         """Log a request if the constraints allow it: as they stand first (one transaction,
@@ -221,3 +276,7 @@ class RateLimiter:
         if now - self._last_prune >= self._limits.window:
             self._last_prune = now
             self._log.prune_requests(now - self._limits.day - self._limits.window)
+
+
+def _figures(learned: Learned) -> tuple[str, int, int, str]:
+    return learned.plan, learned.per_minute, learned.per_day, learned.source

@@ -16,6 +16,7 @@ from enum import IntEnum, StrEnum
 
 from sync.ratelimit.clock import ClockOffset
 from sync.ratelimit.headers import ResponseMeta
+from sync.ratelimit.learned import KEY_SCOPE, Learned
 from sync.ratelimit.log import LogCheck
 from sync.ratelimit.plans import (
     ENDPOINT_LIMITS,
@@ -24,6 +25,7 @@ from sync.ratelimit.plans import (
     PLANS,
     Bucket,
     Plan,
+    plan_named,
     plan_with_limit,
 )
 
@@ -52,9 +54,11 @@ class Priority(IntEnum):
 
 
 class PlanSource(StrEnum):
-    """Where the current plan came from; `/me` outranks an inference from headers."""
+    """Where the current plan came from; `/me` outranks an inference from headers, and both
+    outrank what an earlier process stored (`STORED`: any header figure replaces it)."""
 
     DEFAULT = "default"
+    STORED = "stored"
     HEADERS = "headers"
     ME = "me"
 
@@ -91,6 +95,8 @@ class Limits:
         self.offset = offset or ClockOffset()
         self.plan: Plan = FREE
         self.plan_source = PlanSource.DEFAULT
+        self._origin = PlanSource.DEFAULT
+        """Where the plan was first learned, kept through `STORED` for the next store."""
         self.per_minute = FREE.per_minute
         self.per_day = FREE.per_day
         self.margin = margin
@@ -107,7 +113,36 @@ class Limits:
     def set_plan(self, plan: Plan, source: PlanSource) -> None:
         """Adopt a plan's limits, replacing any learned from headers."""
         self.plan, self.plan_source = plan, source
+        if source is not PlanSource.STORED:
+            self._origin = source
         self.per_minute, self.per_day = plan.per_minute, plan.per_day
+
+    def learned(self, now: float) -> Learned:
+        """What to store for the next process: the limits in force and the blocks not over."""
+        blocked = {
+            KEY_SCOPE if scope is None else scope: until
+            for scope, until in sorted(self._blocks.items(), key=lambda item: item[0] or "")
+            if until > now
+        }
+        return Learned(self.plan.name, self.per_minute, self.per_day, self._origin, blocked)
+
+    def restore(self, learned: Learned, now: float) -> None:
+        """Start from what an earlier process stored, as `STORED`: the first answer's headers
+        replace it (a lower figure at once). Figures above SPEC's for the plan are not taken:
+        a damaged or forged store must not make this process send faster than the plan."""
+        plan = plan_named(learned.plan)
+        if plan is None:
+            return
+        self.set_plan(plan, PlanSource.STORED)
+        known = {source.value for source in PlanSource} - {PlanSource.STORED.value}
+        if learned.source in known:
+            self._origin = PlanSource(learned.source)
+        self.per_minute = min(plan.per_minute, learned.per_minute)
+        self.per_day = min(plan.per_day, learned.per_day)
+        for scope, until in learned.blocked.items():
+            lasting = now < until <= now + self.day + self.window
+            if lasting and (scope == KEY_SCOPE or scope in ENDPOINT_LIMITS):
+                self._block(None if scope == KEY_SCOPE else scope, until)
 
     def blocked_until(self, bucket: str) -> float:
         """Local time before which nothing of `bucket` may be sent (a 429, a spent window)."""

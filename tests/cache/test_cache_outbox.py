@@ -272,8 +272,11 @@ def test_undo_discards_unsent_writes_and_reverts_sent_ones(
     assert {e.batch_id for e in entries} == {batch} and len(entries) == 3
     cache.mark_sending(entries[0].id)
     cache.mark_done(entries[0].id, issue(1, priority="high", updated_at=stamp(90)))
-    inverse = cache.undo_batch(batch)
+    undone = cache.undo_batch(batch)
+    inverse = undone.batch_id
     assert inverse is not None
+    assert undone.restored == ("iss_000001",)
+    assert set(undone.dropped) == {"iss_000002", "iss_000003"}
     remaining = [e for e in cache.outbox() if e.state is not EntryState.DONE]
     assert [(e.target_id, e.changes, e.batch_id) for e in remaining] == [
         ("iss_000001", {"priority": "none"}, inverse)
@@ -405,7 +408,8 @@ def test_undoing_an_unsent_create_removes_it_and_its_dependents(cache: Cache) ->
     batch = cache.new_batch_id()
     local = cache.create(ISSUE, {"title": "draft"}, batch_id=batch)
     cache.create(Resource.COMMENTS, {"issue_id": local, "body": "note"})
-    assert cache.undo_batch(batch) is None
+    undone = cache.undo_batch(batch)
+    assert undone.batch_id is None and undone.dropped == (local,)
     assert cache.outbox() == []
     assert cache.issue(local) is None
 

@@ -223,3 +223,41 @@ def test_the_effective_view_is_the_model_in_order(
         assert cache.count(flt) == len(want)
         got = [row.id for row in cache.window(flt, sort, offset, limit)]
         assert got == want[offset : offset + limit]
+
+
+@SETTINGS
+@given(
+    st.lists(random_record, min_size=1, max_size=25),
+    st.lists(local_op, max_size=12),
+    issue_filter,
+    issue_sort,
+)
+def test_every_issue_is_positioned_where_its_window_shows_it(
+    records: list[Record],
+    ops: list[tuple[Any, ...]],
+    flt: IssueFilter,
+    sort: IssueSort,
+) -> None:
+    """`position` counts on the sort index where `window` walks it: the two must agree for
+    every issue shown, edited or created ones included, counted from either end, and hidden
+    ones have none."""
+    page = [{**r, "id": f"iss_{n:03d}"} for n, r in enumerate(records)]
+    with fresh_cache() as cache:
+        cache.apply_page(ISSUE, page)
+        known = [record["id"] for record in page]
+        for op in ops:
+            if op[0] == "create":
+                known.append(cache.create(ISSUE, {"title": op[1]}))
+                continue
+            key = known[op[1] % len(known)]
+            try:
+                if op[0] == "update":
+                    cache.update(ISSUE, key, dict(op[2]))
+                else:
+                    cache.delete(ISSUE, key)
+            except RecordNotFoundError:
+                continue
+        shown = [row.id for row in cache.window(flt, sort, 0, len(known))]
+        want = {key: shown.index(key) if key in shown else None for key in known}
+        for near in (None, 0, len(shown)):
+            assert {key: cache.position(flt, sort, key, near=near) for key in known} == want

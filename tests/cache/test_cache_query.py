@@ -16,6 +16,7 @@ from cache import (
     FieldConflict,
     IssueFilter,
     IssueSort,
+    Operation,
     PickerField,
     Resource,
     SortKey,
@@ -121,8 +122,11 @@ class World:
         self.cache.create(Resource.COMMENTS, {"issue_id": "iss_0030", "body": "sigma local"})
         self.rows["iss_0030"].comments.append("sigma local")
         pending = [e for e in self.cache.outbox() if e.state is EntryState.PENDING]
-        self.cache.mark_sending(pending[0].id)
-        self.cache.mark_failed(pending[0].id, "rejected")
+        refused = pending[0]
+        assert refused.operation is Operation.UPDATE
+        self.cache.mark_sending(refused.id)
+        self.cache.mark_failed(refused.id, "rejected")
+        self.rows[refused.target_id].record.update(refused.base)
         self.cache.record_conflicts(pending[1].id, [FieldConflict("title", "a", "b", "c")])
 
     def edit(self, issue_id: str, changes: Record) -> None:

@@ -3,10 +3,11 @@ for `tracker_tui.cli.main` in-process, with stdout and stderr captured."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,11 +30,31 @@ class Loopback:
 
 
 @contextmanager
-def loopback(folder: Path, issues: int, *, plan: str = "enterprise") -> Iterator[Loopback]:
+def loopback(
+    folder: Path,
+    issues: int,
+    *,
+    plan: str = "enterprise",
+    wrap: Callable[[Any], Any] | None = None,
+) -> Iterator[Loopback]:
+    """`wrap` turns the service into a variant (see `without_me`)."""
     db = folder / "server.db"
     key = seed_workspace(db, "Acme", issues, plan=plan)
-    with ServiceThread(create_app(db)) as service:
+    app = create_app(db)
+    with ServiceThread(app if wrap is None else wrap(app)) as service:
         yield Loopback(service.base_url, key, db)
+
+
+def without_me(app: Any) -> Any:
+    """The service as a server without CONTRACT's `/me`: it answers that path as any unknown
+    one (404 with its rate-limit headers), so the plan shows only in `X-RateLimit-Limit`."""
+
+    async def variant(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"] == "/v1/me":
+            scope = {**scope, "path": "/v1/me-not-served", "raw_path": b"/v1/me-not-served"}
+        await app(scope, receive, send)
+
+    return variant
 
 
 @dataclass

@@ -12,9 +12,11 @@ import asyncio
 import json
 import os
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from email.utils import formatdate
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from sync.session import SyncSession, open_session
 
 BASE_URL = "http://tracker.test/v1"
 BULK_PATH = "/v1/issues/bulk"
+ME_PATH = "/v1/me"
 
 Scope = dict[str, Any]
 Receive = Callable[[], Any]
@@ -60,6 +63,60 @@ def without_idempotency(app: Any) -> Any:
     return variant
 
 
+def without_me(app: Any) -> Any:
+    """The service as a server without CONTRACT's `/me`: the service itself answers the path
+    as any unknown one (404, with its rate-limit headers), so the plan is known only from them."""
+
+    async def variant(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == ME_PATH:
+            scope = {**scope, "path": ME_PATH + "-not-served", "raw_path": b"/v1/me-not-served"}
+        await app(scope, receive, send)
+
+    return variant
+
+
+def refusing_tombstones(app: Any) -> Any:
+    """The service as a server without tombstones: 400 to `include_deleted`, as SPEC allows."""
+
+    async def variant(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and b"include_deleted" in scope.get("query_string", b""):
+            error = {"code": "invalid_request", "message": "unknown parameter include_deleted"}
+            await _answer(send, 400, error)
+            return
+        await app(scope, receive, send)
+
+    return variant
+
+
+def dated(app: Any) -> Any:
+    """The service with the `Date` header an HTTP server adds to every answer (uvicorn does on
+    loopback; in-process, nothing does), from which the client measures the server's clock."""
+
+    async def variant(scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_dated(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                stamp = formatdate(time.time(), usegmt=True).encode()
+                message = {**message, "headers": [*message["headers"], (b"date", stamp)]}
+            await send(message)
+
+        await app(scope, receive, send_dated if scope["type"] == "http" else send)
+
+    return variant
+
+
+def spec_only(app: Any) -> Any:
+    """The service as a server implementing SPEC alone, as far as a client can tell: no `/me`,
+    no bulk endpoint, no tombstones, `Idempotency-Key` ignored; served with a `Date`."""
+    return dated(without_me(without_bulk(refusing_tombstones(without_idempotency(app)))))
+
+
+async def _answer(send: Send, status: int, error: dict[str, str]) -> None:
+    body = json.dumps({"error": error}).encode()
+    headers = [(b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 def comments_per_issue_only(app: Any) -> Any:
     """The service as a server that lists comments of one issue at a time: a listing without
     `issue_id` is refused with a 400, as CONTRACT allows."""
@@ -81,19 +138,23 @@ def comments_per_issue_only(app: Any) -> Any:
 
 @dataclass
 class Wire(httpx.AsyncBaseTransport):
-    """An ASGI transport that counts requests and can lose answers after the service acted.
+    """An ASGI transport that counts requests and can lose them before or after the service.
 
     `lose(request)` True: the request reaches the service, which applies it; the client then
     gets a read timeout instead of the answer, as when a connection dies at the worst moment.
-    `before(request)` runs first: another writer acting just before the request lands.
+    `drop(request)` True: the connection closes once the request was sent, before the service
+    saw it; the client cannot tell this from `lose`. `before(request)` runs first: another
+    writer acting just before the request lands.
     """
 
     app: Any
     lose: Callable[[httpx.Request], bool] | None = None
+    drop: Callable[[httpx.Request], bool] | None = None
     before: Callable[[httpx.Request], Awaitable[None]] | None = None
     requests: list[tuple[str, str]] = field(default_factory=list)
     statuses: list[int] = field(default_factory=list)
     lost: int = 0
+    dropped: int = 0
 
     def __post_init__(self) -> None:
         self._inner = httpx.ASGITransport(app=self.app)
@@ -102,6 +163,9 @@ class Wire(httpx.AsyncBaseTransport):
         self.requests.append((request.method, request.url.path))
         if self.before is not None:
             await self.before(request)
+        if self.drop is not None and self.drop(request):
+            self.dropped += 1
+            raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
         response = await self._inner.handle_async_request(request)
         self.statuses.append(response.status_code)
         if self.lose is not None and self.lose(request):

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import httpx
 from push_support import Wire, session_for
 
-from cache import Resource
+from cache import ACTIVE_STATES, EntryState, IssueFilter, IssueSort, Resource
 from server.app import create_app
 from server.seed import seed_workspace
 from sync.engine import SyncLoop, sync_once
-from sync.push import PushReport
+from sync.errors import NetworkError
+from sync.pull import RetryPolicy
+from sync.push import Backoff, PushReport
+from sync.session import SyncSession
+from tracker_tui.service_thread import ServiceThread
 
 WINDOW = 1.0
 
@@ -55,3 +63,100 @@ async def test_the_loop_pushes_soon_after_a_poke_and_pulls_when_woken(tmp_path: 
         loop.stop()
         await task
         assert s.cache.local_count(Resource.ISSUES) == 4
+
+
+FAST_RETRY = Backoff(base=0.05, cap=0.4)
+"""The loop's pace between attempts, scaled down (the app's is 1 s doubling to 60 s)."""
+PUSH_BACKOFF = Backoff(base=0.01, cap=0.05)
+PULL_RETRY = RetryPolicy(attempts=2, base=0.01, cap=0.05)
+
+
+def fast_loop(session: SyncSession, heard: list[object]) -> SyncLoop:
+    return SyncLoop(
+        session,
+        listener=heard.append,
+        interval=3600,
+        push_delay=0,
+        wake_debounce=0,
+        retry=FAST_RETRY,
+        push_backoff=PUSH_BACKOFF,
+        pull_retry=PULL_RETRY,
+    )
+
+
+async def eventually(condition: Callable[[], bool], seconds: float = 15.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "not in time"
+        await asyncio.sleep(0.02)
+
+
+async def test_a_write_queued_while_the_server_is_down_is_sent_when_it_returns(
+    tmp_path: Path,
+) -> None:
+    """One poke while the server is stopped: the push fails, and the loop keeps trying with a
+    capped backoff until the server, started again on the same port, takes the write; no
+    other edit or poke is needed (issue 14, defect 2)."""
+    db = tmp_path / "server.db"
+    key = seed_workspace(db, "acme", 3, plan="enterprise")
+    service = ServiceThread(create_app(db, window_seconds=WINDOW)).__enter__()
+    port = urlsplit(service.base_url).port
+    assert port is not None
+    heard: list[object] = []
+    try:
+        async with session_for(
+            key, tmp_path / "c.db", server=service.base_url, window_seconds=WINDOW, timeout=2
+        ) as s:
+            await sync_once(s)
+            service.__exit__(None, None, None)
+            issue_id = sorted(local_issue_ids(s))[0]
+            s.cache.update(Resource.ISSUES, issue_id, {"title": "written offline"})
+            loop = fast_loop(s, heard)
+            task = asyncio.create_task(loop.run())
+            loop.poke()
+            await eventually(lambda: loop.retry_at is not None)
+            await asyncio.sleep(1.0)  # down for a while: attempts back off, capped
+            tries = loop.passes
+            assert 2 <= tries <= 12
+            service = ServiceThread(create_app(db, window_seconds=WINDOW), port=port).__enter__()
+            await eventually(lambda: not s.cache.outbox(ACTIVE_STATES))
+            await eventually(lambda: loop.retry_at is None)
+            loop.stop()
+            await task
+        answer = httpx.get(
+            f"{service.base_url}/issues/{issue_id}",
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=5,
+        )
+        assert answer.json()["title"] == "written offline"
+        assert any(isinstance(item, NetworkError) for item in heard)
+    finally:
+        service.__exit__(None, None, None)
+
+
+async def test_a_write_the_server_refused_is_not_retried(tmp_path: Path) -> None:
+    """A failed write waits for the user (retry, edit, discard in the sync panel): the loop
+    does not send it again on its own, and plans no retry for it."""
+    db = tmp_path / "server.db"
+    key = seed_workspace(db, "acme", 2, plan="enterprise")
+    wire = Wire(create_app(db, window_seconds=WINDOW))
+    heard: list[object] = []
+    async with session_for(key, tmp_path / "c.db", transport=wire, window_seconds=WINDOW) as s:
+        await sync_once(s)
+        issue_id = sorted(local_issue_ids(s))[0]
+        s.cache.update(Resource.ISSUES, issue_id, {"title": ""})  # the service refuses it
+        loop = fast_loop(s, heard)
+        task = asyncio.create_task(loop.run())
+        loop.poke()
+        await eventually(lambda: any(isinstance(i, PushReport) and i.failed for i in heard))
+        wire.reset()
+        await asyncio.sleep(1.0)
+        loop.stop()
+        await task
+        assert [entry.state for entry in s.cache.outbox(ACTIVE_STATES)] == [EntryState.FAILED]
+    assert loop.retry_at is None
+    assert wire.count("PATCH", issue_id) == 0 and wire.count("POST", "/issues/bulk") == 0
+
+
+def local_issue_ids(session: SyncSession) -> set[str]:
+    return {row.id for row in session.cache.window(IssueFilter(), IssueSort(), 0, 1000)}

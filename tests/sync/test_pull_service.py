@@ -154,3 +154,29 @@ async def test_unauthorized_key_fails_the_pull(tmp_path: Path, cache: Cache) -> 
         with pytest.raises(Exception) as caught:
             await pull(session, retry=FAST_RETRY)
     assert "401" in str(caught.value)
+
+
+async def test_progress_is_fetched_of_an_estimated_total(tmp_path: Path, cache: Cache) -> None:
+    """Each query of a keyset pass moves its point in time, and its `pagination.total` is what
+    remains after that point: progress is what was fetched of the estimate they give, never
+    "issues 10100/100" (issue 14, defect 10). The id sweep of a full pull counts on its own."""
+    seen: list[PullProgress] = []
+    async with served(tmp_path, 450) as service, session_on(service, cache) as session:
+        await pull(session, progress=seen.append, retry=FAST_RETRY)
+        cold = [event for event in seen if event.resource == "issues"]
+        async with service.api() as api:
+            for issue_id in sorted(local_issues(cache))[:3]:
+                answer = await api.patch(f"/issues/{issue_id}", json={"title": "edited"})
+                answer.raise_for_status()
+        seen.clear()
+        await pull(session, full=True, progress=seen.append, retry=FAST_RETRY)
+        warm = [event for event in seen if event.resource == "issues" and event.phase == "pull"]
+        sweep = [event for event in seen if event.resource == "issues" and event.phase == "sweep"]
+    assert len(cold) >= 5  # five keyset queries, each from a later point in time
+    for event in cold + warm + sweep:
+        assert event.total is not None and event.received <= event.total
+    assert all(event.total == 450 for event in cold)
+    assert cold[-1].received == cold[-1].total
+    assert warm[-1].received == warm[-1].total == 3  # what changed, not the whole
+    assert [event.total for event in sweep] == [450] * len(sweep)
+    assert sweep[-1].received == 450

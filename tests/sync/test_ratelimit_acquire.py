@@ -68,6 +68,9 @@ async def test_the_61st_request_of_a_minute_waits_for_the_first_to_leave_the_win
     assert times[:60] == [start] * 60
     # the window plus a second's margin for requests that arrive later than others
     assert start + MINUTE + 1 < times[60] < start + MINUTE + 1.01
+    waits = limiter.waits
+    assert (waits.requests, waits.first) == (61, 0.0)
+    assert waits.total == pytest.approx(times[60] - start)
 
 
 @pytest.mark.parametrize(("plan", "duration"), [("free", HOUR), ("pro", HOUR), ("enterprise", 600)])

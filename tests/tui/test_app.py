@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import re
+import time
 from typing import Any
 
 from textual.binding import Binding
 from textual.command import CommandPalette, Hit
 from tui_support import AppFactory, Notices, settle
 
+from sync.connection import Connection, ConnectionState
+from sync.pull import PullProgress
 from tracker_tui.app import THEMES, TrackerApp
+from tracker_tui.data.outbox_counts import OutboxCounts
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.data.views import SavedView
 from tracker_tui.messages import SyncStatusChanged
@@ -23,6 +29,12 @@ SIZE = (120, 36)
 
 def status_text(app: TrackerApp) -> str:
     return app.screen.query_one(StatusBar).render().plain
+
+
+def seconds_shown(text: str) -> int:
+    found = re.search(r"waiting for the rate limit, (\d+) s", text)
+    assert found is not None, text
+    return int(found.group(1))
 
 
 def described(bindings: list[Any]) -> set[str]:
@@ -72,26 +84,60 @@ async def test_status_bar_says_offline_until_the_sync_engine_reports(
         app.post_message(
             SyncStatusChanged(
                 profile="work",
-                online=True,
-                pending_writes=3,
+                connection=ConnectionState(Connection.ONLINE),
+                outbox=OutboxCounts(pending=3),
                 budget_minute=58,
                 budget_day=9_800,
-                sync_done=40,
-                sync_total=120,
+                progress=PullProgress("issues", pages=1, received=40, total=120),
             )
         )
         await pilot.pause()
         text = status_text(app)
         assert "● online" in text
-        assert "↑ 3 pending" in text
+        assert "↑ 3 pending" in text and "failed" not in text
         assert "budget 58/min 9,800/day" in text
-        assert "syncing 40/120" in text
-        app.post_message(SyncStatusChanged(profile="work", online=False, pending_writes=1))
+        assert "syncing issues 40 of 120" in text
+        app.post_message(
+            SyncStatusChanged(
+                profile="work",
+                connection=ConnectionState(Connection.OFFLINE),
+                outbox=OutboxCounts(pending=1),
+            )
+        )
         await pilot.pause()
         text = status_text(app)
         assert "offline" in text
         assert "budget —/min —/day" in text
         assert "syncing" not in text
+
+
+async def test_status_bar_shows_each_connection_state_and_counts_down(
+    app_factory: AppFactory,
+) -> None:
+    """A refused key, a wait for the rate limit that ticks down, the next retry; failed
+    writes and conflicts are counted apart from pending ones (issue 14, defects 3 and 16)."""
+    app = app_factory(profile="work")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        refused = ConnectionState(Connection.KEY_REFUSED, "the server refused the API key")
+        counts = OutboxCounts(pending=0, failed=1, conflicts=2)
+        app.post_message(SyncStatusChanged("work", connection=refused, outbox=counts))
+        await pilot.pause()
+        text = status_text(app)
+        assert "✗ key refused" in text and "online" not in text
+        assert "↑ 0 pending · 1 failed · 2 conflicts" in text
+        waiting = ConnectionState(Connection.RATE_LIMITED, until=time.monotonic() + 30)
+        app.post_message(SyncStatusChanged("work", connection=waiting))
+        await pilot.pause()
+        first = seconds_shown(status_text(app))
+        assert 25 <= first <= 30
+        await asyncio.sleep(2.2)  # the bar redraws every second by itself
+        await pilot.pause()
+        assert seconds_shown(status_text(app)) <= first - 2
+        retrying = ConnectionState(Connection.OFFLINE, retry_at=time.monotonic() + 9.5)
+        app.post_message(SyncStatusChanged("work", connection=retrying))
+        await pilot.pause()
+        assert "○ offline · retry in 10 s" in status_text(app)
 
 
 async def test_status_bar_marks_read_only_mode(app_factory: AppFactory) -> None:
@@ -102,8 +148,8 @@ async def test_status_bar_marks_read_only_mode(app_factory: AppFactory) -> None:
 
 
 def test_sync_reports_replace_older_ones_in_the_queue() -> None:
-    older = SyncStatusChanged(profile="p", online=True, sync_done=1, sync_total=9)
-    newer = SyncStatusChanged(profile="p", online=True, sync_done=2, sync_total=9)
+    older = SyncStatusChanged(profile="p", progress=PullProgress("issues", 1, 1, 9))
+    newer = SyncStatusChanged(profile="p", progress=PullProgress("issues", 1, 2, 9))
     assert newer.can_replace(older)
 
 
@@ -182,3 +228,31 @@ async def test_a_failing_callback_becomes_a_notice(
         assert app.is_running
     assert "Could not save the theme: config.toml is read-only" in notices.texts()
     assert "Could not save the views: config.toml is read-only" in notices.texts()
+
+
+async def test_a_narrow_status_bar_drops_the_budget_then_the_progress(
+    app_factory: AppFactory,
+) -> None:
+    """At 80 columns the connection and what waits always show, read-only too."""
+    app = app_factory(profile="work", read_only=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        waiting = ConnectionState(Connection.RATE_LIMITED, until=time.monotonic() + 30)
+        app.post_message(
+            SyncStatusChanged(
+                "work",
+                connection=waiting,
+                outbox=OutboxCounts(pending=12, failed=1),
+                budget_minute=0,
+                budget_day=940,
+                progress=PullProgress("issues", pages=50, received=4_951, total=7_000),
+            )
+        )
+        await pilot.pause()
+        text = status_text(app)
+        assert "waiting for the rate limit, " in text and "↑ 12 pending · 1 failed" in text
+        assert "budget" not in text and text.endswith("read-only")
+        await pilot.resize_terminal(160, 24)
+        await pilot.pause()
+        text = status_text(app)
+        assert "syncing issues 4,951 of 7,000" in text and "budget 0/min 940/day" in text

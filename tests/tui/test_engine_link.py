@@ -11,12 +11,20 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 from textual.message import Message
+from textual.widgets import OptionList, Static
+from tui_support import settle
 
-from cache import ACTIVE_STATES, Cache, IssueFilter, IssueSort, Resource
+from cache import ACTIVE_STATES, Cache, EntryState, IssueFilter, IssueSort, Resource
+from server.app import create_app
+from server.keys import revoke_key
+from server.seed import seed_workspace
+from sync.connection import Connection
 from sync.credentials import KeySource, ResolvedProfile
 from sync.secret import Secret
 from tracker_tui.app import TrackerApp, make_app
@@ -24,7 +32,9 @@ from tracker_tui.demo_service import DemoService
 from tracker_tui.engine_link import EngineLink
 from tracker_tui.messages import SourceFailed
 from tracker_tui.server_clock import ServerClock
+from tracker_tui.service_thread import ServiceThread
 from tracker_tui.widgets.issue_list import IssueList
+from tracker_tui.widgets.status_bar import StatusBar
 
 ISSUES = 120
 DEADLINE = 30.0
@@ -67,7 +77,8 @@ async def test_pulled_issues_appear_and_a_local_edit_reaches_the_server(
         app = make_app(cache=cache, sync=link, profile="demo")
         async with app.run_test(size=(120, 36)) as pilot:
             await until(lambda: listed(app) == ISSUES, pilot)
-            assert app.sync_status is not None and app.sync_status.online
+            assert app.sync_status is not None
+            assert app.sync_status.connection.kind is Connection.ONLINE
             assert app.sync_status.budget_minute is not None
 
             target = cache.window(IssueFilter(), IssueSort(), 0, 1)[0]
@@ -127,7 +138,8 @@ async def test_an_unreachable_server_is_offline_not_an_error(tmp_path: Path) -> 
             await until(lambda: app.sync_status is not None, pilot)
             await asyncio.sleep(1)
             await pilot.pause()
-            assert app.sync_status is not None and not app.sync_status.online
+            assert app.sync_status is not None
+            assert app.sync_status.connection.kind is Connection.OFFLINE
             assert failures == []
 
 
@@ -146,3 +158,145 @@ async def test_live_updates_register_a_webhook_for_the_session_only(
         async with app.run_test(size=(120, 36)) as pilot:
             await until(lambda: webhooks_on(service) == 1, pilot)
     assert webhooks_on(service) == 0
+
+
+WINDOW = 1.0
+"""The service's and the engine's rate-limit "minute", scaled down: every wait of the engine
+(retries, backoff) scales with it."""
+SHOWN_WITHIN = 2.0
+"""How soon every screen must show what the engine learnt (issue 14, defect 3)."""
+
+
+def start_service(db: Path, port: int = 0) -> ServiceThread:
+    """The reference service over `db` on a loopback port (the same one again, to restart)."""
+    return ServiceThread(create_app(db, window_seconds=WINDOW), port=port).__enter__()
+
+
+def bar_text(app: TrackerApp) -> str:
+    return app.screen.query_one(StatusBar).render().plain
+
+
+async def shown_within(seconds: float, condition: Callable[[], bool], pilot: object) -> float:
+    """Wait up to `seconds` for `condition`; how long it took."""
+    began = time.monotonic()
+    while not condition():
+        assert time.monotonic() - began < seconds, "not shown in time"
+        await asyncio.sleep(0.05)
+        await pilot.pause()  # type: ignore[attr-defined]
+    return time.monotonic() - began
+
+
+async def test_an_edit_made_offline_is_sent_when_the_server_returns(tmp_path: Path) -> None:
+    """The server stops, the user changes a priority, the server comes back on the same port:
+    every screen says offline within 2 s, and the edit reaches the server with no other edit
+    and no key pressed; then the status bar shows nothing pending (issue 14, defects 2 and 3)."""
+    db = tmp_path / "server.db"
+    key = seed_workspace(db, "Demo", 30, plan="pro")
+    service = start_service(db)
+    port = urlsplit(service.base_url).port
+    assert port is not None
+    profile = ResolvedProfile("demo", service.base_url, "Demo", Secret(key), KeySource.NONE)
+    try:
+        with Cache.open(tmp_path / "cache.db") as cache:
+            link = EngineLink(profile, cache, window_seconds=WINDOW)
+            app = make_app(cache=cache, sync=link, profile="demo")
+            async with app.run_test(size=(120, 36)) as pilot:
+                await until(lambda: listed(app) == 30 and "● online" in bar_text(app), pilot)
+                service.__exit__(None, None, None)
+                issue_id, wanted = await change_a_priority(app, cache, pilot)
+                await shown_within(
+                    SHOWN_WITHIN,
+                    lambda: "○ offline" in bar_text(app) and "↑ 1 pending" in bar_text(app),
+                    pilot,
+                )
+                service = start_service(db, port)
+                await until(lambda: not cache.outbox(ACTIVE_STATES), pilot)
+                assert server_value(service, key, issue_id, "priority") == wanted
+                await until(lambda: "● online" in bar_text(app), pilot)
+                await until(lambda: "↑ 0 pending" in bar_text(app), pilot)
+    finally:
+        service.__exit__(None, None, None)
+
+
+async def test_a_revoked_key_shows_as_refused_on_every_screen(tmp_path: Path) -> None:
+    """The key is revoked while the app runs: the next request's 401 makes the list, the detail
+    view and the sync panel say "key refused" within 2 s, not "online" with a toast (issue
+    14, defect 3)."""
+    db = tmp_path / "server.db"
+    key = seed_workspace(db, "Demo", 10, plan="pro")
+    service = start_service(db)
+    profile = ResolvedProfile("demo", service.base_url, "Demo", Secret(key), KeySource.NONE)
+    try:
+        with Cache.open(tmp_path / "cache.db") as cache:
+            link = EngineLink(profile, cache, window_seconds=WINDOW)
+            app = make_app(cache=cache, sync=link, profile="demo")
+            async with app.run_test(size=(120, 36)) as pilot:
+                await until(lambda: listed(app) == 10 and "● online" in bar_text(app), pilot)
+                revoke_key(db, key)
+                await change_a_priority(app, cache, pilot)  # its push meets the 401
+                await shown_within(SHOWN_WITHIN, lambda: "✗ key refused" in bar_text(app), pilot)
+                await pilot.press("escape")
+                await pilot.pause()
+                assert "✗ key refused" in bar_text(app)
+                await pilot.press("y")
+                await pilot.pause()
+                summary = str(app.screen.query_one("#sync-summary", Static).render())
+                assert "✗ key refused" in summary and "revoked" in summary
+                assert "✗ key refused" in bar_text(app)
+    finally:
+        service.__exit__(None, None, None)
+
+
+async def change_a_priority(app: TrackerApp, cache: Cache, pilot: Any) -> tuple[str, str]:
+    """Open the highlighted issue and pick another priority for it, as a user does."""
+    await pilot.press("enter")
+    await settle(pilot)
+    issue_id: str = app.screen.issue_id  # type: ignore[attr-defined]
+    before = cache.issue(issue_id)
+    assert before is not None
+    wanted = "low" if before.issue.priority != "low" else "high"
+    await pilot.press("p")
+    await pilot.pause()
+    choice = app.screen.query_one(OptionList)
+    choice.highlighted = next(
+        index
+        for index in range(choice.option_count)
+        if choice.get_option_at_index(index).id == wanted
+    )
+    await pilot.press("enter")
+    return issue_id, wanted
+
+
+def server_value(service: ServiceThread, key: str, issue_id: str, field: str) -> object:
+    headers = {"Authorization": f"Bearer {key}"}
+    answer = httpx.get(f"{service.base_url}/issues/{issue_id}", headers=headers, timeout=5)
+    return answer.json()[field]
+
+
+async def test_a_refused_write_is_counted_as_failed_on_the_bar_and_the_panel(
+    tmp_path: Path,
+) -> None:
+    """The server refuses an edit: the status bar says "0 pending · 1 failed", as the sync
+    panel does, not "↑ 1 pending" (issue 14, defect 16)."""
+    db = tmp_path / "server.db"
+    key = seed_workspace(db, "Demo", 10, plan="pro")
+    service = start_service(db)
+    profile = ResolvedProfile("demo", service.base_url, "Demo", Secret(key), KeySource.NONE)
+    try:
+        with Cache.open(tmp_path / "cache.db") as cache:
+            link = EngineLink(profile, cache, window_seconds=WINDOW)
+            app = make_app(cache=cache, sync=link, profile="demo")
+            async with app.run_test(size=(120, 36)) as pilot:
+                await until(lambda: listed(app) == 10 and "● online" in bar_text(app), pilot)
+                target = cache.window(IssueFilter(), IssueSort(), 0, 1)[0]
+                cache.update(Resource.ISSUES, target.id, {"title": ""})  # refused: 400
+                link.poke()
+                await until(lambda: bool(cache.outbox([EntryState.FAILED])), pilot)
+                await until(lambda: "↑ 0 pending · 1 failed" in bar_text(app), pilot)
+                await pilot.press("y")
+                await settle(pilot)
+                subtitle = str(app.screen.query_one("#sync-summary", Static).border_subtitle)
+                assert "0 pending" in subtitle and "1 failed" in subtitle
+                assert "↑ 0 pending · 1 failed" in bar_text(app)
+    finally:
+        service.__exit__(None, None, None)

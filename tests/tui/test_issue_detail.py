@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from textual.widgets import Markdown, OptionList, Static
+from textual.widgets import Input, Markdown, OptionList, Static
+from textual.widgets._footer import FooterKey
 from tui_support import AppFactory, Notices, settle
 
 from cache import Cache, EntryState, Resource
 from tracker_tui.data.workflow import status_choices
+from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.choice_dialog import ChoiceDialog
+from tracker_tui.screens.help import help_groups
 from tracker_tui.screens.issue_detail import IssueDetailScreen
 from tracker_tui.screens.issue_list import IssueListScreen
 from tracker_tui.sync_link import OfflineLink
@@ -118,17 +121,35 @@ async def test_a_comment_is_queued_and_shown_pending(app_factory: AppFactory, ca
     assert entry.changes["issue_id"] == TOP
 
 
-async def test_read_only_refuses_every_edit(
+async def test_read_only_shows_no_write_key_and_no_comment_box(
     app_factory: AppFactory, cache: Cache, notices: Notices
 ) -> None:
+    """`--read-only`: the footer, the help and the palette list no key that writes, the
+    comment box is not shown, and the keys do nothing."""
     app = app_factory(read_only=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
-        for key in ("s", "p", "a", "o", "l", "c", "e"):
+        screen = app.screen
+        assert isinstance(screen, IssueDetailScreen)
+        shown = {key.description for key in screen.query(FooterKey)}
+        assert "Back" in shown
+        writes = {"Status", "Priority", "Assignee", "Project", "Labels", "Edit", "Comment"}
+        writes.add("Undo bulk change")
+        assert not shown & writes
+        described = {
+            entry.description
+            for group in help_groups(screen.active_bindings, app.get_key_display)
+            for entry in group.entries
+        }
+        assert "Back" in described and not described & writes
+        offered = {str(hit.text) async for hit in BindingCommands(screen).discover()}
+        assert "Back" in offered and not offered & writes
+        assert not screen.query_one("#comment", Input).display
+        for key in ("s", "p", "a", "o", "l", "c", "e", "u"):
             await pilot.press(key)
             await pilot.pause()
-            assert isinstance(app.screen, IssueDetailScreen)
+            assert app.screen is screen
+        assert not isinstance(screen.focused, Input)
     assert cache.outbox() == []
-    assert notices.texts().count("Read-only mode: changes are off.") == 7

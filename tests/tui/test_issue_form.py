@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from textual.widgets import Input, Label
+from textual import events
+from textual.widgets import Input, Label, Static
 from tui_support import AppFactory, Notices, settle
 
 from cache import Cache, EntryState, IssueFilter, Operation, PickerField
@@ -10,7 +11,7 @@ from tracker_tui.screens.confirm import ConfirmDialog
 from tracker_tui.screens.issue_form import IssueFormScreen
 from tracker_tui.screens.issue_list import IssueListScreen
 from tracker_tui.sync_link import OfflineLink
-from tracker_tui.widgets.label_picker import LabelInput, LabelList, LabelPicker
+from tracker_tui.widgets.label_picker import LabelInput, LabelList, LabelPicker, Row
 
 SIZE = (120, 40)
 
@@ -69,7 +70,8 @@ async def test_labels_are_checked_as_typed(app_factory: AppFactory) -> None:
 async def test_labels_are_picked_from_those_in_use_or_typed_new(
     app_factory: AppFactory, cache: Cache
 ) -> None:
-    """Typing narrows the known labels; space ticks one; enter adds a new one; both are saved."""
+    """Typing narrows the known labels; space ticks one; enter adds a new one (nothing else
+    matches it); both are saved."""
     known = [label for label in cache.distinct_values(PickerField.LABEL) if label]
     assert "security" in known and "perf" in known
     app = app_factory()
@@ -82,9 +84,7 @@ async def test_labels_are_picked_from_those_in_use_or_typed_new(
         picker.focus()
         await pilot.press(*"secu")
         shown = picker.query_one(LabelList)
-        assert [str(shown.get_option_at_index(i).prompt) for i in range(shown.option_count)] == [
-            "security"
-        ]
+        assert picker.rows == [Row("security"), Row("secu", new=True)]
         await pilot.press("down", "space")
         assert picker.labels == ["security"]
         picker.focus()
@@ -92,7 +92,7 @@ async def test_labels_are_picked_from_those_in_use_or_typed_new(
         assert picker.labels == ["security", "needs-repro"]
         assert shown.option_count == len(known) + 1
         assert "Ticked: security, needs-repro" in str(
-            picker.query_one(".label-picker--chosen", Label).render()
+            picker.query_one(".label-picker--chosen", Static).render()
         )
         await pilot.press(*"security", "enter")
         assert picker.labels == ["needs-repro"]
@@ -142,3 +142,21 @@ async def test_escape_asks_before_discarding_a_dirty_form(
         await pilot.pause()
         assert isinstance(app.screen, IssueListScreen)
     assert cache.outbox() == []
+
+
+async def test_ctrl_s_in_a_burst_saves_every_key_typed_before_it(
+    app_factory: AppFactory, cache: Cache
+) -> None:
+    """The title's keys and ctrl+s arrive at once: ctrl+s (a priority binding) runs on the
+    app's loop while the letters still wait in the field's queue."""
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        for key in [*"Burst title", "ctrl+s"]:
+            app.post_message(events.Key(key, key if len(key) == 1 else None))
+        await settle(pilot)
+        assert isinstance(app.screen, IssueListScreen)
+    [entry] = cache.outbox([EntryState.PENDING])
+    assert entry.changes["title"] == "Burst title"

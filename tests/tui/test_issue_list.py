@@ -8,7 +8,7 @@ import time
 from textual.message import Message
 from tui_support import AppFactory, FakeIssueSource, Notices, settle, unique
 
-from cache import Cache, FieldConflict, Resource
+from cache import Cache, FieldConflict, IssueFilter, IssueSort, Resource
 from tracker_tui.app import TrackerApp
 from tracker_tui.data.marks import Marks
 from tracker_tui.data.pages import MAX_PAGES
@@ -129,30 +129,15 @@ async def test_marks_toggle_extend_all_and_invert(app_factory: AppFactory) -> No
     assert 497 in counts
 
 
-async def test_marks_survive_a_sort_but_not_a_filter(app_factory: AppFactory) -> None:
-    app = app_factory()
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        issues = issue_list(app)
-        await pilot.press("space", "s")
-        await settle(pilot)
-        assert issues.issue_query.sort == "created"
-        assert issues.marks.count(500) == 1
-        assert issues.cursor == 0
-        issues.issue_query = IssueQuery(statuses=frozenset({"todo"}))
-        await settle(pilot)
-        assert issues.marks == Marks()
-
-
 async def test_read_only_refuses_marks_with_a_notice(
     app_factory: AppFactory, notices: Notices
 ) -> None:
     app = app_factory(read_only=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("space", "asterisk")
+        await pilot.press("space", "asterisk", "x")
         assert issue_list(app).marks == Marks()
-    assert notices.texts().count("Read-only mode: bulk edits are off.") == 2
+    assert notices.texts().count("Read-only mode: changes are off.") == 3
 
 
 async def test_an_answer_to_an_older_query_is_dropped(app_factory: AppFactory) -> None:
@@ -237,9 +222,13 @@ async def test_rows_show_sync_state_and_marks(app_factory: AppFactory, cache: Ca
         assert first.startswith("●")
         assert "#500" in first
         assert "ago" in first
-        pending = cache.update(Resource.ISSUES, "iss_000003", {"title": "Edited"})
-        conflicting = cache.update(Resource.ISSUES, "iss_000007", {"title": "Mine"})
-        failing = cache.update(Resource.ISSUES, "iss_000011", {"title": "Refused"})
+        refused_row = issues.render_line(4).text
+        refused_number = refused_row.split()[0]
+        _, edited, mine, refused = cache.window(IssueFilter(), IssueSort(), 0, 4)
+        assert f"#{refused.number}" == refused_number
+        pending = cache.update(Resource.ISSUES, edited.id, {"title": "Edited"})
+        conflicting = cache.update(Resource.ISSUES, mine.id, {"title": "Mine"})
+        failing = cache.update(Resource.ISSUES, refused.id, {"title": "Refused"})
         assert pending and conflicting and failing
         for entry in (conflicting, failing):
             cache.mark_sending(entry.id)
@@ -247,10 +236,15 @@ async def test_rows_show_sync_state_and_marks(app_factory: AppFactory, cache: Ca
         cache.mark_failed(failing.id, "invalid_request")
         app.post_message(CacheChanged())
         await settle(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+        lines = [issues.render_line(y).text for y in range(1, 12)]
         glyphs = {
-            title: issues.render_line(y).text[1]
-            for y in range(1, 12)
-            for title in ("Edited", "Mine", "Refused")
-            if title in issues.render_line(y).text
+            title: line[1]
+            for line in lines
+            for title in ("Edited", "Mine", "Refused", refused_number)
+            if title in line.split()
         }
-        assert glyphs == {"Edited": "↑", "Mine": "≠", "Refused": "✗"}
+        assert glyphs == {"Edited": "↑", "Mine": "≠", refused_number: "✗"}
+        [refused_now] = [line for line in lines if refused_number in line.split()]
+        assert refused_now[2:] == refused_row[2:], "a refused write shows the server's copy"

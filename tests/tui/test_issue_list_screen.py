@@ -92,7 +92,7 @@ async def test_sort_keys_cycle_flip_and_pick(app_factory: AppFactory) -> None:
         assert (query.sort, query.descending) == ("title", False)
         issues = screen(app).query_one(IssueList)
         assert "Title ▲" in issues.render_line(0).text
-        first, second = issues.row(0), issues.row(1)
+        first, second = issues.row(issues.cursor), issues.row(issues.cursor + 1)
         assert first is not None and second is not None
         assert first.title.lower() <= second.title.lower()
         await pilot.press("o", "enter")
@@ -237,7 +237,7 @@ async def test_read_only_refuses_every_write(app_factory: AppFactory, notices: N
     assert notices.texts().count("Read-only mode: changes are off.") == 3
 
 
-async def test_cache_changes_reload_and_keep_the_cursor(
+async def test_cache_changes_reload_and_keep_the_highlighted_issue(
     app_factory: AppFactory, cache: Cache
 ) -> None:
     app = app_factory()
@@ -245,6 +245,8 @@ async def test_cache_changes_reload_and_keep_the_cursor(
         await settle(pilot)
         await pilot.press("j", "j", "j")
         issues = screen(app).query_one(IssueList)
+        chosen = issues.highlighted_row
+        assert chosen is not None
         more = generate(510, NOW).issues[500:]
         cache.apply_page(
             Resource.ISSUES, [dict(record, id=f"iss_new_{n}") for n, record in enumerate(more)]
@@ -252,7 +254,9 @@ async def test_cache_changes_reload_and_keep_the_cursor(
         app.post_message(CacheChanged())
         await settle(pilot)
         assert issues.count == 510
-        assert issues.cursor == 3
+        assert issues.highlighted_row is not None
+        assert issues.highlighted_row.id == chosen.id
+        assert issues.cursor > 3
         assert "510 issues" in chips_text(app)
 
 

@@ -9,15 +9,15 @@ from pathlib import Path
 import httpx
 import pytest
 from keyring.backends.fail import Keyring as FailKeyring
-from textual.widgets import Checkbox, Input, Label, Static
-from tui_support import fixed_clock, settle
+from textual.widgets import Checkbox, Input, Static
+from tui_support import box_text, fixed_clock, screen_lines, settle
 
 from server.app import create_app
 from server.seed import seed_workspace
 from sync.keystore import KeyringStore
 from sync.profiles import AppPaths, ProfileStore
 from tracker_tui.app import make_app
-from tracker_tui.screens.login import LoginScreen, LoginSetup
+from tracker_tui.screens.login import KEY_NOT_KEPT, LoginScreen, LoginSetup
 
 SIZE = (100, 40)
 SERVER = "http://test/v1"
@@ -62,7 +62,7 @@ async def test_a_bad_key_is_an_inline_error_and_nothing_is_saved(service: Servic
         storage = str(app.screen.query_one("#login-storage", Static).render())
         assert "No usable OS keyring" in storage
         await fill_in(pilot, "trk_" + "x" * 40)
-        error = str(app.screen.query_one("#login-error", Label).render())
+        error = str(app.screen.query_one("#login-error", Static).render())
         assert "refused this key" in error
         assert isinstance(app.screen, LoginScreen)
     assert not AppPaths.from_env(service.setup.env).config_file.exists()
@@ -92,7 +92,7 @@ async def test_a_malformed_url_is_refused_before_any_request(service: Service) -
         app.screen.query_one("#login-key", Input).value = service.key
         await pilot.press("ctrl+s")
         await settle(pilot)
-        assert str(app.screen.query_one("#login-error", Label).render())
+        assert str(app.screen.query_one("#login-error", Static).render())
 
 
 async def test_a_refused_keyring_without_the_file_saves_no_profile(service: Service) -> None:
@@ -106,9 +106,31 @@ async def test_a_refused_keyring_without_the_file_saves_no_profile(service: Serv
         assert not app.screen.query_one("#login-insecure", Checkbox).value
         await pilot.press("ctrl+s")
         await settle(pilot)
-        error = str(app.screen.query_one("#login-error", Label).render())
+        error = str(app.screen.query_one("#login-error", Static).render())
         assert "Cannot keep the key" in error
         assert isinstance(app.screen, LoginScreen)
     paths = AppPaths.from_env(service.setup.env)
     assert ProfileStore(paths).load().profiles == {}
     assert not paths.keys_dir.exists() or not any(paths.keys_dir.iterdir())
+
+
+async def test_the_keyring_error_is_whole_and_the_form_fits_80_by_24(service: Service) -> None:
+    """The longest state of the form (no keyring: its explanation, the box to tick, and the
+    refusal) fits a terminal of 80 by 24, each message wrapped, none cut."""
+    app = make_app(login=service.setup, clock=fixed_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#login-server", Input).value = SERVER
+        app.screen.query_one("#login-key", Input).value = service.key
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        lines = screen_lines(app)
+        assert len(lines) == 24 and all(len(line) <= 80 for line in lines)
+        box = [line for line in lines if line.startswith(("│", "╭", "╰"))]
+        assert box[0].startswith("╭") and box[0].endswith("╮")
+        assert box[-1].startswith("╰") and box[-1].endswith("╯")
+        text = box_text(box)
+        assert KEY_NOT_KEPT in text
+        assert "TRACKER_API_KEY in the environment." in text  # the keyring explanation
+        assert "Keep the key in a file only I can read" in text
+        assert "Check and save" in text

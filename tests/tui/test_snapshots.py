@@ -15,6 +15,8 @@ from textual.pilot import Pilot
 from tui_support import NOW, AppFactory, settle
 
 from cache import Cache, Resource
+from sync.connection import Connection, ConnectionState
+from tracker_tui.data.outbox_counts import OutboxCounts
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.data.views import SavedView
 from tracker_tui.demo_data import stamp
@@ -31,8 +33,8 @@ async def report_sync(pilot: Pilot[Any]) -> None:
     pilot.app.post_message(
         SyncStatusChanged(
             profile="work",
-            online=True,
-            pending_writes=3,
+            connection=ConnectionState(Connection.ONLINE),
+            outbox=OutboxCounts(pending=3),
             budget_minute=58,
             budget_day=9_800,
         )
@@ -47,6 +49,12 @@ def test_issue_list_screen(snap_compare: SnapCompare, app_factory: AppFactory) -
     assert snap_compare(
         app, terminal_size=SIZE, run_before=report_sync, press=["j", "space", "j", "space", "j"]
     )
+
+
+def test_issue_list_screen_at_80x24(snap_compare: SnapCompare, app_factory: AppFactory) -> None:
+    """The smallest usual terminal: the title keeps 35 cells, the other columns give way."""
+    app = app_factory(profile="work")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=report_sync, press=["j"])
 
 
 def test_issue_list_screen_with_a_view(snap_compare: SnapCompare, app_factory: AppFactory) -> None:

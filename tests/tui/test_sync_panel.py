@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from textual.content import Content
 from textual.widgets import OptionList, Static
 from tui_support import NOW, AppFactory, settle
 
 from cache import Cache, EntryState, FieldConflict, Resource
+from sync.connection import Connection, ConnectionState
+from tracker_tui.data.outbox_counts import OutboxCounts, count_outbox
 from tracker_tui.messages import SyncStatusChanged
 from tracker_tui.screens.issue_form import IssueFormScreen
 from tracker_tui.screens.sync_panel import SyncPanelScreen
+from tracker_tui.sync_link import OfflineLink, Poster
+from tracker_tui.widgets.status_bar import StatusBar
 
 SIZE = (120, 36)
 
@@ -35,10 +40,13 @@ def make_failure(cache: Cache, issue_id: str = "iss_000118") -> int:
 
 
 def report(online: bool = True) -> SyncStatusChanged:
+    """What the engine reports over the panel tests' outbox: a pending edit, a failed one,
+    a conflicting field."""
+    kind = Connection.ONLINE if online else Connection.OFFLINE
     return SyncStatusChanged(
         profile="work",
-        online=online,
-        pending_writes=2,
+        connection=ConnectionState(kind),
+        outbox=OutboxCounts(pending=1, failed=1, conflicts=1),
         budget_minute=57,
         budget_day=9_876,
         last_sync=NOW - timedelta(minutes=2),
@@ -61,7 +69,7 @@ async def test_panel_shows_state_failures_and_conflicts(
         assert isinstance(screen, SyncPanelScreen)
         summary = str(screen.query_one("#sync-summary", Static).render())
         assert "online" in summary and "last sync 2m ago" in summary
-        assert "57 this minute, 9,876 today" in summary
+        assert "budget left 57/min 9,876/day" in summary
         failed = screen.query_one("#failed", OptionList)
         assert "title is locked" in str(failed.get_option_at_index(0).prompt)
         assert screen.query_one("#conflicts", OptionList).option_count == 1
@@ -125,3 +133,129 @@ async def test_failed_writes_are_retried_discarded_or_edited(
         await settle(pilot)
     assert [entry.id for entry in cache.outbox([EntryState.FAILED])] == []
     assert second not in [entry.id for entry in cache.outbox()]
+
+
+async def test_panel_names_issues_by_number_never_by_internal_id(
+    app_factory: AppFactory, cache: Cache
+) -> None:
+    """Failed writes, conflicts and pending writes say "#N", as the list does (issue 14,
+    defect 12's rule, in the sync panel)."""
+    make_conflict(cache, "iss_000119")
+    make_failure(cache, "iss_000118")
+    cache.update(Resource.ISSUES, "iss_000117", {"status": "canceled"})
+    numbers = {
+        issue_id: detail.issue.number
+        for issue_id in ("iss_000117", "iss_000118", "iss_000119")
+        if (detail := cache.issue(issue_id)) is not None
+    }
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        screen = app.screen
+        failed = str(screen.query_one("#failed", OptionList).get_option_at_index(0).prompt)
+        conflict = screen.query_one("#conflicts", OptionList).get_option_at_index(0).prompt
+        pending = str(screen.query_one("#pending", Static).render())
+    conflict_text = " ".join(str(cell) for column in conflict.columns for cell in column.cells)
+    assert f"#{numbers['iss_000118']} update issue" in failed
+    assert f"#{numbers['iss_000119']} · title" in conflict_text
+    assert f"#{numbers['iss_000117']} update issue" in pending
+    shown = (failed + conflict_text + pending).replace("Renamed iss_000118", "")  # its title
+    assert "iss_" not in shown
+
+
+async def test_status_bar_and_panel_count_the_same_writes(
+    app_factory: AppFactory, cache: Cache
+) -> None:
+    """One failed write and nothing else waiting: "0 pending · 1 failed" on the bar of every
+    screen and on the panel, never "↑ 1 pending" on one and "1 failed" on the other (issue 14,
+    defect 16)."""
+    make_failure(cache)
+    link = CountingLink(cache)
+    app = app_factory(sync=link, profile="work")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        list_bar = app.screen.query_one(StatusBar).render().plain
+        await pilot.press("y")
+        await settle(pilot)
+        panel = app.screen
+        panel_bar = panel.query_one(StatusBar).render().plain
+        subtitle = Content.from_markup(
+            str(panel.query_one("#sync-summary", Static).border_subtitle)
+        ).plain
+    for text in (list_bar, panel_bar, subtitle):
+        assert "↑ 0 pending · 1 failed" in text, text
+
+
+class CountingLink(OfflineLink):
+    """An engine stand-in that reports the counts of the cache's outbox, as the engine does."""
+
+    def __init__(self, cache: Cache) -> None:
+        super().__init__()
+        self._cache = cache
+
+    async def start(self, post: Poster) -> None:
+        post(SyncStatusChanged("work", outbox=count_outbox(self._cache)))
+
+
+def make_unsure(cache: Cache, *look_alikes: str) -> int:
+    """A create whose answer was lost while the server holds records like it (issue 15): it
+    may have made one of `look_alikes`."""
+    cache.create(Resource.ISSUES, {"title": "Weekly review"})
+    [entry] = cache.outbox([EntryState.PENDING])
+    cache.mark_sending(entry.id)
+    cache.release(entry.id)
+    found = [cache.server_record(Resource.ISSUES, issue_id) or {} for issue_id in look_alikes]
+    numbers = ", ".join(f"#{record['number']}" for record in found)
+    cache.mark_unsure(entry.id, found, f"may be a duplicate: check {numbers}")
+    return entry.id
+
+
+async def test_an_unsure_create_is_shown_counted_and_settled_as_one_of_its_look_alikes(
+    app_factory: AppFactory, cache: Cache
+) -> None:
+    """It shows in its own list with the records it may have made, the bar counts it, and
+    `s` links it to the one the user picks: nothing more is sent."""
+    entry_id = make_unsure(cache, "iss_000117", "iss_000118")
+    first, second = (cache.server_record(Resource.ISSUES, f"iss_00011{n}") or {} for n in (7, 8))
+    app = app_factory(sync=CountingLink(cache), profile="work")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "1 unsure" in app.screen.query_one(StatusBar).render().plain
+        await pilot.press("y")
+        await settle(pilot)
+        unsure = app.screen.query_one("#unsure", OptionList)
+        shown = str(unsure.get_option_at_index(0).prompt)
+        assert shown.startswith("new issue: Weekly review")
+        assert f"may be a duplicate: check #{first['number']}, #{second['number']}" in shown
+        assert app.screen.query_one("#failed", OptionList).option_count == 1  # "No failed"
+        await pilot.press("s")
+        await settle(pilot)
+        choices = app.screen.query_one("#choices", OptionList)
+        labels = [str(choices.get_option_at_index(i).prompt) for i in range(2)]
+        assert labels == [f"#{record['number']} {record['title']}" for record in (first, second)]
+        await pilot.press("down", "enter")
+        await settle(pilot)
+    assert cache.outbox_entry(entry_id).state is EntryState.DONE
+    assert cache.linked(Resource.ISSUES, [second["id"]]) == {second["id"]}
+    assert cache.outbox([EntryState.PENDING, EntryState.UNSURE]) == []
+
+
+async def test_an_unsure_create_is_sent_anyway_or_discarded(
+    app_factory: AppFactory, cache: Cache
+) -> None:
+    sent = make_unsure(cache, "iss_000117")
+    dropped = make_unsure(cache, "iss_000118")
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        assert cache.outbox_entry(sent).state is EntryState.PENDING
+        app.screen.query_one("#unsure", OptionList).focus()
+        await pilot.press("x")
+        await settle(pilot)
+    assert dropped not in [entry.id for entry in cache.outbox()]

@@ -93,6 +93,19 @@ class FakeIssueSource:
             self.rows_read += len(rows)
         return rows
 
+    def position(self, query: IssueQuery, issue_id: str, near: int | None) -> int | None:
+        self._enter()
+        index = int(issue_id.removeprefix("iss_"))
+        if query.filter_key == IssueQuery() and query.sort == "updated":
+            if not 0 <= index < self.size:
+                return None
+            return index if query.descending else self.size - 1 - index
+        ordered = self._ordered(query)
+        return ordered.index(index) if index in ordered else None
+
+    def snapshot(self) -> contextlib.nullcontext[None]:
+        return contextlib.nullcontext()
+
     def distinct_values(self, field: FilterField) -> list[tuple[str, str]]:
         self._enter()
         return {
@@ -205,3 +218,32 @@ def unique(messages: list[Message]) -> list[Message]:
     for message in messages:
         once.setdefault(id(message), message)
     return list(once.values())
+
+
+def screen_lines(app: Any) -> list[str]:
+    """The screen as a terminal shows it, one string per row (what a user reads, for checks
+    that text is wrapped rather than cut and that dialogs fit)."""
+    strips = app.screen._compositor.render_strips()
+    return ["".join(segment.text for segment in strip).rstrip() for strip in strips]
+
+
+def box_text(lines: list[str]) -> str:
+    """The text inside a bordered box drawn on `lines`, joined into one paragraph."""
+    inner = [line.strip("│ ╭╮╰╯─") for line in lines]
+    return " ".join(part for part in inner if part)
+
+
+def dialog_box(lines: list[str]) -> list[str]:
+    """The rows of the topmost box drawn on `lines` (a dialog over a screen), cut at its
+    borders; fails when the box is not whole (a border missing, the bottom off the screen)."""
+    top = next(row for row, line in enumerate(lines) if "╭" in line and "╮" in line)
+    left, right = lines[top].index("╭"), lines[top].index("╮")
+    box = []
+    for line in lines[top:]:
+        row = line[left : right + 1].ljust(right + 1 - left)
+        box.append(row)
+        if row.startswith("╰"):
+            break
+    assert box[-1].startswith("╰") and box[-1].endswith("╯"), "the box's bottom is cut off"
+    assert all(row.startswith("│") and row.endswith("│") for row in box[1:-1]), "a side is cut"
+    return box

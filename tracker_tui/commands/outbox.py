@@ -1,10 +1,12 @@
 """`outbox` and `conflicts`: what is waiting to be sent, and what the user must settle.
 
-`outbox` lists the writes not yet on the server (pending, sending, failed, conflicting) with the
-server's message for the failed ones; `outbox retry` puts failed ones back in the queue and
-pushes, `outbox discard` drops one. `conflicts` lists fields changed both here and on the
-server; `conflicts resolve ID --mine|--theirs` settles one (mine: send my value anyway;
-theirs: drop my change of that field) and pushes what is then ready.
+`outbox` lists the writes not yet on the server (pending, sending, failed, conflicting, unsure)
+with the server's message for the failed ones; `outbox retry` puts failed ones back in the queue
+and pushes, `outbox discard` drops one. An `unsure` create lost its answer while records like it
+appeared on the server ("may be a duplicate: check #12"): `outbox same ID [--as RECORD]` says it
+is one of them (nothing is sent), `outbox retry ID` sends it anyway. `conflicts` lists fields
+changed both here and on the server; `conflicts resolve ID --mine|--theirs` settles one (mine:
+send my value anyway; theirs: drop my change of that field) and pushes what is then ready.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import argparse
 import json
 from typing import Any
 
-from cache import ACTIVE_STATES, Cache, EntryState, Resolution
+from cache import ACTIVE_STATES, Cache, EntryState, OutboxEntry, Resolution
+from sync.reconcile import record_label
 from tracker_tui.commands.write import add_push_option, open_local_cache, outcome
 from tracker_tui.errors import UsageError
 
@@ -23,12 +26,25 @@ def register(subparsers: Any, issue_commands: Any) -> None:
     outbox.add_argument("--json", action="store_true", help="one JSON object per line")
     outbox.set_defaults(run=run_list)
     actions = outbox.add_subparsers(dest="outbox_command", metavar="ACTION")
-    retry = actions.add_parser("retry", help="queue failed writes again and push")
+    retry = actions.add_parser(
+        "retry", help="queue failed writes again and push; send an unsure create anyway"
+    )
     which = retry.add_mutually_exclusive_group(required=True)
     which.add_argument("id", metavar="ID", nargs="?", type=int, help="outbox entry number")
     which.add_argument("--all", action="store_true", help="every failed write")
     add_push_option(retry)
     retry.set_defaults(run=run_retry)
+    same = actions.add_parser(
+        "same", help="an unsure create is already on the server: link it, send nothing"
+    )
+    same.add_argument("id", metavar="ID", type=int, help="outbox entry number")
+    same.add_argument(
+        "--as",
+        dest="record",
+        metavar="RECORD",
+        help="which of the records it names (#12 or an id; needed when it names several)",
+    )
+    same.set_defaults(run=run_same)
     discard = actions.add_parser("discard", help="drop a write that is not being sent")
     discard.add_argument("id", metavar="ID", type=int, help="outbox entry number")
     discard.set_defaults(run=run_discard)
@@ -46,12 +62,19 @@ def register(subparsers: Any, issue_commands: Any) -> None:
     resolve.set_defaults(run=run_resolve)
 
 
+UNSURE_HELP = (
+    "unsure: its answer was lost and records like it appeared on the server; if it is one of "
+    "them, `tracker-tui outbox same ID [--as #N]`; if not, `outbox retry ID` sends it anyway; "
+    "`outbox discard ID` drops it"
+)
+
+
 def run_list(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
         entries = cache.outbox(ACTIVE_STATES)
         for entry in entries:
             if args.json:
-                row = {
+                row: dict[str, Any] = {
                     "id": entry.id,
                     "state": entry.state.value,
                     "operation": entry.operation.value,
@@ -61,6 +84,8 @@ def run_list(args: argparse.Namespace) -> int:
                     "attempts": entry.attempts,
                     "error": entry.last_error,
                 }
+                if entry.state is EntryState.UNSURE:
+                    row["may_be"] = [record.get("id") for record in cache.suspects(entry.id)]
                 print(json.dumps(row, sort_keys=True))
             else:
                 fields = ", ".join(sorted(entry.changes))
@@ -72,24 +97,53 @@ def run_list(args: argparse.Namespace) -> int:
                 )
         if not entries and not args.json:
             print("the outbox is empty: everything is on the server")
+        if any(e.state is EntryState.UNSURE for e in entries) and not args.json:
+            print(UNSURE_HELP)
         return 0
 
 
 def run_retry(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
         if args.all:
-            ids = [e.id for e in cache.outbox((EntryState.FAILED,))]
+            entries = [cache.retry(e.id) for e in cache.outbox((EntryState.FAILED,))]
         else:
-            ids = [_failed(cache, args.id)]
-        entries = [cache.retry(entry_id) for entry_id in ids]
+            entries = [_queue_again(cache, args.id)]
         return outcome(args, cache, entries)
 
 
-def _failed(cache: Cache, entry_id: int) -> int:
+def _queue_again(cache: Cache, entry_id: int) -> OutboxEntry:
+    """A failed write back in the queue; an unsure create queued to be sent anyway."""
     entry = cache.outbox_entry(entry_id)
+    if entry.state is EntryState.UNSURE:
+        return cache.send_anyway(entry.id)
     if entry.state is not EntryState.FAILED:
         raise UsageError(f"outbox entry {entry_id} is {entry.state.value}, not failed")
-    return entry.id
+    return cache.retry(entry.id)
+
+
+def run_same(args: argparse.Namespace) -> int:
+    with open_local_cache(args) as cache:
+        entry = cache.outbox_entry(args.id)
+        if entry.state is not EntryState.UNSURE:
+            raise UsageError(f"outbox entry {args.id} is {entry.state.value}, not unsure")
+        found = cache.suspects(entry.id)
+        chosen = _suspect(found, args.record) if args.record else None
+        if chosen is None and len(found) != 1:
+            names = ", ".join(record_label(record) for record in found)
+            raise UsageError(f"outbox entry {args.id} may be any of {names}: say which with --as")
+        done = cache.same_as(entry.id, chosen)
+        print(f"{done.resource.value.rstrip('s')} {cache.resolve_id(done.record_id)}")
+        return 0
+
+
+def _suspect(found: list[dict[str, Any]], given: str) -> str:
+    text = given.strip()
+    for record in found:
+        label = record_label(record)
+        if text in (str(record.get("id")), label, label.lstrip("#")):
+            return str(record.get("id"))
+    names = ", ".join(record_label(record) for record in found) or "nothing"
+    raise UsageError(f"{text} is not among the records this write may be ({names})")
 
 
 def run_discard(args: argparse.Namespace) -> int:

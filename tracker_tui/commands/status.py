@@ -7,14 +7,15 @@ import asyncio
 import time
 from typing import Any
 
-from cache import ACTIVE_STATES, Resource
+from cache import ACTIVE_STATES, EntryState, Resource
 from sync.client import ApiClient
 from sync.credentials import Level, ResolvedProfile, doctor_report, resolve_profile
 from sync.features import ServerFeatures
 from sync.profiles import ConfigError
 from sync.pull import LAST_PULL_STATE_KEY
-from sync.ratelimit import PLANS
-from sync.session import FEATURES_STATE_KEY
+from sync.ratelimit import PLANS, Plan
+from sync.ratelimit.learned import Learned
+from sync.session import FEATURES_STATE_KEY, remembered_limits
 from tracker_tui.commands.read import open_profile_cache
 from tracker_tui.errors import EXPECTED, describe
 from tracker_tui.output import print_json
@@ -51,7 +52,7 @@ def run_status(args: argparse.Namespace) -> int:
         now = time.time()
         last = cache.get_state(LAST_PULL_STATE_KEY)
         features = _features(cache.get_state(FEATURES_STATE_KEY))
-        plan = PLANS.get((features.plan if features else None) or "free", PLANS["free"])
+        plan = _plan(remembered_limits(cache), features)
         used_minute = len(cache.request_times(now - MINUTE))
         used_day = len(cache.request_times(now - DAY))
         cursors = {}
@@ -63,10 +64,12 @@ def run_status(args: argparse.Namespace) -> int:
                 "last_full_sweep": cache.last_full_sweep(resource),
             }
         pending = len(cache.outbox(ACTIVE_STATES))
+        unsure = len(cache.outbox((EntryState.UNSURE,)))
     state: dict[str, Any] = {
         "last_sync": last if isinstance(last, dict) else None,
         "resources": cursors,
         "pending_writes": pending,
+        "unsure_writes": unsure,
         "plan": plan.name,
         "limits_left": {
             "minute": max(0, plan.per_minute - used_minute),
@@ -79,7 +82,8 @@ def run_status(args: argparse.Namespace) -> int:
         return 0
     at = state["last_sync"].get("at") if state["last_sync"] else None
     print(f"last sync      {_ago(now, at) if isinstance(at, int | float) else 'never'}")
-    print(f"pending edits  {pending}")
+    doubt = f" ({unsure} may be a duplicate: see `tracker-tui outbox`)" if unsure else ""
+    print(f"pending edits  {pending}{doubt}")
     left = state["limits_left"]
     print(f"limits left    {left['minute']}/{plan.per_minute} this minute, "
           f"{left['day']}/{plan.per_day} today ({plan.name} plan)")  # fmt: skip
@@ -89,6 +93,14 @@ def run_status(args: argparse.Namespace) -> int:
         flags = _feature_flags(features)
         print("features       " + (", ".join(k for k, v in flags.items() if v is True) or "-"))
     return 0
+
+
+def _plan(learned: Learned | None, features: ServerFeatures | None) -> Plan:
+    """The limits the sync engine last learned (from `/me` or the rate-limit headers), else the
+    plan `/me` named when the server was probed, else Free, as the engine itself assumes."""
+    if learned is not None and learned.plan in PLANS:
+        return Plan(learned.plan, learned.per_minute, learned.per_day)
+    return PLANS.get((features.plan if features else None) or "free", PLANS["free"])
 
 
 def _features(stored: object) -> ServerFeatures | None:

@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 from typing import Any
 
+from sync.connection import ConnectionWatch
 from sync.credentials import resolve_profile
 from sync.engine import SyncReport, sync_once
 from sync.pull import PullReport
@@ -46,8 +47,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _sync(resolved: Any, *, full: bool, quiet: bool) -> SyncReport:
-    async with open_session(resolved) as session:
-        with ProgressDisplay(quiet=quiet) as progress:
+    with ProgressDisplay(quiet=quiet) as progress:
+        watch = ConnectionWatch(on_change=progress)  # shows the waits for the rate limit
+        async with open_session(resolved, observer=watch.observe, sleep=watch.sleep) as session:
             return await sync_once(session, full=full, progress=progress)
 
 
@@ -55,6 +57,10 @@ def summary(report: SyncReport) -> str:
     """The closing line: what was sent, what came back, what was skipped."""
     pushed = report.push
     parts = [f"sent {pushed.sent} edit{'s' if pushed.sent != 1 else ''}"]
+    if pushed.unsure:
+        parts.append(f"{_creates(pushed.unsure)} may be a duplicate: see `tracker-tui outbox`")
+    if pushed.unknown:
+        parts.append(f"{_creates(pushed.unknown)} not confirmed: kept, looked for next sync")
     if report.pull is None:
         parts.append(f"pull skipped: {pushed.stopped}")
         return "; ".join(parts)
@@ -66,6 +72,10 @@ def summary(report: SyncReport) -> str:
         parts.append(f"{len(pulled.skipped)} unreadable records skipped")
     notes = [f"{name}: {r.note}" for name, r in pulled.resources.items() if r.note]
     return "; ".join(parts + notes)
+
+
+def _creates(count: int) -> str:
+    return f"{count} create{'s' if count != 1 else ''}"
 
 
 def report_json(report: SyncReport) -> dict[str, Any]:

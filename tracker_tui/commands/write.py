@@ -82,7 +82,7 @@ def outcome(args: argparse.Namespace, cache: Cache, entries: Sequence[OutboxEntr
             now = cache.outbox_entry(entry.id)
         except CacheError:
             continue
-        if now.state in (EntryState.FAILED, EntryState.CONFLICT):
+        if now.state in (EntryState.FAILED, EntryState.CONFLICT, EntryState.UNSURE):
             status = 1
             reason = now.last_error or now.state.value
             print(f"tracker-tui: {_what(now)} {now.state.value}: {reason}", file=sys.stderr)

@@ -9,6 +9,7 @@ Every method is called from worker threads; `cache.Cache` opens a connection per
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 
 from cache import Cache, IssueFilter, IssueSort, PickerField, SortKey
@@ -82,6 +83,12 @@ class CacheIssueSource:
         users = self.user_names()
         projects = self.project_keys()
         return [self._row(row, users, projects) for row in rows]
+
+    def position(self, query: IssueQuery, issue_id: str, near: int | None) -> int | None:
+        return self.cache.position(to_filter(query, self.me), to_sort(query), issue_id, near=near)
+
+    def snapshot(self) -> AbstractContextManager[object]:
+        return self.cache.snapshot()
 
     def raw_rows(self, query: IssueQuery, page: int = 500) -> Iterator[CacheRow]:
         """Every matching row in the query's order, a page at a time (bulk edits walk these)."""

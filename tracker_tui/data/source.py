@@ -8,6 +8,7 @@ workers, so implementations may block, but must be safe to call from any worker 
 from __future__ import annotations
 
 import dataclasses
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol, get_args
@@ -157,6 +158,16 @@ class IssueSource(Protocol):
 
     def window(self, query: IssueQuery, offset: int, limit: int) -> list[IssueRow]:
         """Up to `limit` matching issues in `query`'s order, starting at `offset`."""
+        ...
+
+    def position(self, query: IssueQuery, issue_id: str, near: int | None) -> int | None:
+        """The offset at which `window` shows the issue, None when `query` does not match it.
+        `near` is where it was last seen: a hint of which end of the list to look from."""
+        ...
+
+    def snapshot(self) -> AbstractContextManager[object]:
+        """Calls made inside it on the calling thread see one state of the data, so a count,
+        a position and a window read together agree."""
         ...
 
     def distinct_values(self, field: FilterField) -> list[tuple[str, str]]:

@@ -25,6 +25,23 @@ def can_move(current: str, target: str) -> bool:
     return current == target or target in TRANSITIONS.get(current, ())
 
 
+def status_path(current: str, target: str) -> tuple[str, ...] | None:
+    """The fewest allowed moves from `current` to `target`, as the statuses passed through
+    (the last is `target`; none when they are equal), or None when no allowed path exists.
+    Among paths as short, the one taking the moves listed first in the workflow table."""
+    paths: dict[str, tuple[str, ...]] = {current: ()}
+    frontier = [current]
+    while frontier and target not in paths:
+        following: list[str] = []
+        for status in frontier:
+            for step in TRANSITIONS.get(status, ()):
+                if step not in paths:
+                    paths[step] = (*paths[status], step)
+                    following.append(step)
+        frontier = following
+    return paths.get(target)
+
+
 def title_problem(title: str) -> str | None:
     text = title.strip()
     if not text:

@@ -28,7 +28,7 @@ from tracker_tui.formatting import count_label, priority_label, status_label
 from tracker_tui.screens.bulk_preview import BulkPreviewScreen
 from tracker_tui.screens.choice_dialog import ChoiceDialog
 from tracker_tui.services import Services
-from tracker_tui.widgets.label_picker import LabelPicker
+from tracker_tui.widgets.label_picker import PICKER_KEYS, LabelPicker
 from tracker_tui.workers import read_in_thread
 
 ACTIONS: tuple[tuple[str, str], ...] = (
@@ -145,9 +145,7 @@ class BulkEditScreen(ModalScreen[None]):
             return
         picker = LabelPicker([], self.names.labels, id="bulk-labels")
         await self.query_one(Vertical).mount(picker, before="#bulk-hint")
-        self.query_one("#bulk-hint", Label).update(
-            "enter ticks typed · space ticks · ctrl+s previews · esc cancels"
-        )
+        self.query_one("#bulk-hint", Label).update(f"{PICKER_KEYS} · ctrl+s previews · esc cancels")
         picker.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

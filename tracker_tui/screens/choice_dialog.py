@@ -1,4 +1,13 @@
-"""A picker: one value out of a short list (a status, a priority, an assignee, a project)."""
+"""A picker: one value out of a list (a status, a priority, an assignee, a project), narrowed
+by typing.
+
+The field on top has the focus: what is typed narrows the list to the choices containing it
+(letter case aside), while the arrows, page keys, home and end move the highlight in the list
+and enter picks it, so a long list of people is two or three letters and enter away. The list
+is rebuilt as the field changes; its messages carry the option (whose id is the value), and
+enter looks the highlight up against the text it was given, so keys arriving in one burst pick
+what the user typed.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +19,34 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Label, OptionList
+from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
+
+
+class ChoiceFilter(Input):
+    """The field that narrows the choices; the list's moving keys work from here."""
+
+    HELP_GROUP: ClassVar[str] = "Choice"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("down", "move('cursor_down')", "Next choice", show=False),
+        Binding("up", "move('cursor_up')", "Previous choice", show=False),
+        Binding("pagedown", "move('page_down')", "Page down", show=False),
+        Binding("pageup", "move('page_up')", "Page up", show=False),
+        Binding("home", "move('first')", "First choice", show=False),
+        Binding("end", "move('last')", "Last choice", show=False),
+        Binding("enter", "submit", "Pick"),
+    ]
+
+    def action_move(self, action: str) -> None:
+        """Run one of the list's moves (`cursor_down`, `first`, …) on the dialog's list."""
+        choices = self.screen.query_one("#choices", OptionList)
+        getattr(choices, f"action_{action}")()
 
 
 class ChoiceDialog(ModalScreen[str | None]):
     """Dismisses with the chosen value, or None when cancelled."""
 
+    HELP_GROUP: ClassVar[str] = "Choice"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
 
     DEFAULT_CSS: ClassVar[str] = """
@@ -24,13 +54,15 @@ class ChoiceDialog(ModalScreen[str | None]):
         align: center middle;
         & > Vertical {
             width: 50;
+            max-width: 100%;
             height: auto;
-            max-height: 80%;
+            max-height: 100%;
             border: round $primary;
             background: $surface;
             padding: 0 1;
         }
-        & OptionList { height: auto; max-height: 20; }
+        & ChoiceFilter { margin-bottom: 1; }
+        & OptionList { height: auto; max-height: 14; }
         & .dialog-title { text-style: bold; }
         & .dialog-hint { color: $text-muted; }
     }
@@ -49,16 +81,14 @@ class ChoiceDialog(ModalScreen[str | None]):
         self._choices = list(choices)
         self._current = current
         self._hint = hint
+        self._typed = ""
 
     def compose(self) -> ComposeResult:
-        """The question, the options (the current one highlighted), and the keys."""
+        """The question, the filter, the options (the current one highlighted), the keys."""
         with Vertical():
             yield Label(self._title, classes="dialog-title")
-            options = [
-                Option(f"{label}  (current)" if value == self._current else label, id=value)
-                for value, label in self._choices
-            ]
-            yield OptionList(*options, id="choices")
+            yield ChoiceFilter(placeholder="Type to narrow", compact=True, select_on_focus=False)
+            yield OptionList(*self._options(""), id="choices")
             yield Label(
                 " · ".join(part for part in (self._hint, "enter picks · esc cancels") if part),
                 classes="dialog-hint",
@@ -69,8 +99,47 @@ class ChoiceDialog(ModalScreen[str | None]):
         values = [value for value, _label in self._choices]
         if self._current in values:
             self.query_one(OptionList).highlighted = values.index(self._current)
+        self.query_one(ChoiceFilter).focus()
+
+    @property
+    def shown(self) -> list[str]:
+        """The values the list offers now, top to bottom."""
+        choices = self.query_one(OptionList)
+        return [str(choices.get_option_at_index(index).id) for index in range(choices.option_count)]
+
+    def _options(self, typed: str) -> list[Option]:
+        needle = typed.strip().casefold()
+        return [
+            Option(f"{label}  (current)" if value == self._current else label, id=value)
+            for value, label in self._choices
+            if needle in label.casefold()
+        ]
+
+    @on(Input.Changed)
+    def narrow(self, event: Input.Changed) -> None:
+        """Show the choices containing what is typed, the first highlighted."""
+        self._narrow(event.value)
+
+    def _narrow(self, typed: str) -> None:
+        if typed == self._typed:
+            return
+        self._typed = typed
+        choices = self.query_one(OptionList)
+        options = self._options(typed)
+        choices.set_options(options)
+        if options:
+            choices.highlighted = 0
+
+    @on(Input.Submitted)
+    def pick_highlighted(self, event: Input.Submitted) -> None:
+        """Enter in the field picks the highlighted choice (none left: nothing happens)."""
+        self._narrow(event.value)
+        choices = self.query_one(OptionList)
+        if choices.highlighted is not None and choices.option_count:
+            index = min(choices.highlighted, choices.option_count - 1)
+            self.dismiss(choices.get_option_at_index(index).id)
 
     @on(OptionList.OptionSelected, "#choices")
     def pick(self, event: OptionList.OptionSelected) -> None:
-        """Dismiss with the value behind the chosen line."""
+        """Dismiss with the value behind the chosen line (a click, or enter in the list)."""
         self.dismiss(event.option.id)

@@ -49,12 +49,12 @@ class FilterDialog(ModalScreen[IssueQuery | None]):
         & > Vertical {
             width: 72;
             height: auto;
-            max-height: 90%;
+            max-height: 100%;
             border: round $primary;
             background: $surface;
             padding: 0 1;
         }
-        & #filter-panes { height: 14; }
+        & #filter-panes { height: 1fr; max-height: 14; min-height: 5; }
         & #filter-fields { width: 20; height: 1fr; }
         & #filter-values { width: 1fr; height: 1fr; }
         & #filter-buttons { height: auto; align-horizontal: right; }

@@ -2,20 +2,37 @@
 
 Built from the live bindings (`Screen.active_bindings`) of the screen it is opened over, so it
 cannot drift from the keys that actually work, and a binding added anywhere shows up here.
+A group is named by the part of the app that owns its keys (`HELP_GROUP`); keys that come with
+Textual's own widgets are named by the kind of widget ("Scrolling", "Text field"), and those
+that come with every screen (focus keys, copy) join "Everywhere".
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.table import Table
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import ActiveBinding, Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Label, Static
+from textual.containers import Horizontal, ScrollableContainer, Vertical, VerticalScroll
+from textual.dom import DOMNode
+from textual.screen import ModalScreen, Screen
+from textual.widgets import (
+    Button,
+    DataTable,
+    Input,
+    Label,
+    Markdown,
+    OptionList,
+    Select,
+    SelectionList,
+    Static,
+    TextArea,
+)
+from textual.widgets._toggle_button import ToggleButton
 
 
 @dataclass(frozen=True)
@@ -32,6 +49,8 @@ class HelpGroup:
 
     title: str
     entries: tuple[HelpEntry, ...]
+    rank: int = 0
+    """Where it goes: the screen's own keys (0), then the widgets' (1), then everywhere's (2)."""
 
 
 def help_groups(
@@ -47,14 +66,67 @@ def help_groups(
         description = active.binding.description
         if not description:
             continue
-        node = active.node
-        title = getattr(node, "HELP_GROUP", type(node).__name__)
+        title = help_title(active.node, active.binding)
         keys = groups.setdefault(title, {}).setdefault(description, [])
         keys.append(key_display(active.binding))
+    kinds = {title for _kind, title in TEXTUAL_KINDS}
     return [
-        HelpGroup(title, tuple(HelpEntry(tuple(keys), text) for text, keys in entries.items()))
+        HelpGroup(
+            title,
+            tuple(HelpEntry(tuple(keys), text) for text, keys in entries.items()),
+            2 if title == EVERYWHERE else 1 if title in kinds else 0,
+        )
         for title, entries in groups.items()
     ]
+
+
+EVERYWHERE = "Everywhere"
+
+TEXTUAL_KINDS: tuple[tuple[type[DOMNode], str], ...] = (
+    (App, EVERYWHERE),
+    (Screen, EVERYWHERE),
+    (TextArea, "Text editor"),
+    (Input, "Text field"),
+    (SelectionList, "List"),
+    (OptionList, "List"),
+    (DataTable, "Table"),
+    (Select, "Picker"),
+    (ToggleButton, "Checkbox"),
+    (Button, "Button"),
+    (Markdown, "Document"),
+    (ScrollableContainer, "Scrolling"),
+)
+"""What the keys Textual gives a kind of widget are about, most specific kind first."""
+
+
+def help_title(node: DOMNode, binding: Binding) -> str:
+    """The group a binding of `node` belongs in: the owner's `HELP_GROUP` when the binding is
+    the app's own, else what the Textual widget defining it is ("Scrolling", not
+    "VerticalScroll"); a class named nowhere gets its name in words."""
+    owner = _defining_class(type(node), binding)
+    if not owner.__module__.startswith("textual."):
+        title = getattr(node, "HELP_GROUP", None)
+        return title if isinstance(title, str) else _words(type(node).__name__)
+    for kind, title in TEXTUAL_KINDS:
+        if issubclass(owner, kind):
+            return title
+    return _words(owner.__name__)
+
+
+def _defining_class(cls: type[DOMNode], binding: Binding) -> type[DOMNode]:
+    """The class in `cls`'s hierarchy whose own BINDINGS hold `binding` (the most derived
+    one: a subclass may bind the same action again with its own description)."""
+    for klass in cls.__mro__:
+        declared = klass.__dict__.get("BINDINGS", ())
+        for candidate in Binding.make_bindings(declared):
+            if (candidate.action, candidate.description) == (binding.action, binding.description):
+                return klass
+    return cls
+
+
+def _words(name: str) -> str:
+    """`LabelPicker` as "Label picker"."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).capitalize()
 
 
 class HelpScreen(ModalScreen[None]):
@@ -101,10 +173,11 @@ class HelpScreen(ModalScreen[None]):
 
 
 def _columns(groups: list[HelpGroup], count: int) -> list[list[HelpGroup]]:
-    """Groups dealt into `count` columns of similar height, each to the shortest so far."""
+    """Groups dealt into `count` columns of similar height, each to the shortest so far, the
+    screen's own first (on top, where a small terminal shows them without scrolling)."""
     columns: list[list[HelpGroup]] = [[] for _ in range(count)]
     heights = [0] * count
-    for group in sorted(groups, key=lambda group: -len(group.entries)):
+    for group in sorted(groups, key=lambda group: (group.rank, -len(group.entries))):
         shortest = heights.index(min(heights))
         columns[shortest].append(group)
         heights[shortest] += len(group.entries) + 2
@@ -121,7 +194,7 @@ def _group_table(group: HelpGroup) -> Table:
         box=None,
         expand=True,
     )
-    table.add_column("keys", style="bold", width=18, no_wrap=True)
+    table.add_column("keys", style="bold", no_wrap=True)
     table.add_column("action", ratio=1)
     for entry in group.entries:
         table.add_row(" ".join(entry.keys), entry.description)

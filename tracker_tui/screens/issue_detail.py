@@ -3,6 +3,9 @@
 It reads the issue (with comments, pending outbox entries and open conflicts) in a worker and
 re-reads whenever the cache changes. Each field key opens a picker; the pick is written to the
 outbox at once (the screen shows it a moment later, marked pending), never to the network.
+A comment being written is kept as a draft while it is typed (`tracker_tui.data.drafts`): it is
+back in the box when the issue is opened again, even after the app was killed, and leaving the
+screen with one asks before it is thrown away.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from cache import (
     ACTIVE_STATES,
     IssueDetail,
     IssueRow,
+    JsonObject,
     JsonValue,
     OutboxEntry,
     PickerField,
@@ -31,6 +35,7 @@ from cache import (
 )
 from tracker_tui.data.cache_source import NO_VALUE, parse_time
 from tracker_tui.data.changes import entry_summary, value_text
+from tracker_tui.data.drafts import DraftKeeper, comment_key
 from tracker_tui.data.source import PRIORITIES
 from tracker_tui.data.workflow import DESCRIPTION_MAX, status_choices
 from tracker_tui.formatting import (
@@ -42,6 +47,7 @@ from tracker_tui.formatting import (
 from tracker_tui.messages import EditIssueRequested
 from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.choice_dialog import ChoiceDialog
+from tracker_tui.screens.confirm import ConfirmDialog
 from tracker_tui.screens.labels_dialog import LabelsDialog
 from tracker_tui.services import Services
 from tracker_tui.widgets.status_bar import StatusBar
@@ -58,6 +64,8 @@ class DetailData:
     labels: list[str]
     comment_entries: tuple[OutboxEntry, ...] = ()
     """Unsettled writes to the issue's comments (`IssueDetail.entries` holds the issue's own)."""
+    draft: JsonObject | None = None
+    """The comment typed here earlier and not sent."""
 
 
 class IssueDetailScreen(Screen[None]):
@@ -78,6 +86,19 @@ class IssueDetailScreen(Screen[None]):
         Binding("c", "comment", "Comment"),
     ]
 
+    WRITE_ACTIONS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "pick_status",
+            "pick_priority",
+            "pick_assignee",
+            "pick_project",
+            "edit_labels",
+            "edit",
+            "comment",
+        }
+    )
+    """Hidden with `--read-only`: from the footer, the help and the palette too."""
+
     @dataclass
     class Loaded(Message):
         """A fresh read of the issue arrived from the worker."""
@@ -89,6 +110,9 @@ class IssueDetailScreen(Screen[None]):
         self._services = services
         self.issue_id = issue_id
         self.data: DetailData | None = None
+        self.draft: DraftKeeper | None = None
+        """The comment box's draft, once the issue is loaded (the box is disabled until then,
+        so the draft is kept under the issue's resolved id)."""
 
     def compose(self) -> ComposeResult:
         """Title and fields on top, then the long parts scrolling, then the comment field."""
@@ -100,7 +124,14 @@ class IssueDetailScreen(Screen[None]):
             yield Static("", id="detail-comments")
             yield Label("Local changes not yet on the server", classes="detail-heading")
             yield Static("", id="detail-pending")
-        yield Input(placeholder="Write a comment (enter sends, esc leaves)", id="comment")
+        box = Input(
+            placeholder="Write a comment (enter sends, esc leaves)",
+            id="comment",
+            disabled=True,
+            select_on_focus=False,  # typing on would replace the draft
+        )
+        box.display = not self._services.read_only
+        yield box
         yield StatusBar(self._services.profile, read_only=self._services.read_only)
         yield Footer()
 
@@ -122,8 +153,9 @@ class IssueDetailScreen(Screen[None]):
                 for entry in cache.outbox(ACTIVE_STATES)
                 if entry.resource is Resource.COMMENTS and entry.parent_id == issue_id
             )
+            draft = cache.draft(comment_key(issue_id)) if self.draft is None else None
             return DetailData(
-                detail, services.source.user_names(), cache.projects(), labels, children
+                detail, services.source.user_names(), cache.projects(), labels, children, draft
             )
 
         read_in_thread(self, "read the issue", read, self.Loaded)
@@ -137,6 +169,8 @@ class IssueDetailScreen(Screen[None]):
             self.query_one("#detail-title", Static).update("This issue is no longer in the cache.")
             return
         self.issue_id = detail.issue.id
+        if self.draft is None:
+            self._open_comment_box(message.data.draft)
         issue = detail.issue
         sync = "" if issue.sync_state == "synced" else f"  [{issue.sync_state.value}]"
         title = Text.assemble(
@@ -178,7 +212,8 @@ class IssueDetailScreen(Screen[None]):
         assert data.detail is not None
         comments = data.detail.comments
         if not comments:
-            return Text("No comments yet (c to write one).", style="dim")
+            hint = "" if self._services.read_only else " (c to write one)"
+            return Text(f"No comments yet{hint}.", style="dim")
         now = self._services.clock()
         text = Text()
         for comment in comments:
@@ -211,12 +246,60 @@ class IssueDetailScreen(Screen[None]):
             text.append(f"{conflict.field}: mine {mine}, theirs {theirs} (y: sync panel)\n")
         return text
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """With `--read-only` the write keys are not there at all (not merely refused)."""
+        return not (self._services.read_only and action in self.WRITE_ACTIONS)
+
+    def _open_comment_box(self, draft: JsonObject | None) -> None:
+        """The issue is known: the comment box works (unless read-only), with the draft left
+        in it last time."""
+        if self._services.read_only:
+            return
+        box = self.query_one("#comment", Input)
+        body = draft.get("body") if draft else None
+        self.draft = DraftKeeper(self, self._services.cache, comment_key(self.issue_id), kept=draft)
+        if isinstance(body, str) and body:
+            with box.prevent(Input.Changed):
+                box.value = body
+            self.notify("Your unsent comment is back in the comment box.", timeout=4)
+        box.disabled = False
+
+    @on(Input.Changed, "#comment")
+    def keep_draft(self, event: Input.Changed) -> None:
+        """Keep the comment as it is typed, so closing or losing the app does not lose it."""
+        if self.draft is not None:
+            self.draft.changed({"body": event.value} if event.value.strip() else None)
+
+    def on_unmount(self) -> None:
+        """Write the draft's last keystrokes now: the app may be closing."""
+        if self.draft is not None:
+            self.draft.flush()
+
     def action_back(self) -> None:
-        """Back to where the issue was opened from (esc in the comment field leaves it)."""
-        if self.focused is self.query_one("#comment", Input):
+        """Back to where the issue was opened from (esc in the comment field leaves it); with
+        a comment typed and not sent, ask first."""
+        box = self.query_one("#comment", Input)
+        if self.focused is box:
             self.set_focus(None)
             return
-        self.dismiss(None)
+        if not box.value.strip():
+            self.dismiss(None)
+            return
+
+        def answered(discard: bool | None) -> None:
+            if not discard:
+                box.focus()
+                return
+            if self.draft is not None:
+                self.draft.discard()
+            self.dismiss(None)
+
+        self.app.push_screen(
+            ConfirmDialog(
+                "Discard the comment you have not sent?", yes="Discard", no="Keep writing"
+            ),
+            answered,
+        )
 
     def action_pick_status(self) -> None:
         """Offer only the moves the workflow allows from the current status."""
@@ -280,13 +363,14 @@ class IssueDetailScreen(Screen[None]):
         if self._writable_issue() is None:
             return
         cache, issue_id = self._services.cache, self.issue_id
-        write_in_thread(
-            self,
-            "queue the comment",
-            lambda: cache.create(Resource.COMMENTS, {"issue_id": issue_id, "body": body}),
-            done="Comment queued.",
-        )
-        event.input.value = ""
+
+        def queue() -> object:
+            return cache.create(Resource.COMMENTS, {"issue_id": issue_id, "body": body})
+
+        write = queue if self.draft is None else self.draft.then_discard(queue)
+        write_in_thread(self, "queue the comment", write, done="Comment queued.")
+        with event.input.prevent(Input.Changed):
+            event.input.value = ""
         self.set_focus(None)
 
     def _picked(self, field: str, value: str | None) -> None:

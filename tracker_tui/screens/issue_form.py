@@ -3,7 +3,9 @@
 The form is built once the worker has read what it needs (the issue being edited, users,
 projects), so every picker starts with real options. Only changed fields are queued on edit,
 so an edit never overwrites a field someone else changed meanwhile. Esc on a dirty form asks
-first.
+first. The fields changed are kept as a draft while they are typed (`tracker_tui.data.drafts`,
+one for a new issue, one per issue edited), and filled in again when the same form is opened
+after the app was closed or killed.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Select, Static, TextArea
 
-from cache import IssueDetail, JsonValue, PickerField, ProjectRow, Resource
+from cache import IssueDetail, JsonObject, JsonValue, PickerField, ProjectRow, Resource
 from tracker_tui.data.cache_source import NO_VALUE
+from tracker_tui.data.drafts import DraftKeeper, issue_key
 from tracker_tui.data.source import PRIORITIES, STATUSES
 from tracker_tui.data.workflow import (
     description_problem,
@@ -45,6 +48,8 @@ class FormData:
     projects: list[ProjectRow]
     labels: list[str]
     """The labels in use, for the label picker."""
+    draft: JsonObject | None = None
+    """The fields changed in this form earlier and not saved."""
 
 
 class IssueFormScreen(Screen[None]):
@@ -69,6 +74,7 @@ class IssueFormScreen(Screen[None]):
         self.issue_id = issue_id
         self.data: FormData | None = None
         self._initial: dict[str, JsonValue] = {}
+        self.draft = DraftKeeper(self, services.cache, issue_key(issue_id))
 
     def compose(self) -> ComposeResult:
         """A heading; the fields arrive with the data."""
@@ -80,6 +86,8 @@ class IssueFormScreen(Screen[None]):
     def on_mount(self) -> None:
         services, issue_id = self._services, self.issue_id
 
+        key = self.draft.key
+
         def read() -> FormData:
             detail = services.cache.issue(issue_id) if issue_id else None
             labels = services.cache.distinct_values(PickerField.LABEL)
@@ -88,6 +96,7 @@ class IssueFormScreen(Screen[None]):
                 services.source.user_names(),
                 services.cache.projects(),
                 [label for label in labels if label],
+                services.cache.draft(key),
             )
 
         read_in_thread(self, "read the issue", read, self.Loaded)
@@ -124,52 +133,94 @@ class IssueFormScreen(Screen[None]):
             for project in data.projects
             if project.state != "archived" or project.id == record.get("project_id")
         ]
+        offered: dict[str, set[str]] = {
+            "status": set(statuses),
+            "priority": set(PRIORITIES),
+            "assignee": {NO_VALUE, *data.users},
+            "project_id": {NO_VALUE, *(project_id for _name, project_id in projects)},
+        }
+        shown = self._restored(data.draft, offered)
         form = self.query_one("#form", VerticalScroll)
         await form.remove_children()
         await form.mount_all(
             [
                 Label("Title"),
-                Input(str(self._initial["title"]), id="title"),
+                Input(str(shown["title"]), id="title", select_on_focus=False),
                 Label("", id="title-problem", classes="problem"),
                 Label("Description (Markdown)"),
-                TextArea(str(self._initial["description"]), id="description"),
+                TextArea(str(shown["description"]), id="description"),
                 Label("", id="description-problem", classes="problem"),
                 Horizontal(
-                    _select("Status", "status", [(status_label(s), s) for s in statuses], status),
+                    _select(
+                        "Status",
+                        "status",
+                        [(status_label(s), s) for s in statuses],
+                        str(shown["status"]),
+                    ),
                     _select(
                         "Priority",
                         "priority",
                         [(priority_label(p, none="No priority"), p) for p in PRIORITIES],
-                        str(self._initial["priority"]),
+                        str(shown["priority"]),
                     ),
                     _select(
                         "Assignee",
                         "assignee",
                         [("Unassigned", NO_VALUE)] + [(name, uid) for uid, name in users],
-                        str(self._initial["assignee"]),
+                        str(shown["assignee"]),
                     ),
                     _select(
                         "Project",
                         "project_id",
                         [("No project", NO_VALUE), *projects],
-                        str(self._initial["project_id"]),
+                        str(shown["project_id"]),
                     ),
                     id="pickers",
                 ),
                 Label("Labels"),
-                LabelPicker(_strings(self._initial["labels"]), data.labels, id="labels"),
+                LabelPicker(_strings(shown["labels"]), data.labels, id="labels"),
                 Label("", id="labels-problem", classes="problem"),
             ]
         )
         self.query_one("#title", Input).focus()
         self._check()
+        if shown != self._initial:
+            what = "new issue is" if self.issue_id is None else "changes to this issue are"
+            self.notify(f"Your unsaved {what} back.", timeout=4)
+
+    def _restored(
+        self, draft: JsonObject | None, offered: dict[str, set[str]]
+    ) -> dict[str, JsonValue]:
+        """The values to show: the issue's, with the draft's on top where the form can still
+        show them (a status the workflow no longer allows from here is left out)."""
+        shown = dict(self._initial)
+        for name, value in (draft or {}).items():
+            if name not in shown or type(value) is not type(shown[name]):
+                continue
+            if name in offered and value not in offered[name]:
+                continue
+            shown[name] = value
+        self.draft.holds(draft)
+        return shown
 
     @on(Input.Changed)
     @on(TextArea.Changed)
     @on(LabelPicker.Changed)
+    @on(Select.Changed)
     def check_as_typed(self) -> None:
-        """Every keystroke re-checks every limit, so the problems shown are always current."""
+        """Every keystroke re-checks every limit, so the problems shown are always current, and
+        the fields changed are kept as the draft."""
         self._check()
+        if self.data is not None:
+            self.draft.changed(self._changes(self._values()) or None)
+
+    def _changes(self, values: dict[str, JsonValue]) -> JsonObject:
+        """The fields whose value differs from the issue's (a new issue's defaults)."""
+        return {name: value for name, value in values.items() if value != self._initial.get(name)}
+
+    def on_unmount(self) -> None:
+        """Write the draft's last keystrokes now: the app may be closing."""
+        self.draft.flush()
 
     def _check(self) -> bool:
         """Show each field's problem; True when there are none."""
@@ -182,7 +233,9 @@ class IssueFormScreen(Screen[None]):
             "labels-problem": labels_problem(_strings(values["labels"])),
         }
         for widget_id, problem in problems.items():
-            self.query_one(f"#{widget_id}", Label).update(problem or "")
+            label = self.query_one(f"#{widget_id}", Label)
+            label.update(problem or "")
+            label.display = problem is not None  # no empty rows at 80x24
         return not any(problems.values())
 
     def _values(self) -> dict[str, JsonValue]:
@@ -224,7 +277,7 @@ class IssueFormScreen(Screen[None]):
             write_in_thread(
                 self,
                 "queue the new issue",
-                lambda: cache.create(Resource.ISSUES, fields),
+                self.draft.then_discard(lambda: cache.create(Resource.ISSUES, fields)),
                 done="Issue queued.",
             )
         else:
@@ -235,9 +288,13 @@ class IssueFormScreen(Screen[None]):
                 write_in_thread(
                     self,
                     "queue the changes",
-                    lambda: cache.update(Resource.ISSUES, issue_id, changed),
+                    self.draft.then_discard(
+                        lambda: cache.update(Resource.ISSUES, issue_id, changed)
+                    ),
                     done="Changes queued.",
                 )
+            else:
+                self.draft.discard()
         self.dismiss(None)
 
     def _initial_field(self, name: str) -> JsonValue:
@@ -246,13 +303,15 @@ class IssueFormScreen(Screen[None]):
         return self.data.detail.record.get(name)
 
     def action_cancel(self) -> None:
-        """Close, asking first when something was typed."""
+        """Close, asking first when something was typed (and then dropping its draft)."""
         if not self.dirty:
+            self.draft.discard()
             self.dismiss(None)
             return
 
         def answered(discard: bool | None) -> None:
             if discard:
+                self.draft.discard()
                 self.dismiss(None)
 
         self.app.push_screen(
@@ -270,6 +329,7 @@ def _select(title: str, widget_id: str, options: list[tuple[str, str]], value: s
         allow_blank=False,
         id=widget_id,
         prompt=title,
+        compact=True,
     )
     return Vertical(Label(title), select, classes="picker")
 

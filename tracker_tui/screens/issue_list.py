@@ -3,7 +3,8 @@ saved views.
 
 The screen owns the query (`issue_query`) and pushes it down to the list and the chip bar; it
 hears back from the list through the list's messages. The write actions (edit, create, bulk
-edit) are checked against read-only mode here and otherwise posted as app-wide requests.
+edit) are posted as app-wide requests; in read-only mode their keys, and the list's marking
+keys, are hidden (`ReadOnlyScreen`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import Input
 
 from tracker_tui.data.source import (
@@ -38,6 +38,7 @@ from tracker_tui.messages import (
 )
 from tracker_tui.screens.filter_dialog import Choices, FilterDialog
 from tracker_tui.screens.issue_list_commands import IssueListCommands
+from tracker_tui.screens.read_only import ReadOnlyScreen
 from tracker_tui.screens.save_view_dialog import SaveViewDialog
 from tracker_tui.screens.sort_dialog import SortDialog
 from tracker_tui.widgets.filter_chips import FilterChips
@@ -46,7 +47,7 @@ from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.widgets.steady_footer import SteadyFooter
 
 
-class IssueListScreen(Screen[None]):
+class IssueListScreen(ReadOnlyScreen[None]):
     """Browse, search, sort and filter issues; mark them for bulk edits."""
 
     HELP_GROUP: ClassVar[str] = "Issues screen"
@@ -72,6 +73,11 @@ class IssueListScreen(Screen[None]):
             for slot in range(1, MAX_VIEWS + 1)
         ),
     ]
+
+    WRITE_ACTIONS: ClassVar[frozenset[str]] = frozenset(
+        {"edit", "create", "bulk_edit", "undo_bulk", *IssueList.MARK_ACTIONS}
+    )
+    """The screen's, the list's and the app's actions that change issues."""
 
     issue_query: reactive[IssueQuery] = reactive(IssueQuery, init=False, repaint=False)
     """The filter and sort shown; the list and the chip bar follow it (and repaint what they
@@ -226,20 +232,18 @@ class IssueListScreen(Screen[None]):
         self.app.push_screen(dialog, self._save_view)
 
     def action_edit(self) -> None:
-        """Ask the app to edit the highlighted issue."""
-        row = self.query_one(IssueList).highlighted_row
-        if not self._refuse_write() and row is not None:
+        """Ask the app to edit the highlighted issue (which the list then keeps highlighted)."""
+        issues = self.query_one(IssueList)
+        if (row := issues.highlighted_row) is not None:
+            issues.chosen = True
             self.post_message(EditIssueRequested(row.id))
 
     def action_create(self) -> None:
         """Ask the app to create an issue."""
-        if not self._refuse_write():
-            self.post_message(CreateIssueRequested())
+        self.post_message(CreateIssueRequested())
 
     def action_bulk_edit(self) -> None:
         """Ask the app to change every marked issue."""
-        if self._refuse_write():
-            return
         selection = self.query_one(IssueList).selection
         if selection.count == 0:
             self.notify("Nothing is marked (space marks, * marks all).", severity="warning")
@@ -296,9 +300,3 @@ class IssueListScreen(Screen[None]):
         self.post_message(ViewsChanged(list(views)))
         slot = next(index for index, view in enumerate(views) if view.name == name) + 1
         self.notify(f"Saved view “{name}” on {slot}.")
-
-    def _refuse_write(self) -> bool:
-        """In read-only mode a write action only says so."""
-        if self.read_only:
-            self.notify("Read-only mode: changes are off.", severity="warning")
-        return self.read_only

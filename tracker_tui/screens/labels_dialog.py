@@ -9,10 +9,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Label
+from textual.widgets import Footer, Label, Static
 
 from tracker_tui.data.workflow import labels_problem
-from tracker_tui.widgets.label_picker import LabelPicker
+from tracker_tui.widgets.label_picker import PICKER_KEYS, LabelPicker
 
 
 class LabelsDialog(ModalScreen[list[str] | None]):
@@ -51,10 +51,7 @@ class LabelsDialog(ModalScreen[list[str] | None]):
             yield Label("Labels", classes="dialog-title")
             yield LabelPicker(self._labels, self._known, id="labels")
             yield Label("", id="labels-problem")
-            yield Label(
-                "enter ticks typed · space ticks · ctrl+s saves · esc cancels",
-                classes="dialog-hint",
-            )
+            yield Static(f"{PICKER_KEYS} · ctrl+s saves · esc cancels", classes="dialog-hint")
         yield Footer()
 
     def on_mount(self) -> None:

@@ -19,7 +19,7 @@ import httpx
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Footer, Input, Label, Static
@@ -64,18 +64,27 @@ class LoginScreen(Screen[str | None]):
     DEFAULT_CSS: ClassVar[str] = """
     LoginScreen {
         align: center middle;
-        & > Vertical {
+        & > VerticalScroll {
             width: 80;
+            max-width: 100%;
             height: auto;
+            max-height: 100%;
             border: round $primary;
             padding: 0 1;
         }
-        & .login-title { text-style: bold; }
-        & #login-storage { color: $text-muted; margin: 1 0; }
+        & .login-title { text-style: bold; margin-bottom: 1; }
+        & .login-row { height: auto; margin-bottom: 1; }
+        & .login-row > Label { width: 14; }
+        & .login-row > Input { width: 1fr; }
+        & .login-text { width: 1fr; height: auto; }
+        & #login-storage { color: $text-muted; margin-bottom: 1; }
         & #login-error { color: $text-error; }
         & #login-state { color: $text-success; }
+        & #login-save { margin-top: 1; }
     }
     """
+    """Compact fields, one row each with its name, so the form and every message (wrapped,
+    never cut) fit a terminal of 80 by 24."""
 
     @dataclass
     class StorageKnown(Message):
@@ -100,21 +109,32 @@ class LoginScreen(Screen[str | None]):
         self.keyring_usable = False
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        with VerticalScroll():
             yield Label("Connect to your tracker", classes="login-title")
-            yield Label("Server URL (ends in /v1)")
-            yield Input(placeholder="https://tracker.example.com/v1", id="login-server")
-            yield Label("API key")
-            yield Input(placeholder="trk_…", password=True, id="login-key")
-            yield Label("Profile name")
-            yield Input(self._setup.profile, id="login-profile")
-            yield Static("Checking where the key can be kept…", id="login-storage")
-            yield Checkbox(
-                "No keyring? Keep the key in a file only I can read (0600)", id="login-insecure"
+            with Horizontal(classes="login-row"):
+                yield Label("Server URL")
+                yield Input(
+                    placeholder="https://tracker.example.com/v1 (ends in /v1)",
+                    id="login-server",
+                    compact=True,
+                )
+            with Horizontal(classes="login-row"):
+                yield Label("API key")
+                yield Input(placeholder="trk_…", password=True, id="login-key", compact=True)
+            with Horizontal(classes="login-row"):
+                yield Label("Profile name")
+                yield Input(self._setup.profile, id="login-profile", compact=True)
+            yield Static(
+                "Checking where the key can be kept…", id="login-storage", classes="login-text"
             )
-            yield Label("", id="login-error")
-            yield Label("", id="login-state")
-            yield Button("Check and save", id="login-save", variant="primary")
+            yield Checkbox(
+                "No keyring? Keep the key in a file only I can read (0600)",
+                id="login-insecure",
+                compact=True,
+            )
+            yield Static("", id="login-error", classes="login-text")
+            yield Static("", id="login-state", classes="login-text")
+            yield Button("Check and save", id="login-save", variant="primary", compact=True)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -161,13 +181,13 @@ class LoginScreen(Screen[str | None]):
             self._fail("Paste the API key (it starts with trk_).")
             return
         self._fail("")
-        self.query_one("#login-state", Label).update("Checking the key with the server…")
+        self.query_one("#login-state", Static).update("Checking the key with the server…")
         self._check(server, key)
 
     def _fail(self, text: str) -> None:
-        self.query_one("#login-error", Label).update(text)
+        self.query_one("#login-error", Static).update(text)
         if text:
-            self.query_one("#login-state", Label).update("")
+            self.query_one("#login-state", Static).update("")
 
     @work(exclusive=True, exit_on_error=False, group="login-check")
     async def _check(self, server: str, key: str) -> None:
@@ -203,7 +223,7 @@ class LoginScreen(Screen[str | None]):
         except ConfigError as error:
             self._fail(str(error))
             return
-        self.query_one("#login-state", Label).update("Key accepted; saving the profile…")
+        self.query_one("#login-state", Static).update("Key accepted; saving the profile…")
         self._save(
             profile,
             Secret(self.query_one("#login-key", Input).value.strip()),

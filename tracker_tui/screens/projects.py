@@ -14,7 +14,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -22,13 +21,15 @@ from cache import JsonObject, ProjectRow, Resource
 from tracker_tui.formatting import fit
 from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.project_form import ProjectFormDialog
+from tracker_tui.screens.read_only import ReadOnlyScreen
 from tracker_tui.services import Services
 from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.workers import read_in_thread, write_in_thread
 
 
-class ProjectsScreen(Screen[str | None]):
-    """Every project in the workspace; dismisses with the one to show issues of."""
+class ProjectsScreen(ReadOnlyScreen[str | None]):
+    """Every project in the workspace; dismisses with the one to show issues of (in read-only
+    mode, the write keys are hidden)."""
 
     COMMANDS = {BindingCommands}
     HELP_GROUP: ClassVar[str] = "Projects"
@@ -38,6 +39,7 @@ class ProjectsScreen(Screen[str | None]):
         Binding("e", "edit", "Edit project"),
         Binding("a", "archive", "Archive / restore"),
     ]
+    WRITE_ACTIONS: ClassVar[frozenset[str]] = frozenset({"create", "edit", "archive", "undo_bulk"})
 
     DEFAULT_CSS: ClassVar[str] = """
     ProjectsScreen {
@@ -53,6 +55,7 @@ class ProjectsScreen(Screen[str | None]):
     def __init__(self, services: Services) -> None:
         super().__init__()
         self._services = services
+        self.read_only = services.read_only
         self.projects: list[ProjectRow] = []
 
     def compose(self) -> ComposeResult:
@@ -98,24 +101,18 @@ class ProjectsScreen(Screen[str | None]):
         """Back to the list, filtered by this project."""
         self.dismiss(event.option.id)
 
-    def _writable(self) -> bool:
-        if self._services.read_only:
-            self.notify("Read-only mode: changes are off.", severity="warning")
-        return not self._services.read_only
-
     def action_create(self) -> None:
-        if self._writable():
-            self.app.push_screen(ProjectFormDialog(), self._create)
+        self.app.push_screen(ProjectFormDialog(), self._create)
 
     def action_edit(self) -> None:
-        if (project := self.highlighted) is not None and self._writable():
+        if (project := self.highlighted) is not None:
             self.app.push_screen(
                 ProjectFormDialog(project), lambda fields: self._update(project.id, fields)
             )
 
     def action_archive(self) -> None:
         """Archive an active project, or bring an archived one back."""
-        if (project := self.highlighted) is not None and self._writable():
+        if (project := self.highlighted) is not None:
             state = "active" if project.state == "archived" else "archived"
             self._update(project.id, {"state": state})
 

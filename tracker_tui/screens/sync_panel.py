@@ -1,13 +1,21 @@
-"""The sync panel: is the engine online, when did it last sync, what waits in the outbox, what
-failed (with the server's words) and what conflicts, field by field, with the server's copy.
+"""The sync panel: the engine's connection (and why), when it last synced, what waits in the
+outbox, what failed (with the server's words), what conflicts, field by field, with the
+server's copy, and which creates may already be on the server (their answer was lost and
+look-alike records are there).
 
-Failed writes can be retried, discarded or edited; each conflicting field is settled by
-keeping mine or taking theirs. Everything here reads and writes the cache; the engine picks
-the outcome up on its next pass (it is poked after every change).
+The connection and the counts are the engine's report, drawn with the status bar's words
+(`widgets.sync_text`), so the panel and every status bar always agree. Records are named as a
+person knows them (#42, a project's key), never by internal id. Failed writes can be retried,
+discarded or edited; each conflicting field is settled by keeping mine or taking theirs; an
+unsure create is settled as one of the records it may have made, sent anyway, or discarded.
+Everything here reads and writes the cache; the engine picks the outcome up on its next pass
+(it is poked after every change).
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -17,21 +25,29 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from cache import ACTIVE_STATES, Conflict, EntryState, OutboxEntry, Resolution, Resource
+from cache import ACTIVE_STATES, Cache, Conflict, EntryState, OutboxEntry, Resolution, Resource
+from sync.connection import Connection
 from tracker_tui.data.changes import entry_summary, value_text
-from tracker_tui.formatting import count_label, relative_time
-from tracker_tui.messages import EditIssueRequested, SyncStatusChanged
+from tracker_tui.formatting import relative_time
+from tracker_tui.messages import EditIssueRequested, SourceFailed, SyncStatusChanged
 from tracker_tui.screens.binding_commands import BindingCommands
+from tracker_tui.screens.choice_dialog import ChoiceDialog
 from tracker_tui.services import Services
-from tracker_tui.widgets.status_bar import StatusBar
+from tracker_tui.widgets.status_bar import TICK, StatusBar
+from tracker_tui.widgets.sync_text import (
+    budget_text,
+    connection_text,
+    has_countdown,
+    outbox_text,
+    progress_text,
+)
 from tracker_tui.workers import read_in_thread, write_in_thread
-
-"""Outbox entries not yet settled: what the panel is about."""
 
 PENDING_SHOWN = 30
 """Pending writes listed one by one; more are only counted."""
@@ -39,9 +55,17 @@ PENDING_SHOWN = 30
 
 @dataclass(frozen=True)
 class OutboxState:
+    """Outbox entries not yet settled (what the panel is about), with names for ids."""
+
     entries: list[OutboxEntry]
     conflicts: list[Conflict]
     names: dict[str, str]
+    """User names and project keys by id, for field values."""
+    targets: dict[int, str]
+    """What each entry is about, as a person names it ("#42", "comment on #42"), by entry id."""
+
+    def target(self, entry: OutboxEntry) -> str:
+        return self.targets.get(entry.id, "")
 
 
 class SyncPanelScreen(Screen[None]):
@@ -57,16 +81,26 @@ class SyncPanelScreen(Screen[None]):
         Binding("e", "edit", "Edit failed"),
         Binding("m", "resolve('mine')", "Keep mine"),
         Binding("t", "resolve('theirs')", "Take theirs"),
+        Binding("s", "same", "Unsure: it is on the server"),
+        Binding("n", "send_anyway", "Unsure: send anyway"),
     ]
 
     @dataclass
     class Loaded(Message):
         state: OutboxState
 
+    @dataclass
+    class SuspectsRead(Message):
+        """The records an unsure create may have made, as (id, label) choices."""
+
+        entry_id: int
+        choices: list[tuple[str, str]]
+
     def __init__(self, services: Services) -> None:
         super().__init__()
         self._services = services
-        self.state = OutboxState([], [], {})
+        self.state = OutboxState([], [], {}, {})
+        self._status: SyncStatusChanged | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("", id="sync-summary")
@@ -75,6 +109,11 @@ class SyncPanelScreen(Screen[None]):
             yield OptionList(id="failed")
             yield Label("Conflicts (m keep mine · t take theirs)", classes="sync-heading")
             yield OptionList(id="conflicts")
+            yield Label(
+                "May already be on the server (s it is · n send anyway · x discard)",
+                classes="sync-heading",
+            )
+            yield OptionList(id="unsure")
             yield Label("Waiting to be sent", classes="sync-heading")
             yield Static("", id="pending")
         yield StatusBar(self._services.profile, read_only=self._services.read_only)
@@ -83,40 +122,53 @@ class SyncPanelScreen(Screen[None]):
     def on_mount(self) -> None:
         self.watch(self.app, "cache_revision", self._load, init=False)
         self.watch(self.app, "sync_status", self._show_summary)
+        self.set_interval(TICK, self._tick)
         self._load()
 
     def _load(self) -> None:
         services = self._services
 
         def read() -> OutboxState:
-            return OutboxState(
-                services.cache.outbox(ACTIVE_STATES),
-                services.cache.conflicts(),
-                services.source.user_names() | services.source.project_keys(),
-            )
+            entries = services.cache.outbox(ACTIVE_STATES)
+            conflicts = services.cache.conflicts()
+            names = services.source.user_names() | services.source.project_keys()
+            shown = [entry for entry in entries if entry.state is not EntryState.PENDING]
+            shown += [entry for entry in entries if entry.state is EntryState.PENDING][
+                :PENDING_SHOWN
+            ]
+            return OutboxState(entries, conflicts, names, targets(services.cache, shown, names))
 
         read_in_thread(self, "read the outbox", read, self.Loaded)
 
+    def _tick(self) -> None:
+        """Count down a wait for the rate limit or for the next retry."""
+        if self._status is not None and has_countdown(self._status.connection):
+            self._show_summary(self._status)
+
     def _show_summary(self, status: SyncStatusChanged | None) -> None:
-        """Online or not, the last sync, the budget: from the engine's latest report."""
+        """The connection and why, the last sync, the budget, the counts: the engine's latest
+        report, in the status bar's words."""
+        self._status = status
         now = self._services.clock()
-        online = Text("○ offline", "yellow")
-        if status is not None and status.online:
-            online = Text("● online", "green")
         last = "never"
         if status is not None and status.last_sync is not None:
             last = relative_time(status.last_sync, now)
-
-        def left(value: int | None) -> str:
-            return "—" if value is None else f"{value:,}"
-
-        minute = left(status.budget_minute if status else None)
-        day = left(status.budget_day if status else None)
-        summary = Text.assemble(
-            online,
-            f"   last sync {last}   budget left {minute} this minute, {day} today",
-        )
-        self.query_one("#sync-summary", Static).update(summary)
+        budget = "—" if status is None else budget_text(status.budget_minute, status.budget_day)
+        connection = status.connection if status is not None else None
+        parts: list[str | Content | tuple[str, str]] = [
+            connection_text(connection, time.monotonic()),
+            f"   last sync {last}   budget left {budget}",
+        ]
+        progress = progress_text(status.progress) if status is not None else None
+        if progress:
+            parts.append(f"\n{progress}")
+        if connection is not None and connection.detail:
+            parts.append((f"\n{connection.detail}", "$text-muted"))
+        if connection is not None and connection.kind is Connection.KEY_REFUSED:
+            parts.append("\nLog in with a valid key: tracker-tui login")
+        summary = self.query_one("#sync-summary", Static)
+        summary.update(Content.assemble(*parts))
+        summary.border_subtitle = outbox_text(status.outbox if status else None)
 
     @on(Loaded)
     def show_outbox(self, message: Loaded) -> None:
@@ -128,8 +180,10 @@ class SyncPanelScreen(Screen[None]):
             [
                 Option(
                     Text.assemble(
+                        (state.target(entry), "bold"),
+                        " ",
                         (entry_summary(entry, state.names), "bold"),
-                        f"  {entry.target_id}\n  ",
+                        "\n  ",
                         (entry.last_error or "rejected by the server", "red"),
                     ),
                     id=str(entry.id),
@@ -137,6 +191,22 @@ class SyncPanelScreen(Screen[None]):
                 for entry in failed
             ],
             "No failed writes.",
+        )
+        unsure = [entry for entry in state.entries if entry.state is EntryState.UNSURE]
+        self._fill(
+            "#unsure",
+            [
+                Option(
+                    Text.assemble(
+                        (entry_summary(entry, state.names), "bold"),
+                        "\n  ",
+                        (entry.last_error or "may already be on the server", "red"),
+                    ),
+                    id=str(entry.id),
+                )
+                for entry in unsure
+            ],
+            "No unsure writes.",
         )
         self._fill(
             "#conflicts",
@@ -154,21 +224,17 @@ class SyncPanelScreen(Screen[None]):
         text = Text()
         for entry in pending[:PENDING_SHOWN]:
             text.append(f"{entry.state.value:<8} ", style="bold")
-            text.append(entry_summary(entry, state.names) + "\n")
+            text.append(f"{state.target(entry)} {entry_summary(entry, state.names)}\n")
         if len(pending) > PENDING_SHOWN:
             text.append(f"… and {len(pending) - PENDING_SHOWN:,} more\n", style="dim")
         if not pending:
             text.append("Nothing: the server has everything.", style="dim")
         self.query_one("#pending", Static).update(text)
-        self.query_one("#sync-summary", Static).border_subtitle = (
-            f"{count_label(len(pending), 'pending write')} · {len(failed)} failed · "
-            f"{len(state.conflicts)} conflicting fields"
-        )
 
     def _conflict_line(self, conflict: Conflict, state: OutboxState) -> Table:
         """Base | mine | theirs, side by side, for one field."""
         entry = next((item for item in state.entries if item.id == conflict.entry_id), None)
-        where = entry.target_id if entry else f"entry {conflict.entry_id}"
+        where = state.target(entry) if entry else "a write"
         table = Table.grid(padding=(0, 2), expand=True)
         for _ in range(4):
             table.add_column(ratio=1)
@@ -212,8 +278,11 @@ class SyncPanelScreen(Screen[None]):
             )
 
     def action_discard(self) -> None:
-        """Drop the highlighted failed write (the server's copy shows again)."""
-        if (entry_id := self._chosen("#failed")) is not None and self._writable():
+        """Drop the highlighted failed write (the server's copy shows again), or the unsure
+        create when its list has the focus."""
+        focused = self.focused
+        selector = "#unsure" if focused is not None and focused.id == "unsure" else "#failed"
+        if (entry_id := self._chosen(selector)) is not None and self._writable():
             cache = self._services.cache
             write_in_thread(
                 self, "discard the write", lambda: cache.discard(entry_id), done="Discarded."
@@ -230,6 +299,53 @@ class SyncPanelScreen(Screen[None]):
             return
         self.post_message(EditIssueRequested(entry.target_id))
 
+    def action_same(self) -> None:
+        """The highlighted unsure create is on the server: link it to the record it made
+        (asking which when it may be one of several), and send nothing."""
+        if (entry_id := self._chosen("#unsure")) is None or not self._writable():
+            return
+        cache = self._services.cache
+
+        def read() -> None:
+            try:
+                found = cache.suspects(entry_id)
+            except Exception as error:
+                self.post_message(SourceFailed("read what the write may have made", str(error)))
+                return
+            choices = [(str(record["id"]), record_label(record)) for record in found]
+            self.post_message(self.SuspectsRead(entry_id, choices))
+
+        self.run_worker(read, thread=True, exit_on_error=False, group="suspects")
+
+    @on(SuspectsRead)
+    def ask_which(self, message: SuspectsRead) -> None:
+        """Link at once to the only record the write may have made, else ask which."""
+        cache, entry_id = self._services.cache, message.entry_id
+
+        def link(record_id: str | None) -> None:
+            if record_id is not None:
+                write_in_thread(
+                    self,
+                    "settle the write",
+                    lambda: cache.same_as(entry_id, record_id),
+                    done="Linked: nothing more is sent.",
+                )
+
+        if len(message.choices) == 1:
+            link(message.choices[0][0])
+        elif message.choices:
+            self.app.push_screen(
+                ChoiceDialog("Which one did this write make?", message.choices), callback=link
+            )
+
+    def action_send_anyway(self) -> None:
+        """The highlighted unsure create is not on the server: send it (once more) as it is."""
+        if (entry_id := self._chosen("#unsure")) is not None and self._writable():
+            cache = self._services.cache
+            write_in_thread(
+                self, "send the write", lambda: cache.send_anyway(entry_id), done="Queued again."
+            )
+
     def action_resolve(self, side: str) -> None:
         """Settle the highlighted conflicting field with my value or the server's."""
         if (conflict_id := self._chosen("#conflicts")) is None or not self._writable():
@@ -241,3 +357,38 @@ class SyncPanelScreen(Screen[None]):
             lambda: cache.resolve_conflict(conflict_id, resolution),
             done="Kept mine." if resolution is Resolution.MINE else "Took theirs.",
         )
+
+
+def record_label(record: Mapping[str, object]) -> str:
+    """ "#12 Weekly review", or the title alone for a record without a number."""
+    number = record.get("number")
+    title = str(record.get("title") or "")
+    return f"#{number} {title}" if number is not None else title
+
+
+def targets(cache: Cache, entries: Iterable[OutboxEntry], names: dict[str, str]) -> dict[int, str]:
+    """What each entry is about, as a person names it: "#42" for an issue, "comment on #42",
+    a project's key; "new issue" for one not yet created on the server (no number yet)."""
+    numbers: dict[str, str] = {}
+
+    def issue(issue_id: str | None) -> str:
+        if issue_id is None:
+            return "an issue"
+        if issue_id not in numbers:
+            detail = cache.issue(issue_id)
+            number = detail.issue.number if detail is not None else None
+            numbers[issue_id] = "new issue" if number is None else f"#{number}"
+        return numbers[issue_id]
+
+    found: dict[int, str] = {}
+    for entry in entries:
+        if entry.resource is Resource.ISSUES:
+            found[entry.id] = issue(entry.target_id)
+        elif entry.resource is Resource.COMMENTS:
+            found[entry.id] = f"comment on {issue(entry.parent_id)}"
+        elif entry.resource is Resource.PROJECTS:
+            key = names.get(entry.target_id)
+            found[entry.id] = f"project {key}" if key else "new project"
+        else:
+            found[entry.id] = entry.resource.value.rstrip("s")
+    return found

@@ -43,7 +43,10 @@ CELL_KINDS = (
 )
 """The styles a cell of a row can have (component classes `issue-list--<kind>`, but "plain")."""
 
-MIN_TITLE = 16
+MIN_TITLE = 30
+"""Cells the title keeps before the optional columns give way: the title is what a row is
+read by, so at 80 columns it gets 35 cells (dropping labels, project and assignee) rather than
+19 beside full-width columns of values that repeat from row to row."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,8 @@ _DROP_ORDER = ("labels", "project", "assignee", "priority", "updated", "status")
 def layout_columns(width: int) -> list[Column]:
     """The columns to show in `width` cells, the title taking whatever is left over.
 
-    Optional columns are dropped in `_DROP_ORDER` until the title gets `MIN_TITLE` cells.
+    Optional columns are dropped in `_DROP_ORDER` until the title gets `MIN_TITLE` cells
+    (or none is left: then the title takes what there is).
     """
     number = Column("number", "#", 7, "number")
     kept = list(_OPTIONAL)

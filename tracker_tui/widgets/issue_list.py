@@ -3,6 +3,15 @@
 A Line API widget (`IssueWindow` loads the rows near the viewport); this adds what the user sees
 and does: a fixed header showing the sort, one line per issue, a cursor that stays in view, and
 marks for bulk edits that cost the same for 3 rows or for every row of the query.
+
+Once the user has picked an issue (moved the cursor, clicked, marked or opened a row), the
+cursor belongs to that issue, not to a line: when the cache changes (a pull, a colleague's edit,
+the user's own) or the sort does, the rows are read again around wherever that issue now
+stands, and it stays highlighted on the same line of the screen, so `enter`, `e` and `space`
+act on the issue the user chose. An issue the query no longer shows hands the cursor to the row
+that took its place. Until then (a list just opened, searched or filtered) the cursor stays on
+the first row, so the list shows what arrives at the top, as during a first sync. Marks are
+issue ids too, so they follow their issues the same way.
 """
 
 from __future__ import annotations
@@ -30,7 +39,7 @@ from tracker_tui.widgets.issue_columns import (
     render_placeholder,
     render_row,
 )
-from tracker_tui.widgets.issue_window import HEADER_LINES, MARGIN, IssueWindow
+from tracker_tui.widgets.issue_window import HEADER_LINES, MARGIN, Anchor, IssueWindow
 
 
 class _RenderPass(NamedTuple):
@@ -62,7 +71,13 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         Binding("shift+up", "extend_marks(-1)", "Mark upwards", show=False),
         Binding("asterisk", "mark_all", "Mark all", show=False),
         Binding("exclamation_mark", "invert_marks", "Invert marks", show=False),
+        Binding("x", "clear_marks", "Clear marks", show=False),
     ]
+
+    MARK_ACTIONS: ClassVar[frozenset[str]] = frozenset(
+        {"toggle_mark", "extend_marks", "mark_all", "invert_marks", "clear_marks"}
+    )
+    """Marks are the first step of a bulk edit: read-only mode hides their keys."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "issue-list--header",
@@ -83,6 +98,7 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         height: 1fr;
         overflow-x: hidden;
         overflow-y: auto;
+        scrollbar-size-vertical: 1;
         background: $surface;
         & > .issue-list--header { background: $panel; color: $text-muted; text-style: bold; }
         & > .issue-list--cursor {
@@ -106,10 +122,11 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
     """
 
     cursor: reactive[int] = reactive(0, init=False)
-    """Index of the highlighted row in the query's order."""
+    """Index of the highlighted row in the query's order (moved with its issue on reloads)."""
 
     marks: reactive[Marks] = reactive(Marks, init=False)
-    """The rows marked for a bulk edit (dropped when the filter changes, kept across sorts)."""
+    """The issues marked for a bulk edit, by id: kept across reloads, sorts, searches and
+    filters, except "all" (and its inversion), which belongs to the filter it was made in."""
 
     @dataclass
     class Highlighted(Message):
@@ -160,6 +177,9 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         self._clock = clock
         self._read_only = read_only
         self._highlighted: str | None = None
+        self.chosen = False
+        """Whether the user picked the highlighted issue since the query began: from then on
+        reloads and new sorts keep it highlighted (before, the cursor stays on the first row)."""
         self._pass: _RenderPass | None = None
         self._styles: RowStyles | None = None
 
@@ -174,12 +194,33 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         return MarkedSelection(self.issue_query, self.marks, self.marks.count(self.count or 0))
 
     def watch_issue_query(self, old: IssueQuery, new: IssueQuery) -> None:
-        """Start over at the top; marks survive a sort change only."""
-        if old.filter_key != new.filter_key:
+        """Marks made one by one survive any change of query; "all" goes with its filter,
+        and says so. The cursor stays on its issue through a new sort, else starts at the
+        top."""
+        if old.filter_key != new.filter_key and self.marks.all_in_query:
             self.marks = Marks()
+            self.notify("Marks cleared: they were “all issues” of the previous filter.")
+        super().watch_issue_query(old, new)
+
+    def keeps_anchor(self, old: IssueQuery, new: IssueQuery) -> bool:
+        """A new sort of the same rows keeps the highlighted issue; other changes do not."""
+        return old.filter_key == new.filter_key
+
+    def cursor_anchor(self) -> Anchor | None:
+        """The highlighted issue, where it is and on which line of the screen; None until the
+        user picked it, or while its row is not loaded (then reloads keep the cursor's
+        index)."""
+        row = self.highlighted_row
+        if row is None or not self.chosen:
+            return None
+        return Anchor(row.id, self.cursor, self.cursor - self.scroll_offset.y)
+
+    def start_at_top(self) -> None:
+        """A new query starts with the cursor on its first row."""
+        super().start_at_top()
         self.set_reactive(IssueList.cursor, 0)
         self._highlighted = None
-        super().watch_issue_query(old, new)
+        self.chosen = False
 
     def validate_cursor(self, cursor: int) -> int:
         """Keep the cursor on a row."""
@@ -207,14 +248,28 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         first, last = super().wanted_rows()
         return max(min(first, self.cursor - MARGIN), 0), max(last, self.cursor + MARGIN)
 
-    def rows_arrived(self, *, counted: bool) -> None:
-        """Keep the cursor on a row, refresh the mark count of "all", announce the cursor row."""
+    def rows_arrived(
+        self, *, counted: bool, anchor: Anchor | None = None, position: int | None = None
+    ) -> None:
+        """Keep the cursor on its issue (or on a row), refresh the mark count of "all",
+        announce the cursor row."""
         if counted:
+            if anchor is not None:
+                self._follow(anchor, position)
             self.cursor = self.cursor
             if self.marks.all_in_query:
                 self.post_message(self.MarksChanged(self, self.marks.count(self.count or 0)))
         self.refresh()
         self._announce_highlight()
+
+    def _follow(self, anchor: Anchor, position: int | None) -> None:
+        """Put the cursor on the anchor's issue at `position`, on the line it was on; when the
+        issue is gone, on the row now at its old place (the one before, at the end)."""
+        count = self.count or 0
+        index = anchor.index if position is None else position
+        top = max(0, min(index - anchor.line, count - self.visible_rows))
+        self.scroll_to(y=top, animate=False, immediate=True)
+        self.cursor = max(0, min(index, count - 1))
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """Draw the lines in `crop`, resolving styles, columns and the time once for all of
@@ -275,53 +330,67 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         offset = event.get_content_offset(self)
         if offset is None or offset.y < HEADER_LINES:
             return
+        self.chosen = True
         self.cursor = self.scroll_offset.y + offset.y - HEADER_LINES
         if event.chain == 2:
             self.action_open()
 
     def action_move(self, rows: int) -> None:
         """Move the cursor down (positive) or up (negative) by `rows`."""
+        self.chosen = True
         self.cursor += rows
 
     def action_move_pages(self, pages: float) -> None:
         """Move the cursor by screenfuls (a half for ctrl+d and ctrl+u)."""
+        self.chosen = True
         self.cursor += int(pages * self.visible_rows) or (1 if pages > 0 else -1)
 
     def action_move_to_first(self) -> None:
         """Jump to the first issue."""
+        self.chosen = True
         self.cursor = 0
 
     def action_move_to_last(self) -> None:
         """Jump to the last issue (its page is fetched on arrival)."""
+        self.chosen = True
         self.cursor = (self.count or 1) - 1
 
     def action_open(self) -> None:
         """Open the highlighted issue."""
         if (row := self.highlighted_row) is not None:
+            self.chosen = True
             self.post_message(self.Opened(self, row.id))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read-only mode hides the marking keys (marks only serve bulk edits)."""
+        return not (self._read_only and action in self.MARK_ACTIONS)
 
     def action_toggle_mark(self) -> None:
         """Mark or unmark the highlighted issue."""
-        if not self._refuse_marks() and (row := self.highlighted_row) is not None:
+        if (row := self.highlighted_row) is not None:
+            self.chosen = True
             self.marks = self.marks.toggled(row.id)
 
     def action_extend_marks(self, direction: int) -> None:
         """Mark the highlighted issue and the next one up or down, moving onto it."""
-        if self._refuse_marks() or (row := self.highlighted_row) is None:
+        if (row := self.highlighted_row) is None:
             return
+        self.chosen = True
         self.cursor += direction
         following = self.highlighted_row
         self.marks = self.marks.marked([row.id] + ([following.id] if following else []))
 
     def action_mark_all(self) -> None:
         """Mark every issue the query matches, however many."""
-        if not self._refuse_marks():
-            self.marks = Marks.everything()
+        self.marks = Marks.everything()
 
     def action_invert_marks(self) -> None:
         """Unmark what is marked and mark the rest of the query."""
-        if not self._refuse_marks():
-            self.marks = self.marks.inverted()
+        self.marks = self.marks.inverted()
+
+    def action_clear_marks(self) -> None:
+        """Unmark everything, the issues other searches showed included."""
+        self.marks = Marks()
 
     def _announce_highlight(self) -> None:
         """Post `Highlighted` once per issue the cursor comes to rest on, once it is loaded."""
@@ -329,12 +398,6 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         if row is not None and row.id != self._highlighted:
             self._highlighted = row.id
             self.post_message(self.Highlighted(self, row.id))
-
-    def _refuse_marks(self) -> bool:
-        """In read-only mode marking (the first step of a bulk edit) is refused, visibly."""
-        if self._read_only:
-            self.notify("Read-only mode: bulk edits are off.", severity="warning")
-        return self._read_only
 
     def _empty_text(self) -> str:
         """What the list says when it has no row to show."""

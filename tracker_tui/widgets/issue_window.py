@@ -6,6 +6,11 @@ run in thread workers, because the source hits SQLite; answers come back as mess
 dropped when their generation is stale (the query or the data changed meanwhile). A failed read
 becomes a `SourceFailed` for the app to show, and a line in the list, never a traceback.
 
+A reload (the cache changed) or a new sort can be *anchored* on an issue (`Anchor`): the worker
+asks the source where that issue stands now, in the same snapshot as the count and the rows, and
+reads the rows around that place, so the list can keep the issue on the same line of the screen
+however the rows around it moved.
+
 `IssueList` builds the cursor, marks and drawing on top of this.
 """
 
@@ -39,6 +44,17 @@ An answer within that time replaces the old rows in one frame rather than two (p
 then rows): half the drawing per keystroke while typing a search, and no flicker."""
 
 
+@dataclass(frozen=True)
+class Anchor:
+    """The issue a load should find again, and where it was: its index in the list (which
+    end to look from, and the place to fall back to when it is gone) and its line on the
+    screen, counted from the first row shown."""
+
+    issue_id: str
+    index: int
+    line: int
+
+
 class IssueWindow(ScrollView):
     """The rows of `issue_query`, loaded around the viewport as it moves."""
 
@@ -63,13 +79,16 @@ class IssueWindow(ScrollView):
 
     @dataclass
     class _Loaded(Message):
-        """A worker's answer: rows for `pages` pages from `first_page`, maybe a new count."""
+        """A worker's answer: rows for `pages` pages from `first_page`, maybe a new count,
+        and for an anchored load the anchor and where its issue stands now (None: gone)."""
 
         generation: int
         count: int | None
         first_page: int
         pages: int
         rows: list[IssueRow]
+        anchor: Anchor | None = None
+        position: int | None = None
 
     @dataclass
     class _LoadFailed(Message):
@@ -110,11 +129,25 @@ class IssueWindow(ScrollView):
         return self._pages.get(index) if index < (self.count or 0) else None
 
     def reload(self) -> None:
-        """Re-read count and rows for the same query, keeping the position.
+        """Re-read count and rows for the same query, anchored on `cursor_anchor()`.
 
         The rows on screen stay until the new ones arrive, so a reload does not flicker.
         """
-        self._start_load(clear=False)
+        self._start_load(clear=False, anchor=self.cursor_anchor())
+
+    def cursor_anchor(self) -> Anchor | None:
+        """What a reload keeps in place (`IssueList`: the highlighted issue); None: nothing,
+        the same rows by index."""
+        return None
+
+    def start_at_top(self) -> None:
+        """A new query is shown from its first row."""
+        self.scroll_to(y=0, animate=False)
+
+    def keeps_anchor(self, old: IssueQuery, new: IssueQuery) -> bool:
+        """Whether changing the query from `old` to `new` keeps the anchor rather than
+        starting at the top (`IssueList`: a new sort of the same rows does)."""
+        return False
 
     def on_mount(self) -> None:
         """Load the first screenful."""
@@ -125,11 +158,14 @@ class IssueWindow(ScrollView):
         self._frame_hold.release()
 
     def watch_issue_query(self, old: IssueQuery, new: IssueQuery) -> None:
-        """Start over at the top for a new query, drawn in one frame with its first rows."""
-        self.scroll_to(y=0, animate=False)
+        """Start over at the top for a new query, or at the anchor for a new sort of the same
+        rows, drawn in one frame with its first rows."""
+        anchor = self.cursor_anchor() if self.keeps_anchor(old, new) else None
+        if anchor is None:
+            self.start_at_top()
         if self.is_mounted:
             self._frame_hold.hold()
-        self._start_load(clear=True)
+        self._start_load(clear=True, anchor=anchor)
 
     def watch_count(self, count: int | None) -> None:
         """Size the scroll area to the rows, plus the header."""
@@ -152,8 +188,11 @@ class IssueWindow(ScrollView):
         top = self.scroll_offset.y
         return max(top - MARGIN, 0), top + self.visible_rows + MARGIN
 
-    def rows_arrived(self, *, counted: bool) -> None:
-        """Rows of the current query arrived (with a new count if `counted`): redraw."""
+    def rows_arrived(
+        self, *, counted: bool, anchor: Anchor | None = None, position: int | None = None
+    ) -> None:
+        """Rows of the current query arrived (with a new count if `counted`, and where the
+        issue of `anchor` stands now, if one was asked for): redraw."""
         self.refresh()
 
     def fetch_visible(self) -> None:
@@ -186,13 +225,14 @@ class IssueWindow(ScrollView):
         self.vertical_scrollbar.window_virtual_size = size.height
         self.scroll_y = self.validate_scroll_y(self.scroll_y)
 
-    def _start_load(self, *, clear: bool) -> None:
-        """Count and fetch the first rows for the current query in one worker."""
+    def _start_load(self, *, clear: bool, anchor: Anchor | None = None) -> None:
+        """Count and fetch the first rows for the current query in one worker (around where
+        the anchor's issue stands now, if one is given)."""
         generation = self._pages.restart(clear=clear)
         if clear:
             self._show_placeholders_later()
         first_page, pages = self._pages.span(*self.wanted_rows())
-        self._load_query(generation, self.issue_query, first_page, pages)
+        self._load_query(generation, self.issue_query, first_page, pages, anchor, self.visible_rows)
 
     def _show_placeholders_later(self) -> None:
         """Redraw (as placeholders) the rows just dropped, unless their successors come first."""
@@ -202,9 +242,16 @@ class IssueWindow(ScrollView):
 
     @on(_Loaded)
     def _store_rows(self, message: _Loaded) -> None:
-        """Keep rows that belong to the query on screen; drop answers to an older one."""
+        """Keep rows that belong to the query on screen; drop answers to an older one, and
+        an anchored answer whose anchor the user moved away from while it was read (it is
+        read again, anchored where the user is now)."""
         message.stop()
         fresh = message.count is not None
+        if fresh and message.generation == self._pages.generation and message.anchor:
+            now = self.cursor_anchor()
+            if now is not None and now.issue_id != message.anchor.issue_id:
+                self._start_load(clear=False, anchor=now)
+                return
         if not self._pages.accept(
             message.generation, message.first_page, message.pages, message.rows, fresh=fresh
         ):
@@ -219,7 +266,7 @@ class IssueWindow(ScrollView):
             if self._first_draw is not None:
                 self.call_after_refresh(record_first_draw, self._first_draw)
                 self._first_draw = None
-        self.rows_arrived(counted=fresh)
+        self.rows_arrived(counted=fresh, anchor=message.anchor, position=message.position)
         if fresh:
             self._frame_hold.release()
         self.fetch_visible()
@@ -234,26 +281,51 @@ class IssueWindow(ScrollView):
             self.refresh()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="issue-list-query")
-    def _load_query(self, generation: int, query: IssueQuery, first_page: int, pages: int) -> None:
-        """Count the query and read its first rows off the event loop, in one round trip."""
-        self._read(generation, query, first_page, pages, with_count=True)
+    def _load_query(
+        self,
+        generation: int,
+        query: IssueQuery,
+        first_page: int,
+        pages: int,
+        anchor: Anchor | None,
+        visible: int,
+    ) -> None:
+        """Count the query, find the anchor, read the rows to show (`visible` rows from the
+        anchor's line up, plus margins), off the event loop and in one snapshot of the data,
+        so the three agree."""
+        size = self._pages.page_size
+        try:
+            with self._source.snapshot():
+                count = self._source.count(query)
+                position = None
+                if anchor is not None:
+                    position = self._source.position(query, anchor.issue_id, anchor.index)
+                    top = (anchor.index if position is None else position) - anchor.line
+                    top = max(0, min(top, count - visible))
+                    first_page, pages = self._pages.span(
+                        max(top - MARGIN, 0), top + visible + MARGIN
+                    )
+                rows = self._source.window(query, first_page * size, pages * size)
+        except Exception as error:
+            self._report_failure(generation, error)
+            return
+        self.post_message(
+            self._Loaded(generation, count, first_page, pages, rows, anchor, position)
+        )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="issue-list-rows")
     def _load_rows(self, generation: int, query: IssueQuery, first_page: int, pages: int) -> None:
         """Read rows scrolled into view off the event loop; a newer scroll supersedes it."""
-        self._read(generation, query, first_page, pages, with_count=False)
-
-    def _read(
-        self, generation: int, query: IssueQuery, first_page: int, pages: int, *, with_count: bool
-    ) -> None:
-        """Ask the source (in a worker thread) and post the answer, or the failure, back."""
         size = self._pages.page_size
         try:
-            count = self._source.count(query) if with_count else None
             rows = self._source.window(query, first_page * size, pages * size)
         except Exception as error:
-            reason = str(error) or type(error).__name__
-            self.post_message(SourceFailed("read the issue list", reason))
-            self.post_message(self._LoadFailed(generation, reason))
+            self._report_failure(generation, error)
             return
-        self.post_message(self._Loaded(generation, count, first_page, pages, rows))
+        self.post_message(self._Loaded(generation, None, first_page, pages, rows))
+
+    def _report_failure(self, generation: int, error: Exception) -> None:
+        """Tell the app (a notice) and the list (a line in it) that a read failed."""
+        reason = str(error) or type(error).__name__
+        self.post_message(SourceFailed("read the issue list", reason))
+        self.post_message(self._LoadFailed(generation, reason))

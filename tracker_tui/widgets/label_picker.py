@@ -1,10 +1,19 @@
-"""Choosing labels: tick the ones in use, or type a new one, all from the keyboard.
+"""Choosing labels: tick the ones in use, or create a new one, all from the keyboard.
 
 Labels are free text on the server, so a plain list would never let a new label in, and a plain
-text field lets typos ("bgu") spread into the filters. The picker is both: a field that narrows
-the list of known labels as you type (enter ticks the label typed, adding it when it is new;
-commas separate several), and that list, where space ticks and unticks. A line under them names
-what is ticked, since the field may hide ticked labels from the list.
+text field lets typos ("bgu", or "reg" for "regression") spread into the filters. The picker is
+both: a field that narrows the list of known labels as you type, and that list. Enter in the
+field takes the highlighted row, which is the best match (an exact match, then labels starting
+with the text, then labels containing it); a new label is a row of its own, "+ new label 'reg'",
+listed after the matches and highlighted only when nothing matches, so a label is created only
+when the user chose that row. Commas separate several labels, each resolved the same way. In the
+list, space or enter ticks and unticks. A line under them names what is ticked, since the field
+may hide ticked labels from the list.
+
+The list is an `OptionList` rebuilt on every keystroke. Its messages carry the option itself
+(whose id names the label), never an index to look up later: a `SelectionList` looked its
+highlight up by index when the message was handled, and keys arriving in one burst shrank the
+list under it (issue 14, defect 1).
 """
 
 from __future__ import annotations
@@ -13,31 +22,83 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import Input, Label, SelectionList
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
 
 from tracker_tui.data.workflow import parse_labels
 
+PICKER_KEYS = "enter ticks · ↓ list"
+"""The picker's keys in a few words, for the hint line of the dialogs that hold one (the
+bulk edit dialog has 52 columns for it and its own keys)."""
+
+_KNOWN = "label:"
+_NEW = "new:"
+
+
+@dataclass(frozen=True)
+class Row:
+    """A line of the list: a known label, or the offer to create `label`."""
+
+    label: str
+    new: bool = False
+
+    @property
+    def option_id(self) -> str:
+        return (_NEW if self.new else _KNOWN) + self.label
+
+    @classmethod
+    def from_option_id(cls, option_id: str) -> Row:
+        if option_id.startswith(_NEW):
+            return cls(option_id.removeprefix(_NEW), new=True)
+        return cls(option_id.removeprefix(_KNOWN))
+
+
+def rows_for(typed: str, known: Sequence[str]) -> list[Row]:
+    """The list for what is typed: the known labels containing it, best match first, then the
+    offer to create it when no known label is exactly that (letter case aside)."""
+    piece = typed.strip()
+    needle = piece.casefold()
+    matches = [label for label in known if needle in label.casefold()]
+    matches.sort(
+        key=lambda label: (
+            label.casefold() != needle,
+            not label.casefold().startswith(needle),
+        )
+    )
+    rows = [Row(label) for label in matches]
+    if needle and not any(label.casefold() == needle for label in known):
+        rows.append(Row(piece, new=True))
+    return rows
+
 
 class LabelInput(Input):
-    """The picker's field: narrows the list; enter ticks (or adds) what was typed."""
+    """The picker's field: narrows the list; enter takes the highlighted row."""
 
     HELP_GROUP: ClassVar[str] = "Labels"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "submit", "Tick / add label"),
+        Binding("enter", "submit", "Tick the highlighted label"),
         Binding("down", "app.focus_next", "To the label list", show=False),
     ]
 
 
-class LabelList(SelectionList[str]):
-    """The picker's list of labels; space ticks and unticks."""
+class LabelList(OptionList):
+    """The picker's list of labels; space or enter ticks and unticks, up from the top goes
+    back to the field."""
 
     HELP_GROUP: ClassVar[str] = "Labels"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("space", "select", "Tick / untick label")]
+
+    def action_cursor_up(self) -> None:
+        if self.highlighted in (None, 0):
+            self.screen.focus_previous()
+            return
+        super().action_cursor_up()
 
 
 class LabelPicker(Vertical):
@@ -46,10 +107,20 @@ class LabelPicker(Vertical):
     DEFAULT_CSS: ClassVar[str] = """
     LabelPicker {
         height: auto;
-        & > LabelList { height: auto; max-height: 8; }
+        & > LabelInput { margin-bottom: 1; }
+        & > LabelList {
+            height: auto;
+            max-height: 6;
+            border: none;
+            padding: 0;
+            border-left: outer $border-blurred;
+            &:focus { border: none; border-left: outer $border; }
+        }
         & > .label-picker--chosen { color: $text-muted; }
     }
     """
+    """Compact (a field of one row, a list without a box) so that a dialog holding the picker
+    and its own list still fits a terminal of 80 by 24."""
 
     @dataclass
     class Changed(Message):
@@ -75,17 +146,23 @@ class LabelPicker(Vertical):
         self._labels = list(dict.fromkeys(labels))
         self._known = sorted({*known, *self._labels}, key=str.casefold)
         self._placeholder = placeholder
-        self._shown: list[str] = []
+        self._rows: list[Row] = []
+        self._typed = ""
 
     @property
     def labels(self) -> list[str]:
         """The ticked labels: those given first, then the others in the order ticked."""
         return list(self._labels)
 
+    @property
+    def rows(self) -> list[Row]:
+        """What the list shows now, top to bottom."""
+        return list(self._rows)
+
     def compose(self) -> ComposeResult:
-        yield LabelInput(placeholder=self._placeholder)
+        yield LabelInput(placeholder=self._placeholder, compact=True)
         yield LabelList()
-        yield Label("", classes="label-picker--chosen")
+        yield Static("", classes="label-picker--chosen")
 
     def on_mount(self) -> None:
         self._show("")
@@ -98,51 +175,100 @@ class LabelPicker(Vertical):
 
     @on(Input.Changed)
     def narrow(self, event: Input.Changed) -> None:
-        """Show only the known labels containing what is typed."""
+        """Show the rows for what is typed (after the last comma)."""
         event.stop()
-        self._show(event.value)
+        self._show(_last_piece(event.value))
 
     @on(Input.Submitted)
-    def tick_typed(self, event: Input.Submitted) -> None:
-        """Tick each label typed (untick one typed alone that was ticked), adding new ones."""
+    def take_typed(self, event: Input.Submitted) -> None:
+        """Enter in the field: one label typed toggles the highlighted row; several (commas)
+        tick each one's best match, or create it when nothing matches."""
         event.stop()
-        typed = parse_labels(event.value)
-        if not typed:
+        pieces = parse_labels(event.value)
+        if not pieces:
             return
-        if len(typed) == 1 and typed[0] in self._labels:
-            self._labels.remove(typed[0])
+        if len(pieces) == 1:
+            self._take(self._highlighted_row(pieces[0]), toggle=True)
         else:
-            self._labels += [label for label in typed if label not in self._labels]
-            self._known = sorted({*self._known, *typed}, key=str.casefold)
+            for piece in pieces:
+                self._take(rows_for(piece, self._known)[0], toggle=False)
         with event.input.prevent(Input.Changed):
             event.input.clear()
         self._show("")
         self._changed()
 
-    @on(SelectionList.SelectedChanged)
-    def keep_ticks(self, event: SelectionList.SelectedChanged[str]) -> None:
-        """Follow the list's ticks; labels hidden by the field keep their state."""
+    @on(OptionList.OptionSelected)
+    def take_selected(self, event: OptionList.OptionSelected) -> None:
+        """Space, enter or a click in the list: tick or untick that label, or create it (and
+        go back to the field, emptied, for the next one).
+
+        The option names its label, so a selection made just before the list was rebuilt
+        still acts on the row the user chose."""
         event.stop()
-        ticked = set(event.selection_list.selected)
-        kept = [label for label in self._labels if label not in self._shown or label in ticked]
-        self._labels = kept + [label for label in self._shown if label in ticked - set(kept)]
+        if event.option.id is None:
+            return
+        row = Row.from_option_id(event.option.id)
+        self._take(row, toggle=True)
+        if row.new:
+            field = self.query_one(LabelInput)
+            with field.prevent(Input.Changed):
+                field.clear()
+            self._show("")
+            field.focus()
+        else:
+            self._show(self._typed, keep_highlight=True)
         self._changed()
 
-    def _show(self, typed: str) -> None:
-        """Fill the list with the known labels matching `typed`, ticked ones ticked."""
-        needle = typed.strip().casefold()
-        self._shown = [label for label in self._known if needle in label.casefold()]
+    @on(OptionList.OptionHighlighted)
+    def keep_highlight_inside(self, event: OptionList.OptionHighlighted) -> None:
+        """The list's highlight is the picker's business only."""
+        event.stop()
+
+    def _highlighted_row(self, typed: str) -> Row:
+        """The row enter takes: the list's highlight when the list shows `typed`'s rows (it is
+        rebuilt as the field changes, so it normally does), else `typed`'s best match."""
         items = self.query_one(LabelList)
-        with items.prevent(SelectionList.SelectedChanged):
-            items.clear_options()
-            items.add_options([(label, label, label in self._labels) for label in self._shown])
-            items.highlighted = 0 if self._shown else None
+        rows = rows_for(typed, self._known)
+        if rows == self._rows and items.highlighted is not None:
+            return rows[min(items.highlighted, len(rows) - 1)]
+        return rows[0]
+
+    def _take(self, row: Row, *, toggle: bool) -> None:
+        """Tick a row's label (creating it when new); untick it when ticked and `toggle`."""
+        if row.label in self._labels:
+            if toggle:
+                self._labels.remove(row.label)
+            return
+        self._labels.append(row.label)
+        if row.new:
+            self._known = sorted({*self._known, row.label}, key=str.casefold)
+
+    def _show(self, typed: str, *, keep_highlight: bool = False) -> None:
+        """Fill the list with the rows for `typed`, ticked ones marked, the best highlighted."""
+        items = self.query_one(LabelList)
+        highlight = items.highlighted if keep_highlight else None
+        self._typed = typed
+        self._rows = rows_for(typed, self._known)
+        items.set_options(Option(self._prompt(row), id=row.option_id) for row in self._rows)
+        if self._rows:
+            items.highlighted = min(highlight or 0, len(self._rows) - 1)
+
+    def _prompt(self, row: Row) -> Text:
+        if row.new:
+            return Text.assemble(("+ new label ", "italic"), (f"“{row.label}”", "bold"))
+        mark = "[x] " if row.label in self._labels else "[ ] "
+        return Text.assemble((mark, "bold" if row.label in self._labels else "dim"), row.label)
 
     def _summarize(self) -> None:
         chosen = ", ".join(self._labels) or "none"
-        self.query_one(".label-picker--chosen", Label).update(f"Ticked: {chosen}")
+        self.query_one(".label-picker--chosen", Static).update(f"Ticked: {chosen}")
 
     def _changed(self) -> None:
         """Say what is ticked, here and to the form."""
         self._summarize()
         self.post_message(self.Changed(self, self.labels))
+
+
+def _last_piece(value: str) -> str:
+    """The label being typed: what follows the last comma."""
+    return value.rsplit(",", 1)[-1]

@@ -1,12 +1,15 @@
-"""The status bar: which profile, whether we are online, what waits to be sent, what budget is
-left, and how far a sync pass has come.
+"""The status bar: which profile, the connection, what waits to be sent (and what failed or
+conflicts), how far a pull has come, and what budget is left.
 
 It shows the app's latest `SyncStatusChanged` report, which the app keeps in its `sync_status`
 reactive; until the sync engine reports, it says "offline" and shows dashes rather than zeros.
+The words are `sync_text`'s, shared with the sync panel. While a countdown shows (a wait for
+the rate limit, the next retry), it is redrawn every second.
 """
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar
 
 from textual.content import Content
@@ -14,6 +17,17 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from tracker_tui.messages import SyncStatusChanged
+from tracker_tui.widgets.sync_text import (
+    budget_text,
+    connection_text,
+    has_countdown,
+    outbox_text,
+    progress_text,
+)
+
+TICK = 1.0
+"""Seconds between redraws while a countdown shows."""
+DOT = "  ·  "
 
 
 class StatusBar(Widget):
@@ -39,37 +53,40 @@ class StatusBar(Widget):
     def on_mount(self) -> None:
         """Follow the app's latest report (the app receives them, every screen shows them)."""
         self.watch(self.app, "sync_status", self._show_status)
+        self.set_interval(TICK, self._tick)
 
     def _show_status(self, status: SyncStatusChanged | None) -> None:
         """Take the app's report as this bar's state."""
         self.status = status
 
+    def _tick(self) -> None:
+        if self.status is not None and has_countdown(self.status.connection):
+            self.refresh()
+
     def render(self) -> Content:
-        """Profile, connection, pending writes, budget and progress, separated by dots."""
+        """Profile, connection, writes waiting, progress and budget, separated by dots; on a
+        narrow terminal the budget goes first, then the progress, so the connection and what
+        waits always show."""
         status = self.status
-        parts: list[str | tuple[str, str]] = [
+        head = Content.assemble(
             ((status.profile if status else self._profile) or "—", "bold $text"),
-        ]
-        if status is not None and status.online:
-            parts += ["  ", ("● online", "$text-success")]
-        else:
-            parts += ["  ", ("○ offline", "$text-warning")]
-        pending = "—" if status is None else f"{status.pending_writes:,}"
-        parts += ["  ·  ", f"↑ {pending} pending"]
-        parts += ["  ·  ", f"budget {_budget(status)}"]
-        if status is not None and status.sync_total:
-            parts += ["  ·  ", (f"syncing {status.sync_done:,}/{status.sync_total:,}", "$text")]
-        if self._read_only:
-            parts += ["  ·  ", ("read-only", "bold $text-error")]
-        return Content.assemble(*parts)
+            "  ",
+            connection_text(status.connection if status else None, time.monotonic()),
+            DOT,
+            outbox_text(status.outbox if status else None),
+        )
+        progress = progress_text(status.progress) if status is not None else None
+        budget = "—" if status is None else budget_text(status.budget_minute, status.budget_day)
+        optional: list[Content] = [Content.styled(progress, "$text")] if progress else []
+        optional.append(Content(f"budget {budget}"))
+        tail = [Content.styled("read-only", "bold $text-error")] if self._read_only else []
+        room = self.content_size.width or 10_000
+        while optional and _length(head, [*optional, *tail]) > room:
+            optional.pop()
+        return Content.assemble(
+            head, *(part for item in [*optional, *tail] for part in (DOT, item))
+        )
 
 
-def _budget(status: SyncStatusChanged | None) -> str:
-    """ "58/min 9,800/day", with dashes for what is unknown."""
-
-    def left(value: int | None) -> str:
-        return "—" if value is None else f"{value:,}"
-
-    if status is None:
-        return "—"
-    return f"{left(status.budget_minute)}/min {left(status.budget_day)}/day"
+def _length(head: Content, parts: list[Content]) -> int:
+    return head.cell_length + sum(len(DOT) + part.cell_length for part in parts)

@@ -1,0 +1,120 @@
+"""Creates whose answer was lost: what the cache knows to tell their results from look-alikes.
+
+When a create's answer is lost, the sync engine looks on the server for a record carrying what
+it sent (`sync.reconcile`). On a server that keeps no `Idempotency-Key`, a record like it may
+be the result of another local create (an identical sibling), or something a colleague made.
+Three facts rule candidates out, and the cache holds all three:
+
+- a record already mapped from a local create (`id_map`) is that write's result: a server
+  record is the result of at most one local write, ever (`linked`);
+- a record the cache held before the attempt existed before it (`note_seen`, taken each time a
+  create is marked sending, and `seen`);
+- and a record made before the attempt was sent, which the engine tells by its `created_at`.
+
+When more look-alikes remain than creates that may have made them, the engine cannot tell
+which, if any, is whose: the entry becomes `unsure`, with those records kept as its
+`suspects`, until the user says "the same as this one" (`Cache.same_as`), "send it anyway"
+(`send_anyway`) or discards it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from cache.models import EntryState, JsonObject, Operation, OutboxEntry, Resource
+from cache.outbox import get, transition
+from cache.resources import dumps
+
+
+def note_seen(conn: sqlite3.Connection, entries: Iterable[OutboxEntry]) -> None:
+    """Keep, with each create about to be sent, the ids of the records the cache already holds
+    that it could be taken for (same title, name, or body on the same issue)."""
+    for entry in entries:
+        if entry.operation is Operation.CREATE:
+            found = [str(row[0]) for row in _alike(conn, entry)]
+            conn.execute("UPDATE outbox SET seen = ? WHERE id = ?", (dumps(found), entry.id))
+
+
+def _alike(conn: sqlite3.Connection, entry: OutboxEntry) -> Iterable[Any]:
+    """Rows whose `id` may look like the result of `entry` (a superset of its fingerprint's
+    matches: case and other fields are the engine's to compare)."""
+    changes = entry.changes
+    if entry.resource is Resource.ISSUES:
+        title = changes.get("title")
+        if isinstance(title, str):
+            return conn.execute(
+                "SELECT id FROM issues WHERE title = ? COLLATE NOCASE", (title.strip(),)
+            )
+    elif entry.resource is Resource.PROJECTS:
+        name = changes.get("name")
+        if isinstance(name, str):
+            return conn.execute("SELECT id FROM projects WHERE trim(name) = ?", (name.strip(),))
+    elif entry.resource is Resource.COMMENTS:
+        body, issue = changes.get("body"), changes.get("issue_id")
+        if isinstance(body, str) and isinstance(issue, str):
+            return conn.execute(
+                "SELECT id FROM comments WHERE issue_id = ? AND trim(body) = ?",
+                (issue, body.strip()),
+            )
+    return ()
+
+
+def seen(conn: sqlite3.Connection, entry_ids: Iterable[int]) -> dict[int, frozenset[str]]:
+    """For each entry, the records the cache held like it when it was last marked sending."""
+    rows = conn.execute(
+        "SELECT id, seen FROM outbox WHERE id IN (SELECT value FROM json_each(?))",
+        (dumps(list(entry_ids)),),
+    )
+    found: dict[int, frozenset[str]] = {}
+    for entry_id, text in rows:
+        ids = [] if text is None else json.loads(str(text))
+        found[int(entry_id)] = frozenset(str(value) for value in ids)
+    return found
+
+
+def linked(conn: sqlite3.Connection, resource: Resource, server_ids: Iterable[str]) -> set[str]:
+    """Which of `server_ids` some local create already made."""
+    rows = conn.execute(
+        "SELECT server_id FROM id_map WHERE resource = ? "
+        "AND server_id IN (SELECT value FROM json_each(?))",
+        (resource.value, dumps(list(server_ids))),
+    )
+    return {str(row[0]) for row in rows}
+
+
+def mark_unsure(
+    conn: sqlite3.Connection,
+    entry_id: int,
+    records: Sequence[Mapping[str, Any]],
+    message: str,
+    now: float,
+) -> OutboxEntry:
+    """A pending create that may have made one of `records`: kept, not sent, until the user
+    says which (or none)."""
+    transition(conn, entry_id, (EntryState.PENDING,), EntryState.UNSURE, now, error=message)
+    conn.execute(
+        "UPDATE outbox SET suspects = ? WHERE id = ?", (dumps([dict(r) for r in records]), entry_id)
+    )
+    return get(conn, entry_id)
+
+
+def suspects(conn: sqlite3.Connection, entry_id: int) -> list[JsonObject]:
+    """The records an `unsure` create may have made, as the server showed them then."""
+    row = conn.execute("SELECT suspects FROM outbox WHERE id = ?", (entry_id,)).fetchone()
+    if row is None or row[0] is None:
+        return []
+    values = json.loads(str(row[0]))
+    return [value for value in values if isinstance(value, dict)]
+
+
+def send_anyway(conn: sqlite3.Connection, entry_id: int, now: float) -> OutboxEntry:
+    """The user says none of the suspects is this create's result: send it, without looking
+    for it again (`not_applied`), as a new record."""
+    entry = transition(
+        conn, entry_id, (EntryState.UNSURE,), EntryState.PENDING, now, not_applied=True
+    )
+    conn.execute("UPDATE outbox SET suspects = NULL WHERE id = ?", (entry_id,))
+    return entry

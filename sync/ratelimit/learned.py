@@ -1,0 +1,81 @@
+"""What one process learned about a key's limits, kept for the next process (issue 15).
+
+A server implementing SPEC alone names its plan only in `X-RateLimit-Limit`, so a process that
+starts from nothing assumes Free's 60 a minute until its first answer. Meanwhile the request
+log, shared by every process of the profile, may already hold more than 60 requests of the last
+minute (a Pro key's pace), and the first request waited for most of a window. So what was
+learned (the plan and where it came from, the limits in force, and windows known to be spent
+until a reset) is stored beside the server's features and taken up by the next process before
+its first request. It is a starting point only: the next answer's headers correct it, and a
+lower limit wins at once (`sync.ratelimit.limits.Limits`).
+
+Blocks are local times: the processes sharing a cache share a machine, hence a clock.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+LEARNED_VERSION = 1
+KEY_SCOPE = ""
+"""The scope of a block on the whole key (in memory: None); other scopes are endpoint buckets."""
+
+
+@dataclass(frozen=True)
+class Learned:
+    """The limits in force for a key, as far as a process knew them when it stored this."""
+
+    plan: str
+    per_minute: int
+    per_day: int
+    source: str = "default"
+    """Where the plan came from: `me`, `headers`, or `default` (nothing said yet)."""
+    blocked: dict[str, float] = field(default_factory=dict)
+    """Scope (`KEY_SCOPE` or a bucket) -> local time before which nothing of it may go."""
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "version": LEARNED_VERSION,
+                "plan": self.plan,
+                "per_minute": self.per_minute,
+                "per_day": self.per_day,
+                "source": self.source,
+                "blocked": self.blocked,
+            },
+            sort_keys=True,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Learned:
+        """Read stored limits; `ValueError` when unreadable, of another version or absurd (the
+        caller then starts from SPEC's tables, as with nothing stored)."""
+        data = json.loads(text)
+        if not isinstance(data, dict) or data.get("version") != LEARNED_VERSION:
+            raise ValueError("stored limits are unreadable or of another version")
+        plan, source = data.get("plan"), data.get("source")
+        per_minute, per_day = data.get("per_minute"), data.get("per_day")
+        if not isinstance(plan, str) or not isinstance(source, str):
+            raise ValueError("stored limits name no plan")
+        return cls(plan, _count(per_minute), _count(per_day), source, _blocks(data.get("blocked")))
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    raise ValueError("stored limits are not positive whole numbers")
+
+
+def _blocks(value: Any) -> dict[str, float]:
+    if not isinstance(value, dict):
+        raise ValueError("stored blocks are not a mapping")
+    found: dict[str, float] = {}
+    for scope, until in value.items():
+        number = until if isinstance(until, int | float) and not isinstance(until, bool) else None
+        if not isinstance(scope, str) or number is None or not math.isfinite(number):
+            raise ValueError("a stored block is not a time")
+        found[scope] = float(number)
+    return found

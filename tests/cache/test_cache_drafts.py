@@ -1,0 +1,53 @@
+"""Drafts (cache.drafts): kept per key, replaced, dropped, and still there after the process
+that saved them was killed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from cache import Cache
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_draft_is_kept_replaced_and_discarded(cache: Cache) -> None:
+    assert cache.draft("comment:iss_1") is None
+    cache.save_draft("comment:iss_1", {"body": "first words"})
+    cache.save_draft("issue:new", {"title": "Crash on save", "labels": ["bug"]})
+    cache.save_draft("comment:iss_1", {"body": "first words, and more"})
+    assert cache.draft("comment:iss_1") == {"body": "first words, and more"}
+    assert cache.draft("issue:new") == {"title": "Crash on save", "labels": ["bug"]}
+    cache.discard_draft("comment:iss_1")
+    cache.discard_draft("comment:never-saved")
+    assert cache.draft("comment:iss_1") is None
+    assert cache.draft("issue:new") is not None
+
+
+def test_a_reset_of_the_server_copy_keeps_drafts(cache: Cache) -> None:
+    cache.save_draft("issue:new", {"title": "Half typed"})
+    cache.reset_server_copy()
+    assert cache.draft("issue:new") == {"title": "Half typed"}
+
+
+SAVER = """
+import os, signal, sys
+from pathlib import Path
+from cache import Cache
+cache = Cache.open(Path(sys.argv[1]))
+cache.save_draft("comment:iss_7", {"body": "typed before the kill"})
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_draft_survives_the_process_being_killed_right_after_saving(tmp_path: Path) -> None:
+    path = tmp_path / "cache.db"
+    Cache.open(path).close()
+    child = subprocess.run([sys.executable, "-c", SAVER, str(path)], cwd=ROOT, check=False)
+    assert child.returncode == -signal.SIGKILL
+    assert os.path.exists(f"{path}-wal")
+    with Cache.open(path) as cache:
+        assert cache.draft("comment:iss_7") == {"body": "typed before the kill"}

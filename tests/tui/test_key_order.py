@@ -1,0 +1,90 @@
+"""Keys arriving in one burst are handled in the order they were typed: a key a field does not
+take itself (tab, backspace, enter, ctrl+s) no longer lands after the letters that followed it
+(Textualize/textual#6605; issue 14's bursts)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import ClassVar
+
+from test_label_picker import burst_keys
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import Input, Static
+from tui_support import AppFactory, settle
+
+from cache import Cache, EntryState
+from tracker_tui.key_order import KEY_WAIT, KeyOrderApp
+from tracker_tui.screens.issue_form import IssueFormScreen
+from tracker_tui.screens.issue_list import IssueListScreen
+
+SIZE = (120, 36)
+
+
+async def test_a_burst_through_the_form_fills_each_field_and_saves_it_all(
+    app_factory: AppFactory, cache: Cache
+) -> None:
+    """Title, a typo fixed with backspace, tab to the description, ctrl+s: all at once."""
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        assert isinstance(app.screen, IssueFormScreen)
+        burst_keys(app, *"Exporx", "backspace", *"t fails", "tab", *"Steps", "ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, IssueListScreen)
+    [entry] = cache.outbox([EntryState.PENDING])
+    assert entry.changes["title"] == "Export fails"
+    assert entry.changes["description"] == "Steps"
+
+
+async def test_left_and_backspace_in_a_burst_edit_where_they_were_typed(
+    app_factory: AppFactory,
+) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        burst_keys(app, *"ac", "left", "b", "end", "backspace", "backspace", *"xy")
+        await settle(pilot)
+        assert app.screen.query_one("#title", Input).value == "axy"
+
+
+class Slow(Static, can_focus=True):
+    """A widget that takes its time over `s`."""
+
+    async def key_s(self) -> None:
+        await asyncio.sleep(3)
+
+
+class SlowApp(KeyOrderApp):
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("x", "mark", priority=True)]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.marked_at: float | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Slow()
+
+    def on_mount(self) -> None:
+        self.query_one(Slow).focus()
+
+    def action_mark(self) -> None:
+        self.marked_at = time.monotonic()
+
+
+async def test_a_key_that_takes_long_holds_the_next_one_only_so_long() -> None:
+    app = SlowApp()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        assert isinstance(app.focused, Slow)
+        start = time.monotonic()
+        burst_keys(app, "s", "x")
+        while app.marked_at is None and time.monotonic() - start < 2.5:
+            await pilot.pause(0.05)
+        assert app.marked_at is not None
+        assert KEY_WAIT <= app.marked_at - start < 2.5  # held behind `s`, but not for 3 s
