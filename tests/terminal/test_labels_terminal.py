@@ -12,7 +12,7 @@ from terminal_service import eventually
 from terminal_user import go_to, open_issue
 from terminal_world import Tracker
 
-CRASH_WORDS = ("Traceback", "NoMatches", "Error")
+CRASH_WORDS = ("Traceback", "NoMatches", "OptionDoesNotExist", "Something went wrong")
 
 
 def label_issue(tracker: Tracker, *, without: str) -> int:
