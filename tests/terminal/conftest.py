@@ -1,19 +1,28 @@
 """Fixtures for the terminal tests: a seeded service process, the app in a pty, the CLI.
 
-One workspace is seeded per session (the seed costs seconds) and each test gets its own copy
-of the database file, its own port and its own TRACKER_HOME, so tests share nothing that one
-could change for another. Every process a test starts is killed in teardown, whatever happened.
+Two worlds, both with a TRACKER_HOME of the test's own and every process the test starts
+killed in teardown, whatever happened:
+
+- `tracker`: a fresh workspace, seeded for the test, on one service process shared by the
+  session (starting a service costs seconds; a workspace, a few milliseconds). Its keys and
+  data are the test's alone; the test must leave the process running.
+- `own_tracker`: a service process of the test's own, on a copy of a seeded database, that
+  the test may stop, kill, restart and revoke keys on.
 """
 
 from __future__ import annotations
 
 import shutil
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from terminal_service import Api, ServerProcess, server_command
 from terminal_world import COLLEAGUE, SEEDED_ISSUES, Seeded, Tracker
+
+from server.keys import create_key
+from server.seed import seed_workspace
 
 
 @pytest.fixture(scope="session")
@@ -28,9 +37,37 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
     return Seeded(server.db, key, colleague, checker)
 
 
+@pytest.fixture(scope="session")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    server = ServerProcess(tmp_path_factory.mktemp("shared") / "server.db", window_seconds=1.0)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.close()
+
+
 @pytest.fixture
-def tracker(seeded: Seeded, tmp_path: Path) -> Iterator[Tracker]:
-    """A running service on a copy of the seeded database (windows of 1 s), and the user's keys."""
+def tracker(shared_server: ServerProcess, tmp_path: Path) -> Iterator[Tracker]:
+    """A workspace of the test's own, seeded like every other, on the shared service."""
+    workspace = f"T-{uuid.uuid4().hex[:10]}"
+    db = shared_server.db
+    key = seed_workspace(db, workspace, SEEDED_ISSUES, plan="enterprise")
+    colleague = create_key(db, workspace, "colleague", user=COLLEAGUE)
+    checker = create_key(db, workspace, "checker")
+    server = shared_server
+    world = Tracker(
+        tmp_path, server, key, Api(server, colleague), Api(server, checker), owns_server=False
+    )
+    try:
+        yield world
+    finally:
+        world.close()
+
+
+@pytest.fixture
+def own_tracker(seeded: Seeded, tmp_path: Path) -> Iterator[Tracker]:
+    """A service of the test's own on a copy of the seeded database (windows of 1 s)."""
     db = tmp_path / "server.db"
     shutil.copyfile(seeded.db, db)
     server = ServerProcess(db, window_seconds=1.0)

@@ -389,6 +389,16 @@ def highlighted_issue(terminal: Terminal) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def shown_highlight(terminal: Terminal, timeout: float = 5.0) -> int | None:
+    """The highlighted issue once one is drawn (a frame being redrawn may show none for a
+    moment); None when none shows within `timeout`."""
+    try:
+        terminal.wait_for(lambda _: highlighted_issue(terminal) is not None, timeout=timeout)
+    except ScreenTimeout:
+        return None
+    return highlighted_issue(terminal)
+
+
 def marked_issues(shown: str) -> set[int]:
     """The numbers of the rows drawn with the mark glyph."""
     found = (ISSUE_ROW.search(line) for line in shown.split("\n") if "●" in line.split("#")[0])

@@ -22,8 +22,10 @@ from terminal_screen import (
 
 MOVE_WAIT = 3.0
 """Seconds a move of the highlight may take to show before it is looked at again."""
-LIST_FOOTER = "b Bulk edit"
-DETAIL_FOOTER = "c Comment"
+LIST_FOOTER = "/ Search"
+"""In the list's footer (and no other's), even cut short at 80 columns."""
+DETAIL_FOOTER = "s Status"
+"""In an issue's footer (and no other's), even cut short at 80 columns."""
 PRIORITY_LABELS = {
     "urgent": "Urgent",
     "high": "High",

@@ -38,6 +38,8 @@ class Tracker:
     key: str
     colleague: Api
     check: Api
+    owns_server: bool = True
+    """False on the shared server: the test may not stop it, restart it or revoke its keys."""
     terminals: list[Terminal] = field(default_factory=list)
 
     @property
@@ -81,4 +83,5 @@ class Tracker:
     def close(self) -> None:
         for terminal in self.terminals:
             terminal.close()
-        self.server.close()
+        if self.owns_server:
+            self.server.close()

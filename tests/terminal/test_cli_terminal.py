@@ -56,7 +56,10 @@ def test_a_refused_write_is_never_the_base_of_a_later_one(tracker: Tracker) -> N
     assert (code, out.strip()) == (0, ""), out
 
 
-def test_sync_with_writes_queued_and_the_server_down_says_so_and_fails(tracker: Tracker) -> None:
+def test_sync_with_writes_queued_and_the_server_down_says_so_and_fails(
+    own_tracker: Tracker,
+) -> None:
+    tracker = own_tracker
     code, _, err = tracker.cli("sync")
     assert code == 0, err
     code, _, err = tracker.cli("issues", "edit", "#50", "--priority", "urgent", "--no-push")

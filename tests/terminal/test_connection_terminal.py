@@ -11,7 +11,7 @@ import time
 
 from terminal_screen import Terminal, status_line
 from terminal_service import eventually
-from terminal_user import PRIORITY_VALUES, open_issue, other_priority, set_priority
+from terminal_user import PRIORITY_VALUES, on_list, open_issue, other_priority, set_priority
 from terminal_world import Tracker
 
 
@@ -24,8 +24,9 @@ def says(app: Terminal, word: str, *, timeout: float) -> str:
 
 
 def test_the_status_bar_says_offline_once_a_write_finds_the_server_gone(
-    tracker: Tracker,
+    own_tracker: Tracker,
 ) -> None:
+    tracker = own_tracker
     number = 57
     app = tracker.open_synced_app()
     open_issue(app, number)
@@ -44,7 +45,7 @@ def test_the_status_bar_says_offline_once_a_write_finds_the_server_gone(
         what="no 'online' while the server is down",
     )
     app.press("escape")
-    shown = app.wait_for_text("b Bulk edit")
+    shown = app.wait_for(on_list, what="the list")
     assert "offline" in status_line(shown), "the list says what the issue screen said"
     app.press("y")
     shown = app.wait_for_text("Waiting to be sent")
@@ -52,7 +53,8 @@ def test_the_status_bar_says_offline_once_a_write_finds_the_server_gone(
     assert time.monotonic() - started < 60
 
 
-def test_the_status_bar_says_the_key_was_refused(tracker: Tracker) -> None:
+def test_the_status_bar_says_the_key_was_refused(own_tracker: Tracker) -> None:
+    tracker = own_tracker
     app = tracker.open_synced_app()
     tracker.server.revoke_key(tracker.key)
     # The next poll (every few seconds on this plan) is answered 401.
@@ -64,7 +66,8 @@ def test_the_status_bar_says_the_key_was_refused(tracker: Tracker) -> None:
     assert "refused" in status_line(shown).lower(), app.dump()
 
 
-def test_an_edit_made_offline_is_sent_when_the_server_comes_back(tracker: Tracker) -> None:
+def test_an_edit_made_offline_is_sent_when_the_server_comes_back(own_tracker: Tracker) -> None:
+    tracker = own_tracker
     number, watched = 57, 59
     app = tracker.open_synced_app()
     open_issue(app, number)

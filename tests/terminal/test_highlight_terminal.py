@@ -8,8 +8,8 @@ back, the cursor landed on its neighbour.
 
 from __future__ import annotations
 
-from terminal_screen import highlighted_issue, marked_issues, status_line, visible_issues
-from terminal_user import go_to
+from terminal_screen import marked_issues, shown_highlight, status_line, visible_issues
+from terminal_user import go_to, on_issue
 from terminal_world import Tracker
 
 
@@ -32,10 +32,10 @@ def test_the_highlight_and_marks_follow_their_issues_when_a_colleague_resorts_th
         what=f"#{moved} moved to the top",
     )
     assert marked_issues(app.text()) == {marked}, app.dump()
-    assert highlighted_issue(app) == chosen, app.dump()
+    assert shown_highlight(app) == chosen, app.dump()
     # What the user then does acts on the issue they chose.
     app.press("enter")
-    app.wait_for(lambda shown: "Priority" in shown and "c Comment" in shown, what="the issue")
+    app.wait_for(on_issue, what="the issue")
     assert app.text().lstrip().startswith(f"#{chosen} "), app.dump()
 
 
@@ -45,7 +45,7 @@ def test_the_highlight_stays_on_an_issue_edited_and_returned_from(tracker: Track
     chosen = rows[6]
     go_to(app, chosen)
     app.press("enter")
-    app.wait_for(lambda shown: "c Comment" in shown, what="the issue")
+    app.wait_for(on_issue, what="the issue")
     app.press("p")
     app.pick("Priority", "Urgent" if "Urgent" not in app.text().split("\n")[1] else "Low")
     app.wait_until_gone("enter picks")
@@ -56,4 +56,4 @@ def test_the_highlight_stays_on_an_issue_edited_and_returned_from(tracker: Track
         timeout=30,
         what=f"#{chosen} sent and at the top",
     )
-    assert highlighted_issue(app) == chosen, app.dump()
+    assert shown_highlight(app) == chosen, app.dump()

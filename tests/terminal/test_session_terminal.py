@@ -121,7 +121,8 @@ def differences(tracker: Tracker) -> list[str]:
     return found
 
 
-def test_ten_minutes_of_triage_while_the_server_goes_down_three_times(tracker: Tracker) -> None:
+def test_ten_minutes_of_triage_while_the_server_goes_down_three_times(own_tracker: Tracker) -> None:
+    tracker = own_tracker
     tracker.server.stop()
     tracker.server.window_seconds = 0.5
     tracker.server.start()
