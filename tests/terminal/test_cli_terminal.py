@@ -105,9 +105,9 @@ def test_a_demo_ended_by_a_signal_leaves_nothing_behind(
     assert any(scratch.iterdir()), "the demo keeps its service and cache under TMPDIR"
     demo.signal(sig)
     ended = demo.wait_exit()
+    assert sorted(path.name for path in scratch.iterdir()) == []
     assert "Traceback" not in demo.after_app(), demo.after_app()
     assert ended.status == 128 + sig, "ended by the signal, cleanly"
-    assert sorted(path.name for path in scratch.iterdir()) == []
 
 
 def test_sync_names_a_refused_write_and_says_it_is_partly_done(tracker: Tracker) -> None:
