@@ -6,6 +6,7 @@ Open a profile's cache with `open_cache(profile)`, or an explicit file with
 """
 
 from cache.errors import (
+    AmbiguousIssueError,
     CacheBusyError,
     CacheClosedError,
     CacheError,
@@ -48,6 +49,7 @@ from cache.store import Cache, open_cache
 
 __all__ = [
     "ACTIVE_STATES",
+    "AmbiguousIssueError",
     "ApplyResult",
     "Cache",
     "CacheBusyError",

@@ -4,7 +4,9 @@ type so that closing the app, or the app being killed, loses none of it.
 A draft is a JSON object under a key the app chooses ("comment:<issue id>", "issue:new",
 "issue:<issue id>"). It is local only: the sync engine never reads it, and a reset of the
 server copy leaves it alone. A draft is dropped when the write it became is queued, or when the
-user discards it.
+user discards it. A key ending in ":<record id>" follows its record when the record's offline
+id gives way to the server's (`follow`): a comment begun on an issue created offline is found
+again once that issue is on the server.
 """
 
 from __future__ import annotations
@@ -34,3 +36,13 @@ def load(conn: sqlite3.Connection, key: str) -> JsonObject | None:
 
 def discard(conn: sqlite3.Connection, key: str) -> None:
     conn.execute("DELETE FROM drafts WHERE key = ?", (key,))
+
+
+def follow(conn: sqlite3.Connection, local_id: str, server_id: str) -> None:
+    """Move the drafts of a record created offline to the id the server gave it."""
+    suffix = ":" + local_id
+    conn.execute(
+        "UPDATE OR REPLACE drafts SET key = substr(key, 1, length(key) - ?) || ? "
+        "WHERE key LIKE '%' || ?",
+        (len(local_id), server_id, suffix),
+    )

@@ -10,6 +10,7 @@ CacheError                      anything the cache refuses or cannot do
 ├── CacheClosedError            the Cache was closed; open a new one
 ├── InvalidRecordError          a server record without a usable string `id`
 ├── RecordNotFoundError         an edit aimed at a record the effective view does not hold
+├── AmbiguousIssueError         digits that are one issue's number and another issue's id
 └── OutboxStateError            an outbox transition that the entry's state forbids
 ```
 
@@ -68,6 +69,16 @@ class InvalidRecordError(CacheError):
 
 class RecordNotFoundError(CacheError):
     """The record is not in the effective view (never pulled, deleted, or a discarded create)."""
+
+
+class AmbiguousIssueError(CacheError):
+    """`42` is the number of one issue and the id of another (a server with numeric ids):
+    acting on either could be acting on the wrong one."""
+
+    def __init__(self, ref: str, ids: list[str]) -> None:
+        super().__init__(f"{ref!r} names more than one issue: {', '.join(ids)}")
+        self.ref = ref
+        self.ids = ids
 
 
 class OutboxStateError(CacheError):

@@ -112,9 +112,11 @@ class IssueFilter:
 
 @dataclass(frozen=True, slots=True)
 class IssueSort:
-    """Ascending priority is urgent first and ascending status is workflow order, unknown
-    values last; descending is the exact reverse. Status and priority ties are broken by
-    most recently updated (reversed along with the rest when descending)."""
+    """Descending priority is urgent first (unknown values last, then "no priority" before
+    them), as "priority ▼" reads; ascending status is workflow order, unknown values last.
+    The other direction is the exact reverse. Within a status or priority, the most recently
+    updated come first in the direction that shows most first (descending priority,
+    ascending status), and reversed along with the rest in the other."""
 
     key: SortKey = SortKey.UPDATED
     descending: bool = True

@@ -3,7 +3,8 @@
 Every order ends in `rid`, so it is total and an index can serve it without a sort step:
 each index lists the sort key, then `rid`, then the filter columns (so filters are checked
 from the index without touching the wide table rows). Descending is the same index walked
-backwards, hence the exact reverse of ascending.
+the other way (backwards, except for priority, whose index holds urgent first), hence the
+exact reverse of ascending.
 
 The Python keys reproduce SQLite's comparison rules (NULL < numbers < text; NOCASE folds
 ASCII only; text compares by code point, which is UTF-8 byte order) so that the few locally
@@ -89,6 +90,19 @@ def _ranked(rank: str, index: str) -> Ordering:
     )
 
 
+def _ranked_high_first(rank: str, index: str) -> Ordering:
+    """A rank whose lowest value means most (priority: urgent is 0): descending is from the
+    most to the least, so it walks the index forwards, in the default order within a rank;
+    ascending is its exact reverse (least first, oldest first within a rank)."""
+    return Ordering(
+        index,
+        (rank, "updated_at", "rid"),
+        f"{rank} DESC, updated_at, rid",
+        f"{rank}, updated_at DESC, rid DESC",
+        lambda v: (Desc((v[0],)), value_key(v[1]), v[2]),
+    )
+
+
 ORDERINGS: dict[SortKey, Ordering] = {
     SortKey.UPDATED: _plain("updated_at", "issues_by_updated"),
     SortKey.CREATED: _plain("created_at", "issues_by_created"),
@@ -101,7 +115,7 @@ ORDERINGS: dict[SortKey, Ordering] = {
         lambda v: (nocase_key(v[0]), v[1]),
     ),
     SortKey.STATUS: _ranked("status_rank", "issues_by_status"),
-    SortKey.PRIORITY: _ranked("priority_rank", "issues_by_priority"),
+    SortKey.PRIORITY: _ranked_high_first("priority_rank", "issues_by_priority"),
 }
 
 

@@ -31,6 +31,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from cache import drafts
 from cache.errors import OutboxStateError
 from cache.models import (
     ACTIVE_STATES,
@@ -524,6 +525,7 @@ def map_created(conn: sqlite3.Connection, entry: OutboxEntry, server_id: str) ->
         (server_id, entry.resource.value, local_id),
     )
     conn.execute("UPDATE outbox SET parent_id = ? WHERE parent_id = ?", (server_id, local_id))
+    drafts.follow(conn, local_id, server_id)
     # Only entries whose JSON mentions the id can hold it: decoding every active entry made
     # each create's bookkeeping grow with the queue.
     mentioning = conn.execute(

@@ -82,6 +82,22 @@ def _reserve_sql(shape: tuple[bool, ...]) -> str:
     return f"INSERT INTO request_log (at, bucket) SELECT ?, ?{where}"
 
 
+def release(conn: sqlite3.Connection, at: float, bucket: str) -> bool:
+    """Delete one entry `(at, bucket)`, if any is left; run it outside any transaction.
+
+    For a request that certainly never reached the server (the connection was refused): the
+    server did not count it, so neither may the log, or an outage spends the budget. One
+    statement, so it is atomic against every other process's reservations. Another process
+    may have logged the same `(at, bucket)`; then either row goes, since two such entries
+    count the same in every window. Nothing is deleted when the entry was pruned already."""
+    deleted = conn.execute(
+        "DELETE FROM request_log WHERE id = "
+        "(SELECT id FROM request_log WHERE at = ? AND bucket = ? LIMIT 1)",
+        (at, bucket),
+    ).rowcount
+    return deleted == 1
+
+
 def times(conn: sqlite3.Connection, since: float, bucket: str | None) -> list[float]:
     if bucket is None:
         rows = conn.execute(

@@ -28,7 +28,7 @@ from cache import (
     views,
 )
 from cache.db import CACHE_SIZE_KIB, Connector, translated
-from cache.errors import CorruptCacheError
+from cache.errors import AmbiguousIssueError, CorruptCacheError
 from cache.models import (
     ApplyResult,
     CommentRow,
@@ -324,6 +324,11 @@ class Cache(OutboxWrites):
         with translated():
             return requestlog.reserve(self._requests.conn(), at, bucket, checks)
 
+    def release_request(self, at: float, bucket: str) -> bool:
+        """Atomically delete one logged `(at, bucket)`: a request that never left."""
+        with translated():
+            return requestlog.release(self._requests.conn(), at, bucket)
+
     def request_times(self, since: float, bucket: str | None = None) -> list[float]:
         """Logged request times at or after `since`, ascending."""
         with self._requests.read() as conn:
@@ -404,3 +409,15 @@ class Cache(OutboxWrites):
             overlay_now = self._overlay()
             found = views.issue_id_by_number(conn, overlay_now, number)
             return None if found is None else views.issue_detail(conn, overlay_now, found)
+
+    def resolve_issue(self, ref: str) -> str | None:
+        """The id of the issue a user means: `#42` or `42` (the number the server shows), or
+        an id, server or local (followed to the server id once its create landed). None when
+        no issue of the effective view matches; `AmbiguousIssueError` when digits are one
+        issue's number and another's id. The one place every command and screen turns what a
+        user typed into an issue."""
+        with self._db.read() as conn:
+            found = views.resolve_issue_ref(conn, self._overlay(), ref)
+        if len(found) > 1:
+            raise AmbiguousIssueError(ref, found)
+        return found[0] if found else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from cache import conflicts
+from cache import conflicts, outbox
 from cache.models import (
     CommentRow,
     IssueDetail,
@@ -129,6 +129,34 @@ def issue_id_by_number(conn: sqlite3.Connection, overlay: Overlay, number: int) 
         (number,),
     )
     return next((str(row[0]) for row in rows if row[0] not in local), None)
+
+
+def resolve_issue_ref(conn: sqlite3.Connection, overlay: Overlay, ref: str) -> list[str]:
+    """The ids of the issues a user may mean by `ref`: `#42` is a number; bare digits are a
+    number or an id (a SPEC-only server may use numeric ids), both when they name two issues;
+    anything else is an id, server or local (one created offline is followed to its server
+    id once it landed). Empty when no issue in the effective view matches."""
+    text = ref.strip()
+    digits = text.removeprefix("#")
+    found: list[str] = []
+    if digits.isdigit() and digits.isascii():
+        by_number = issue_id_by_number(conn, overlay, int(digits))
+        if by_number is not None:
+            found.append(by_number)
+        if text.startswith("#"):
+            return found
+    issue_id = outbox.resolve_id(conn, text)
+    if issue_id not in found and _issue_shown(conn, overlay, issue_id):
+        found.append(issue_id)
+    return found
+
+
+def _issue_shown(conn: sqlite3.Connection, overlay: Overlay, issue_id: str) -> bool:
+    local = overlay.of(Resource.ISSUES).get(issue_id)
+    if local is not None:
+        return local.record is not None
+    row = conn.execute("SELECT 1 FROM issues WHERE id = ?", (issue_id,)).fetchone()
+    return row is not None
 
 
 def projects(conn: sqlite3.Connection, overlay: Overlay) -> list[ProjectRow]:

@@ -5,7 +5,8 @@ Every call returns a `Response[T]`: the parsed `value` and the `meta` of its res
 client, because calls run concurrently and an ETag belongs to the record it came with.
 
 Errors are those of `sync.errors`, never httpx's. With a `RateLimiter`, every request first
-waits for a slot and every response (errors and 429s included) is shown to it.
+waits for a slot and every response (errors and 429s included) is shown to it; a request that
+never reached the server (connection refused) gives its slot back.
 
 The key lives only in the `httpx.AsyncClient`'s headers, which httpx masks in its `repr`; no
 exception raised here holds a request, a header or the key, and none is chained to an httpx
@@ -26,7 +27,14 @@ from urllib.parse import quote
 import httpx
 from pydantic import ValidationError
 
-from sync.errors import ErrorBody, ProtocolError, SyncError, error_for, network_error
+from sync.errors import (
+    ErrorBody,
+    NetworkError,
+    ProtocolError,
+    SyncError,
+    error_for,
+    network_error,
+)
 from sync.models import (
     BulkOperation,
     BulkResult,
@@ -392,14 +400,17 @@ class ApiClient:
         request = self._http.build_request(
             method, path, params=_query(query or {}), json=body, headers=headers
         )
-        failure: SyncError | None = None
+        no_answer: NetworkError | None = None
         try:
             response = await self._http.send(request, stream=True)
         except (httpx.TransportError, httpx.DecodingError) as error:
-            failure = network_error(error, method, path)
-        if failure is not None:
-            self._tell(failure)
-            raise failure
+            no_answer = network_error(error, method, path)
+        if no_answer is not None:
+            if not no_answer.request_sent:
+                self._not_sent(method, path, sent_at)
+            self._tell(no_answer)
+            raise no_answer
+        failure: SyncError | None = None
         content: bytes | None = None
         undecodable = False
         try:
@@ -456,6 +467,11 @@ class ApiClient:
         header = self._http.headers.get("authorization", "")
         key = header.removeprefix("Bearer ").strip().encode()
         return content.replace(key, b"[redacted]") if key else content
+
+    def _not_sent(self, method: str, path: str, sent_at: float | None) -> None:
+        """Give back the limiter's slot of a request that never reached the server."""
+        if self._limiter is not None and sent_at is not None:
+            self._limiter.not_sent(sent_at, bucket_for(method, path), self._priority)
 
     async def _acquire(self, method: str, path: str) -> float | None:
         if self._limiter is None:

@@ -206,7 +206,8 @@ class SyncLoop:
         A pass that retries a failed one, or runs while `offline()` says the server cannot be
         reached, only probes: one attempt per request, no retries inside the push or the pull
         (this loop's backoff is the retry), so a long time offline costs a request or two a
-        minute rather than dozens."""
+        minute rather than dozens. A push that found the server unreachable (its first
+        refused connection ends it) skips the pull too: the retry does both."""
         from sync.pull import RetryPolicy, pull
 
         self.passes += 1
@@ -214,14 +215,15 @@ class SyncLoop:
         if self._failures or (self._offline is not None and self._offline()):
             push_backoff = replace(push_backoff or Backoff(), tries=1)
             pull_retry = replace(pull_retry or RetryPolicy(), attempts=1)
-        unsent = False
+        unsent = unreachable = False
         if self._push_wanted:
             self._push_wanted = False
             pushed = await push_outbox(self._session, backoff=push_backoff)
-            unsent = pushed.stopped is not None and pushed.remaining > 0
+            unreachable = pushed.unreachable
+            unsent = unreachable or (pushed.stopped is not None and pushed.remaining > 0)
             self._push_wanted = self._push_wanted or unsent  # or poked meanwhile
             self._tell(pushed)
-        if self._pull_wanted:
+        if self._pull_wanted and not unreachable:
             self._pull_wanted = False
             self._poll_due = time.monotonic() + self.interval()
             priority = Priority.BACKGROUND if self._pulled else Priority.USER

@@ -31,6 +31,7 @@ from tracker_tui.data.views import SavedView
 from tracker_tui.messages import (
     CacheChanged,
     SourceFailed,
+    SyncFailed,
     SyncStatusChanged,
     ViewsChanged,
     WriteQueued,
@@ -228,6 +229,11 @@ class TrackerApp(NavigatingApp):
             title="Local cache",
             severity="error",
         )
+
+    @on(SyncFailed)
+    def report_sync_failure(self, message: SyncFailed) -> None:
+        """A sync failure the status bar cannot say becomes a notification."""
+        self.notify(f"Sync failed: {message.error}", title="Sync", severity="error")
 
     @on(ViewsChanged)
     def report_views(self, message: ViewsChanged) -> None:

@@ -1,26 +1,32 @@
 """The `tracker-tui` command line: parsing, dispatch, and the edge where errors become one line.
 
-Commands live in `tracker_tui.commands`, one module per group, so this file stays the single
-place that decides exit statuses and how a failure is told to the user. Each group module has
-`register(subparsers, issue_commands)`: top-level commands go on the first, `issues ...`
-commands on the second (the `issues` group is shared by reads and writes).
+Commands live in `tracker_tui.commands`, one module per group; each returns an exit status of
+`tracker_tui.exit_codes.Exit`, the one table of what a status means, and this file maps what
+escapes them (errors, Ctrl-C, end of input, SIGHUP and SIGTERM, a closed pipe) onto the same
+table with one line on stderr. Each group module has `register(subparsers, issue_commands)`:
+top-level commands go on the first, `issues ...` commands on the second (the `issues` group is
+shared by reads and writes).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import sys
 from collections.abc import Sequence
 
-from tracker_tui.commands import account, demo, outbox, read, status, sync_cmd, write
-from tracker_tui.errors import EXPECTED, describe
+from tracker_tui.commands import account, demo, outbox, read, status, sync_cmd, users, write
+from tracker_tui.errors import EXPECTED, UsageError, describe
+from tracker_tui.exit_codes import Exit, for_signal
+from tracker_tui.signals import Terminated, ending_cleanly
 
-COMMAND_GROUPS = (demo, write, outbox, account, read, status, sync_cmd)
+COMMAND_GROUPS = (demo, write, outbox, account, read, users, status, sync_cmd)
 
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
+VALUES_WITH_A_DASH = frozenset({"--sort"})
+"""Options whose value may start with `-` (`--sort -priority`), which argparse would take for
+another option: the value is joined to its option before parsing (`--sort=-priority`)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,7 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog=(
             "Environment: TRACKER_HOME moves config and cache (for scripts and tests); "
-            "TRACKER_SERVER and TRACKER_API_KEY run without a stored profile."
+            "TRACKER_SERVER and TRACKER_API_KEY run without a stored profile. Exit status: "
+            + ", ".join(f"{s.value} {s.name.lower().replace('_', ' ')}" for s in Exit)
+            + " (README.md, 'Exit status', says when each applies)."
         ),
     )
     parser.add_argument(
@@ -72,21 +80,68 @@ def _open_app(args: argparse.Namespace) -> int:
 
 def _help(parser: argparse.ArgumentParser) -> int:
     parser.print_help()
-    return EXIT_USAGE
+    return Exit.USAGE
+
+
+def joined_dash_values(argv: Sequence[str]) -> list[str]:
+    """`--sort -priority` as `--sort=-priority`, for the options of `VALUES_WITH_A_DASH`."""
+    joined: list[str] = []
+    items = iter(argv)
+    for item in items:
+        if item in VALUES_WITH_A_DASH:
+            value = next(items, None)
+            joined.append(item if value is None else f"{item}={value}")
+        elif item == "--":
+            joined.extend([item, *items])
+        else:
+            joined.append(item)
+    return joined
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(joined_dash_values(sys.argv[1:] if argv is None else argv))
+    with ending_cleanly():
+        try:
+            status = int(args.run(args))
+            sys.stdout.flush()
+            return status
+        except Terminated as ended:
+            _say(f"tracker-tui: ended by {ended}")
+            return ended.status
+        except KeyboardInterrupt:
+            _say("tracker-tui: interrupted")
+            return Exit.INTERRUPTED
+        except EOFError:
+            _say("tracker-tui: cancelled (end of input)")
+            return Exit.INTERRUPTED
+        except BrokenPipeError:
+            _quiet_stdout()
+            return for_signal(signal.SIGPIPE)
+        except UsageError as error:
+            _say(f"tracker-tui: {describe(error)}")
+            return Exit.USAGE
+        except EXPECTED as error:
+            _say(f"tracker-tui: {describe(error)}")
+            return Exit.FAILED
+
+
+def _say(line: str) -> None:
+    """A line on stderr, unless the terminal is gone (a hang-up): then there is no one to tell."""
+    with contextlib.suppress(OSError):
+        print(line, file=sys.stderr)
+
+
+def _quiet_stdout() -> None:
+    """The reader of stdout left (`| head`): what is still buffered goes nowhere, so Python's
+    flush at exit does not print a traceback about the closed pipe."""
     try:
-        status: int = args.run(args)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except EXPECTED as error:
-        print(f"tracker-tui: {describe(error)}", file=sys.stderr)
-        return EXIT_FAILURE
-    return status
+        target = sys.stdout.fileno()
+    except (OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, target)
+    os.close(devnull)
 
 
 if __name__ == "__main__":

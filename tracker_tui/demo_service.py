@@ -52,6 +52,8 @@ class DemoService:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        if self._service is not None:
-            self._service.__exit__(exc_type, exc, traceback)
-        self._folder.cleanup()
+        try:
+            if self._service is not None:
+                self._service.__exit__(exc_type, exc, traceback)
+        finally:
+            self._folder.cleanup()

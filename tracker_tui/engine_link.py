@@ -32,12 +32,12 @@ from sync.engine import RETRY_BASE, RETRY_CAP, RetryPlanned, SyncLoop
 from sync.errors import Forbidden, NetworkError, RateLimited, ServerError, SyncError, Unauthorized
 from sync.live import LiveUpdates
 from sync.pull import PullProgress, PullReport, RetryPolicy
-from sync.push import Backoff
+from sync.push import Backoff, PushReport
 from sync.session import SyncSession, open_session
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.data.outbox_counts import OutboxCounts, count_outbox
 from tracker_tui.errors import describe
-from tracker_tui.messages import CacheChanged, SourceFailed, SyncStatusChanged
+from tracker_tui.messages import CacheChanged, SyncFailed, SyncStatusChanged
 from tracker_tui.server_clock import ServerClock
 from tracker_tui.sync_link import Poster
 
@@ -98,6 +98,7 @@ class EngineLink:
         self._last_sync: datetime | None = None
         self._progress: PullProgress | None = None
         self._last_refresh = float("-inf")
+        self._key_refusal_told: str | None = None
 
     async def start(self, post: Poster) -> None:
         self._post = post
@@ -247,6 +248,8 @@ class EngineLink:
             self._tell_failure(what)
         elif isinstance(what, PullReport):
             self._last_sync = self._server_now(what)
+        elif isinstance(what, PushReport):
+            self._tell_key_refusal(what.key_refused)
         if self._post is not None:
             self._post(CacheChanged())
         self._report()
@@ -266,13 +269,23 @@ class EngineLink:
             self._server_clock.offset = report.clock_offset
         return self._server_clock.now()
 
+    def _tell_key_refusal(self, reason: str | None) -> None:
+        """Writes the key may not make wait in the outbox as pending, retried at the loop's
+        pace; the counts alone would not say they never go. Told once per reason (a refused
+        key, 401, is the connection's state and told there)."""
+        if reason is None or reason == self._key_refusal_told:
+            return
+        self._key_refusal_told = reason
+        if self._post is not None and self._watch.state.kind is not Connection.KEY_REFUSED:
+            self._post(SyncFailed(f"{reason}. Your writes wait in the outbox."))
+
     def _tell_failure(self, error: Exception) -> None:
         """A failure the connection state does not already show becomes a notification."""
         if isinstance(error, SHOWN_BY_STATE) or self._post is None:
             return
         if isinstance(error, Forbidden) and self._watch.state.kind is Connection.KEY_REFUSED:
             return
-        self._post(SourceFailed("sync", describe(error)))
+        self._post(SyncFailed(describe(error)))
 
     def _connection(self) -> ConnectionState:
         """The watch's state, with when the engine tries again if it waits to."""

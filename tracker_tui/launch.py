@@ -28,13 +28,16 @@ from tracker_tui.error_log import open_error_log
 from tracker_tui.errors import UsageError
 from tracker_tui.screens.login import LoginSetup
 from tracker_tui.server_clock import ServerClock
+from tracker_tui.signals import ending_cleanly
 
 
 def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = False) -> int:
     """Open the app on a profile's cache; with no profile at all, on the login screen first.
 
     Live updates are off unless asked for: a webhook only helps when the server can reach
-    this machine, which only the user knows; polling within the budget always works."""
+    this machine, which only the user knows; polling within the budget always works. A closed
+    terminal (SIGHUP) or `kill` (SIGTERM) quits the app like ctrl+q: drafts are written, the
+    engine stops between requests, and the status says which signal ended it."""
     try:
         resolved = resolve_profile(name)
     except NoProfileError:
@@ -66,8 +69,9 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
             on_theme_changed=settings.save_theme if settings else None,
             error_log=open_error_log(),
         )
-        app.run()
-    return exit_status(app)
+        with ending_cleanly(stop=app.exit) as ending:
+            app.run()
+    return ending.status or exit_status(app)
 
 
 def _with_key_asked(resolved: ResolvedProfile) -> ResolvedProfile:
@@ -89,7 +93,11 @@ def _with_key_asked(resolved: ResolvedProfile) -> ResolvedProfile:
 
 
 def run_demo(*, issues: int, another_user: bool, read_only: bool = False) -> int:
-    """The whole product with no account: a seeded service, a throw-away cache, live updates."""
+    """The whole product with no account: a seeded service, a throw-away cache, live updates.
+
+    Nothing may outlive it: a closed terminal (SIGHUP) or `kill` (SIGTERM) asks the app to
+    quit like ctrl+q, so every `with` below removes what it made; the status then says which
+    signal ended it."""
     print(f"Starting the demo service with {issues} issues...", file=sys.stderr)
     with (
         DemoService(issues=issues) as service,
@@ -117,8 +125,9 @@ def run_demo(*, issues: int, another_user: bool, read_only: bool = False) -> int
                 read_only=read_only,
                 error_log=open_error_log(),
             )
-            app.run()
+            with ending_cleanly(stop=app.exit) as ending:
+                app.run()
         finally:
             if colleague is not None:
                 colleague.stop()
-    return exit_status(app)
+    return ending.status or exit_status(app)

@@ -72,6 +72,15 @@ class SourceFailed(Message):
 
 
 @dataclass
+class SyncFailed(Message):
+    """The sync engine failed in a way its connection state does not show (a page the server
+    answered with something unreadable, say): a notification titled as sync's, not the
+    cache's."""
+
+    error: str
+
+
+@dataclass
 class ViewsChanged(Message):
     """The saved views changed; the app hands them to its `on_views_changed` callback."""
 
@@ -83,6 +92,9 @@ class EditIssueRequested(Message):
     """The user asked to edit an issue (only posted when the app is writable)."""
 
     issue_id: str
+    replacing: int | None = None
+    """A refused write of the issue (its outbox entry) to start the form from: what the user
+    typed then is filled in again, and saving the form replaces that write."""
 
 
 @dataclass

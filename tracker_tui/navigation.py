@@ -66,7 +66,9 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
     @on(EditIssueRequested)
     def open_edit_form(self, message: EditIssueRequested) -> None:
         if (services := self._writable()) is not None:
-            self.push_screen(IssueFormScreen(services, message.issue_id))
+            self.push_screen(
+                IssueFormScreen(services, message.issue_id, replacing=message.replacing)
+            )
 
     @on(CreateIssueRequested)
     def open_create_form(self) -> None:

@@ -72,6 +72,18 @@ def notice(text: str) -> None:
     print(text, file=sys.stderr)
 
 
+def ask(question: str) -> str:
+    """The answer typed at the terminal; the question goes to stderr, so stdout stays data.
+    End of input (Ctrl-D) raises `EOFError`, which the CLI's edge ends on cleanly."""
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    if not line:
+        sys.stderr.write("\n")
+        raise EOFError
+    return line.rstrip("\n")
+
+
 class ProgressDisplay:
     """Receives progress events (`resource`, `received`, `total`, `phase` attributes where
     present, `total` being an estimate of the whole) and the engine's `ConnectionState`, and
@@ -88,6 +100,7 @@ class ProgressDisplay:
         """The bar that moved last: a wait for the rate limit is shown on its line."""
         self.waiting_until: float | None = None
         """`time.monotonic()` when the current wait for the rate limit ends, if one runs."""
+        self._last_line = ""
         if not quiet and self._stream.isatty():
             self._bar = Progress(
                 TextColumn("{task.description:<10}"),
@@ -111,6 +124,17 @@ class ProgressDisplay:
     ) -> None:
         if self._bar is not None:
             self._bar.stop()
+
+    def note(self, text: str) -> None:
+        """A line about what is happening (what the command waits for), on a terminal only:
+        elsewhere the closing summary says it, and a failure stays one line on stderr."""
+        if not self._stream.isatty():
+            return
+        if self._bar is not None:
+            self._bar.console.print(text, highlight=False, soft_wrap=True)
+        else:
+            self._stream.write(text + "\n")
+            self._stream.flush()
 
     def update(self, event: object) -> None:
         if self._quiet:
@@ -154,9 +178,13 @@ class ProgressDisplay:
             self._bar.console.print(f"waiting for the rate limit, {_left(until)} s")
 
     def _line(self, event: object) -> None:
-        """A push's progress: counts of edits sent and left."""
+        """A push's progress: counts of edits sent and left, when they say something (each
+        round of a push reports, and an empty outbox said "push: 0 sent, 0 left" every time)."""
         sent, left = getattr(event, "sent", None), getattr(event, "remaining", None)
         text = f"push: {sent} sent, {left} left"
+        if not (sent or left) or text == self._last_line:
+            return
+        self._last_line = text
         if self._bar is not None:
             self._bar.console.print(text)
         else:

@@ -33,6 +33,11 @@ class RetryPolicy:
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     random: Callable[[], float] = field(default=random.random)
 
+    def retries(self, error: Exception) -> bool:
+        """Whether `error` is worth another attempt at all; every retryable one is, here."""
+        del error
+        return True
+
     def delay(self, failure: int, error: Exception) -> float:
         """Seconds before retry number `failure` (1-based) after `error`."""
         jitter = 0.5 + self.random()
@@ -57,7 +62,7 @@ class Retrier:
                 return await call()
             except RETRYABLE as error:
                 failure += 1
-                if failure >= self.policy.attempts:
+                if failure >= self.policy.attempts or not self.policy.retries(error):
                     raise
                 self.retries += 1
                 await self.policy.sleep(self.policy.delay(failure, error))

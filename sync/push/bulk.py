@@ -4,21 +4,26 @@ Each operation succeeds or fails alone, so each entry is settled from its own re
 successes are recorded together, in one transaction. A result missing or unreadable leaves
 that entry's outcome unknown. The endpoint answering 404/405/501
 means this server has no bulk after all: the entries go one by one from then on.
+A 403 on one operation is that record's refusal (the server took the request as a whole); a 403
+on the whole request stops the run when it refuses the key (`sync.push.forbidden`), else its
+entries go one by one, so that each record answers for itself.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from cache import Operation, OutboxEntry
+from cache import Operation, OutboxEntry, Resource
 from sync.bulkplan import Bulk
-from sync.errors import ApiError, ErrorBody, SyncError
+from sync.errors import ApiError, ErrorBody, Forbidden, SyncError
 from sync.models import BulkCreate, BulkDelete, BulkOperation, BulkResult, BulkUpdate
 from sync.push.outcomes import PushContext
 from sync.session import remember_features
 
 ABSENT = frozenset({404, 405, 501})
-STOPS = frozenset({401, 403, 429})
+STOPS = frozenset({401, 429})
+"""Whole-request refusals every entry shares; a 403 does when it refuses the key
+(`PushContext.refuses_key`), else the entries go one by one to learn which record it was."""
 
 
 def _operation(entry: OutboxEntry) -> BulkOperation:
@@ -77,6 +82,13 @@ def _no_bulk(ctx: PushContext, entries: tuple[OutboxEntry, ...]) -> None:
 async def _whole(ctx: PushContext, entries: tuple[OutboxEntry, ...], error: SyncError) -> None:
     """The request as a whole failed: every entry shares its outcome, but a 4xx that is about
     one operation's content must not fail the others, so those go one by one."""
+    if isinstance(error, Forbidden):
+        reason = await ctx.refuses_key(Resource.ISSUES, error)
+        if reason is not None:
+            for entry in entries:
+                ctx.not_applied(entry, reason)
+            ctx.stop_for_the_key(reason)
+            return
     if isinstance(error, ApiError) and 400 <= error.status < 500 and error.status not in STOPS:
         for entry in entries:
             ctx.not_applied(entry, str(error))

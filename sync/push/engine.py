@@ -74,8 +74,12 @@ async def push_outbox(
             return ctx.report
         _recover(ctx)
         for _ in range(MAX_ROUNDS):
+            if ctx.stopped:
+                break
             ready = [e for e in session.cache.sendable() if e.id not in ctx.skip]
-            if not ready or ctx.stopped:
+            if not ready:
+                if ctx.settle_undecided():
+                    continue
                 break
             await _round(ctx, ready)
             ctx.tick()

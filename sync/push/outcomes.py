@@ -5,17 +5,22 @@ Mapping of a failed attempt (the tree is in `sync.errors`):
 - retryable: 429, 5xx, a connection that failed before the request left. The entry goes back
   to pending and is known *not* applied (`Cache.release(not_applied=True)`, kept in the outbox
   across runs), so it is resent without reconciling. A 429 needs no wait here: the limiter saw
-  it and blocks the next request until `retry_after`.
+  it and blocks the next request until `retry_after`. A connection that failed before the
+  request left says the server cannot be reached: the run stops there (`report.unreachable`)
+  and the caller's backoff tries again, rather than every entry and read retrying first.
 - unknown: a request sent without a readable answer (timeout, reset, garbled 2xx). Back to
   pending, outcome open: a create is looked for on the server before it is sent again.
 - rejected: any other 4xx. Failed with the server's message; the rest of the queue goes on.
   404 on a DELETE is success; on a PATCH it means the record is gone. A workflow refusal also
   names the moves CONTRACT allows from the record's current status.
-- 401/403 stop the run: every following request would be refused the same way.
+- 401 stops the run: every following request would be refused the same way. A 403 stops it
+  when the key lacks a permission for the whole resource, and fails the one entry when that
+  record refused it (`sync.push.forbidden` says how the two are told apart).
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +36,8 @@ from sync.errors import (
     Unauthorized,
 )
 from sync.pull.retry import Retrier
-from sync.push.reads import read_retrier
+from sync.push.forbidden import Refusals, Verdict
+from sync.push.reads import read_retrier, unreachable
 from sync.push.report import Backoff, ProgressCallback, PushReport
 from sync.reconcile import describe_suspects
 from sync.session import SyncSession
@@ -59,7 +65,10 @@ class PushContext:
     """Every read of the run goes through it (`sync.push.reads`); it also counts them."""
     read_failures: int = 0
     """Rounds in a row whose reads failed even after their retries."""
+    refusals: Refusals = field(default_factory=Refusals)
+    """What the 403s of this run said about the key (`sync.push.forbidden`)."""
     _reads_counted: int = 0
+    _me: asyncio.Future[frozenset[str] | None] | None = None
 
     def __post_init__(self) -> None:
         self.reads = read_retrier(self.backoff)
@@ -77,6 +86,12 @@ class PushContext:
         if self.report.stopped is None:
             self.report.stopped = reason
 
+    def stop_for_the_key(self, reason: str) -> None:
+        """Stop the run: the API key may not make these writes (`PushReport.key_refused`)."""
+        if self.report.stopped is None:
+            self.report.key_refused = reason
+        self.stop(reason)
+
     def count_reads(self) -> None:
         """Add the reads sent since the last call (retries included) to the report."""
         self.report.requests += self.reads.requests - self._reads_counted
@@ -90,12 +105,28 @@ class PushContext:
     def done(self, entry: OutboxEntry, record: dict[str, object] | None = None) -> None:
         self.session.cache.mark_done(entry.id, record)
         self.report.done += 1
+        self._granted(entry.resource)
 
     def done_many(self, landed: list[tuple[OutboxEntry, dict[str, object] | None]]) -> None:
         """`done` for the successes of one bulk answer, in one transaction."""
         if landed:
             self.session.cache.mark_done_many([(entry.id, record) for entry, record in landed])
             self.report.done += len(landed)
+            for resource in {entry.resource for entry, _ in landed}:
+                self._granted(resource)
+
+    def _granted(self, resource: Resource) -> None:
+        """A write of `resource` succeeded: its undecided 403s were their records' refusals."""
+        for waiting in self.refusals.succeeded(resource):
+            self.rejected(waiting.entry, waiting.message)
+
+    def settle_undecided(self) -> bool:
+        """At the end of a run, fail the 403s nothing decided (`sync.push.forbidden`); whether
+        there were any (writes behind them may have become sendable)."""
+        left = self.refusals.unresolved()
+        for waiting in left:
+            self.rejected(waiting.entry, waiting.message)
+        return bool(left)
 
     def park(self, entry: OutboxEntry, found: list[FieldConflict]) -> OutboxEntry | None:
         """Settle an edit's conflicting fields as conflicts; returns the entry with the fields
@@ -138,9 +169,13 @@ class PushContext:
 
     async def read_failed(self, error: SyncError) -> None:
         """A read the round needed failed, retries spent; no entry was sent, so none is
-        charged. After `backoff.tries` such rounds in a row the run stops."""
+        charged. After `backoff.tries` such rounds in a row the run stops; at once when the
+        server cannot be reached."""
         if isinstance(error, Unauthorized | Forbidden):
-            self.stop(_refusal(error))
+            self.stop_for_the_key(_refusal(error))
+            return
+        if unreachable(error):
+            self.cut_off(error)
             return
         self.read_failures += 1
         if self.read_failures >= self.backoff.tries:
@@ -160,11 +195,18 @@ class PushContext:
             self.skip.add(entry.id)
             self.stop(f"no readable answer from the server ({message}); will retry later")
 
+    def cut_off(self, error: SyncError) -> None:
+        """The server cannot be reached (`unreachable`): stop the run, nothing more is tried."""
+        self.report.unreachable = True
+        self.stop(f"cannot reach the server ({error}); the queue will be retried later")
+
     async def settle(self, entry: OutboxEntry, error: SyncError) -> None:
         """File a failed attempt under its outcome."""
-        if isinstance(error, Unauthorized | Forbidden):
+        if isinstance(error, Unauthorized):
             self.not_applied(entry, error.message)
-            self.stop(_refusal(error))
+            self.stop_for_the_key(_refusal(error))
+        elif isinstance(error, Forbidden):
+            await self.forbidden(entry, error)
         elif isinstance(error, RateLimited):
             await self.retryable(entry, error.message, error.retry_after, wait=False)
         elif isinstance(error, ServerError):
@@ -173,7 +215,8 @@ class PushContext:
             if error.request_sent:
                 self.unknown(entry, str(error))
             else:
-                await self.retryable(entry, str(error), None, wait=True)
+                self.not_applied(entry, str(error))
+                self.cut_off(error)
         elif isinstance(error, ProtocolError):
             if 200 <= error.status < 300:
                 self.unknown(entry, str(error))
@@ -183,6 +226,42 @@ class PushContext:
             self.refused(entry, error.status, error.code, error.message)
         else:
             await self.retryable(entry, str(error), None, wait=True)
+
+    async def forbidden(self, entry: OutboxEntry, error: Forbidden) -> None:
+        """A 403 on a request for this entry: the key's refusal stops the run (the entry
+        waits), a record's fails the entry, an undecided one waits for the run to tell."""
+        judgement = self.refusals.judge(entry.resource, error, await self.permissions())
+        if judgement.verdict is Verdict.KEY:
+            self.not_applied(entry, judgement.reason)
+            self.stop_for_the_key(judgement.reason)
+        elif judgement.verdict is Verdict.RECORD:
+            self.rejected(entry, judgement.reason)
+        else:
+            self.not_applied(entry, judgement.reason)
+            self.skip.add(entry.id)
+            self.refusals.wait(entry, judgement.reason)
+
+    async def refuses_key(self, resource: Resource, error: Forbidden) -> str | None:
+        """Why the key may not make a request about `resource` that drew `error`, or None
+        when the 403 may be about a record (a bulk request's entries then go one by one)."""
+        judgement = self.refusals.judge(resource, error, await self.permissions())
+        return judgement.reason if judgement.verdict is Verdict.KEY else None
+
+    async def permissions(self) -> frozenset[str] | None:
+        """The key's permissions by `/me`, asked once a run and only after a 403, on servers
+        that have it; None when unknown (no `/me`, it failed, or it lists none)."""
+        if self._me is None:
+            self._me = asyncio.ensure_future(self._ask_me())
+        return await self._me
+
+    async def _ask_me(self) -> frozenset[str] | None:
+        if not self.session.features.me:
+            return None
+        try:
+            me = await self.reads.run(self.session.client.me)
+        except SyncError:
+            return None
+        return frozenset(me.value.permissions) or None
 
     def refused(self, entry: OutboxEntry, status: int, code: str | None, message: str) -> None:
         """A 4xx for this one entry (a single request's, or a bulk operation's)."""

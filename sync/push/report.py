@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 @dataclass
 class PushReport:
-    """Counts of one `push_outbox` run; `stopped` says why it ended early (401/403, server down,
-    another process pushing), None when it drained all it could."""
+    """Counts of one `push_outbox` run; `stopped` says why it ended early (a refused key, server
+    down, another process pushing), None when it drained all it could."""
 
     done: int = 0
     failed: int = 0
@@ -25,6 +25,13 @@ class PushReport:
     requests: int = 0
     bulk_requests: int = 0
     stopped: str | None = None
+    key_refused: str | None = None
+    """Why the run stopped, when the API key itself was refused (401), or may not make these
+    writes (a 403 judged the key's, see `sync.push.forbidden`): the entries wait, and will
+    until the user gives the key the permission or logs in with another."""
+    unreachable: bool = False
+    """The run stopped because the server could not be reached (the connection was refused,
+    the name did not resolve): nothing more was tried, the entries wait, known not applied."""
     remaining: int = 0
     """Entries still to send (pending or in flight), `unknown` ones included."""
     unknown: int = 0

@@ -50,6 +50,10 @@ class AnsweredLog:
         self._sent[at] = None if at in self._sent or at in self._answered else bucket
         self._answered.pop(at, None)
 
+    def forget(self, at: float) -> None:
+        """The request logged at `at` never left; its log entry is gone."""
+        self._sent.pop(at, None)
+
     def answered(self, at: float | None, received: float) -> None:
         """The request logged at `at` was answered (any status) at `received`."""
         if at is None or received < at:

@@ -217,6 +217,17 @@ class RateLimiter:
                 if not self._users_waiting:
                     self._users_idle.set()
 
+    def not_sent(self, at: float, bucket: str, priority: Priority = Priority.USER) -> None:
+        """The request `acquire(bucket, priority)` let through at `at` certainly never reached
+        the server (the connection was refused, the name did not resolve): the server did not
+        count it, so its slot goes back to the shared log. Otherwise every request tried while
+        the server is down spends the budget the user needs when it returns. A request whose
+        fate is unknown (sent, no answer) keeps its slot: the server may have counted it."""
+        kind = Bucket(bucket)
+        log_bucket = BACKGROUND_LOG_BUCKET if priority is Priority.BACKGROUND else kind.value
+        self._answered.forget(at)
+        self._log.release_request(at, log_bucket)
+
     def _count(self, slept: float) -> None:
         waits = self.waits
         if waits.first is None:

@@ -29,6 +29,10 @@ class RequestLog(Protocol):
         """Insert an entry (`at`, `bucket`) if every check passes, in one atomic step."""
         ...
 
+    def release_request(self, at: float, bucket: str) -> bool:
+        """Delete one entry (`at`, `bucket`), in one atomic step; False when none was left."""
+        ...
+
     def request_times(self, since: float, bucket: str | None = None) -> list[float]:
         """The times of entries at or after `since`, of `bucket` (None: any), ascending."""
         ...

@@ -60,11 +60,9 @@ def sort_key(row: Row, key: SortKey) -> tuple[Any, ...]:
     if key is SortKey.TITLE:
         title = r.get("title") or ""
         return ("".join(c.lower() if "A" <= c <= "Z" else c for c in title), row.position)
-    rank = (
-        _rank(r.get("status"), STATUS)
-        if key is SortKey.STATUS
-        else _rank(r.get("priority"), PRIORITY)
-    )
+    if key is SortKey.PRIORITY:  # ascending: the least urgent first, oldest first within one
+        return (-_rank(r.get("priority"), PRIORITY), _null_first(r.get("updated_at")), row.position)
+    rank = _rank(r.get("status"), STATUS)
     return (rank, _Reversed(_null_first(r.get("updated_at"))), -row.position)
 
 

@@ -9,7 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cache import Cache
+from cache_factories import issue
+
+from cache import Cache, Resource
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,6 +33,22 @@ def test_a_reset_of_the_server_copy_keeps_drafts(cache: Cache) -> None:
     cache.save_draft("issue:new", {"title": "Half typed"})
     cache.reset_server_copy()
     assert cache.draft("issue:new") == {"title": "Half typed"}
+
+
+def test_drafts_of_a_record_created_offline_follow_it_to_its_server_id(cache: Cache) -> None:
+    """A comment begun on an issue created offline was keyed by the temporary id, and lost
+    from sight once the issue was on the server under its own id."""
+    local = cache.create(Resource.ISSUES, {"title": "Made on the train"})
+    cache.save_draft(f"comment:{local}", {"body": "and a first comment"})
+    cache.save_draft(f"issue:{local}", {"priority": "high"})
+    cache.save_draft("comment:iss_other", {"body": "untouched"})
+    [entry] = cache.outbox()
+    cache.mark_sending(entry.id)
+    cache.mark_done(entry.id, {**issue(700), "title": "Made on the train"})
+    assert cache.draft(f"comment:{local}") is None
+    assert cache.draft("comment:iss_000700") == {"body": "and a first comment"}
+    assert cache.draft("issue:iss_000700") == {"priority": "high"}
+    assert cache.draft("comment:iss_other") == {"body": "untouched"}
 
 
 SAVER = """

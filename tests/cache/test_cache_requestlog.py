@@ -146,3 +146,23 @@ def test_a_damaged_log_is_replaced_and_the_cache_kept(tmp_path: Path) -> None:
         assert cache.request_times(0.0) == []
         assert cache.reserve_request(2.0, "list", [])
         assert cache.integrity_check() == ["ok"]
+
+
+def test_a_release_deletes_one_entry_whoever_logged_it(tmp_path: Path) -> None:
+    """Two processes' caches log the same instant in the same bucket; giving one slot back
+    deletes one of the two entries (they count alike in every window) and nothing else; a slot
+    already given back, or pruned, deletes nothing."""
+    path = tmp_path / "c.db"
+    with Cache.open(path) as first, Cache.open(path) as second:
+        assert first.reserve_request(10.0, "list", [])
+        assert second.reserve_request(10.0, "list", [])
+        assert second.reserve_request(11.0, "list", [])
+        assert first.reserve_request(10.0, "search", [])
+        assert first.release_request(10.0, "list")
+        assert second.request_times(0.0) == [10.0, 10.0, 11.0]
+        assert second.request_times(0.0, "list") == [10.0, 11.0]
+        assert second.release_request(10.0, "list")
+        assert not first.release_request(10.0, "list")
+        assert not first.release_request(12.0, "list")
+        assert first.request_times(0.0) == [10.0, 11.0]
+        assert first.request_times(0.0, "search") == [10.0]

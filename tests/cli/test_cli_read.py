@@ -65,7 +65,7 @@ def test_issues_list_reads_the_cache_with_filters(synced: Cli) -> None:
 
 def test_issues_list_rejects_an_unknown_sort(synced: Cli) -> None:
     status, out, err = synced.run("issues", "list", "--sort", "color")
-    assert status == 1 and out == "" and err.count("\n") == 1 and "color" in err
+    assert status == 2 and out == "" and err.count("\n") == 1 and "color" in err
 
 
 def test_issues_show_by_number_or_id(synced: Cli) -> None:
@@ -79,7 +79,7 @@ def test_issues_show_by_number_or_id(synced: Cli) -> None:
     status, out, _ = synced.run("issues", "show", "#7")
     assert out.startswith(f"#7 {record['title']}")
     status, out, err = synced.run("issues", "show", "#9999")
-    assert status == 1 and err.count("\n") == 1
+    assert status == 2 and err.count("\n") == 1
 
 
 def test_reads_work_offline(synced: Cli) -> None:
@@ -114,7 +114,8 @@ def test_doctor_checks_cache_and_server(synced: Cli) -> None:
     "argv",
     [
         ["login"], ["logout"], ["profiles"], ["status"], ["doctor"], ["sync"],
-        ["issues", "list"], ["issues", "show"], ["projects", "list"],
+        ["issues", "list"], ["issues", "show"], ["projects", "list"], ["users"],
+        ["issues", "edit"], ["issues", "delete"], ["issues", "bulk-edit"],
     ],
 )  # fmt: skip
 def test_every_command_explains_itself(cli: Cli, argv: list[str]) -> None:

@@ -58,10 +58,13 @@ def test_login_sync_logout(cli: Cli, service: Loopback) -> None:
 
 def test_login_refuses_a_wrong_key_and_stores_nothing(cli: Cli, service: Loopback) -> None:
     cli.monkeypatch.setattr(sys, "stdin", io.StringIO("trk_" + "x" * 40))
-    one_line_failure(
+    err = one_line_failure(
         cli.run("login", "--server", service.base_url, "--with-key", "--insecure-storage"),
-        "refused the API key",
+        "refused this API key",
+        "create a new one",
+        "Nothing was saved",
     )
+    assert "log in again" not in err and "tracker-tui login" not in err
     assert "No profiles" in cli.run("profiles")[1]
 
 

@@ -41,6 +41,9 @@ class Setup:
                     return (await client.get_issue(path)).value.raw
                 if method == "PATCH":
                     return (await client.update_issue(path, body or {})).value.raw
+                if method == "DELETE":
+                    await client.delete_issue(path)
+                    return None
                 page = await client.list_issues(per_page=100)
                 return [issue.raw for issue in page.value.data]
 
@@ -108,7 +111,7 @@ def test_create_is_queued_pushed_and_prints_the_server_id(setup: Setup) -> None:
 )
 def test_bad_input_is_refused_before_the_queue(setup: Setup, argv: list[str], says: str) -> None:
     status, out, err = setup.run(*argv)
-    assert status == 1 and out == ""
+    assert status == 2 and out == ""
     assert err.count("\n") == 1 and says in err
     assert setup.outbox_states() == []
 
@@ -119,7 +122,7 @@ def test_a_forbidden_status_move_names_the_allowed_ones(setup: Setup) -> None:
     with open_cache(cache_name(resolve_profile(None))) as cache:
         cache.apply_page(Resource.ISSUES, [setup.issue(issue_id)])
     status, _, err = setup.run("issues", "edit", issue_id, "--status", "done")
-    assert status == 1 and "cannot move from canceled to done; allowed: todo" in err
+    assert status == 2 and "cannot move: Canceled → Done not allowed; allowed: todo" in err
     assert setup.outbox_states() == []
 
 
@@ -153,7 +156,7 @@ def test_bulk_edit_reads_plain_and_json_ids_from_stdin(
 
 def test_delete_and_comment(setup: Setup) -> None:
     first, second = (str(i["id"]) for i in setup.issues()[:2])
-    assert setup.run("issues", "delete", first)[0] == 0
+    assert setup.run("issues", "delete", first, "--yes")[0] == 0
     assert first not in {i["id"] for i in setup.issues()}
     status, out, _ = setup.run("issues", "comment", second, "--body", "looks good")
     assert status == 0 and out.startswith("cmt_")
@@ -176,11 +179,12 @@ def test_a_conflict_is_listed_and_settled_from_the_shell(setup: Setup) -> None:
 
 def test_a_write_the_server_refuses_fails_and_can_be_discarded(setup: Setup) -> None:
     issue_id = str(setup.issues()[0]["id"])
-    status, _, err = setup.run("issues", "edit", issue_id, "--assignee", "usr_nobody")
-    assert status == 1 and "failed" in err and err.count("\n") == 1
+    setup.server("DELETE", issue_id)
+    status, _, err = setup.run("issues", "edit", issue_id, "--title", "too late")
+    assert status == 3 and "failed" in err and err.count("\n") == 1
     status, out, _ = setup.run("outbox", "--json")
     [row] = [json.loads(line) for line in out.splitlines()]
     assert row["state"] == "failed" and row["error"]
-    assert setup.run("outbox", "retry", str(row["id"]))[0] == 1
+    assert setup.run("outbox", "retry", str(row["id"]))[0] == 3
     assert setup.run("outbox", "discard", str(row["id"]))[0] == 0
     assert setup.run("outbox")[1].startswith("the outbox is empty")

@@ -19,6 +19,7 @@ from sync.connection import Connection, ConnectionState, ConnectionWatch
 from sync.credentials import KeySource, ResolvedProfile
 from sync.engine import sync_once
 from sync.pull import PullProgress
+from sync.push import PushReport
 from sync.secret import Secret
 from sync.session import open_session
 from tracker_tui.output import ProgressDisplay
@@ -86,3 +87,16 @@ def test_on_a_terminal_the_wait_shows_beside_the_bar_that_stopped(
         shown(ConnectionState(Connection.RATE_LIMITED, until=time.monotonic() + 30.5))
     drawn = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", stream.getvalue())
     assert re.search(r"issues .*100/450 +waiting for the rate limit, (31|30) s", drawn)
+
+
+def test_a_push_round_is_told_only_when_it_says_something() -> None:
+    """Every round of a push reports; an empty outbox printed "push: 0 sent, 0 left" on each."""
+    stream = io.StringIO()
+    display = ProgressDisplay(stream=stream)
+    for done, remaining in [(0, 0), (0, 3), (2, 1), (2, 1), (3, 0), (0, 0)]:
+        display.update(PushReport(done=done, remaining=remaining))
+    assert stream.getvalue().splitlines() == [
+        "push: 0 sent, 3 left",
+        "push: 2 sent, 1 left",
+        "push: 3 sent, 0 left",
+    ]

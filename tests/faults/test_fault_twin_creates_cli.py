@@ -184,7 +184,7 @@ def test_a_colleagues_twin_made_while_ours_was_lost_leaves_ours_unsure_until_set
         proxy.plan = first_create(
             Fault.DROP_AFTER, before=lambda: made.append(service.colleague_creates())
         )
-        summary = cli.ok("sync")
+        synced, summary, _ = cli.run("sync")
         listing = cli.ok("outbox")
         state = json.loads(cli.ok("status", "--json"))
         [entry] = [json.loads(line) for line in cli.ok("outbox", "--json").splitlines()]
@@ -196,13 +196,14 @@ def test_a_colleagues_twin_made_while_ours_was_lost_leaves_ours_unsure_until_set
         sent_again = proxy.count([Fault.PASS]) - resent
         cached = local_titles(cli)
     on_server = service.titled()
+    assert synced == 3  # partly done: a create that may be a duplicate remains
     assert summary.startswith("sent 2 edits; 1 create may be a duplicate")
     assert "unsure" in listing and f"check #{made[0]['number']}" in listing
     assert (state["pending_writes"], state["unsure_writes"]) == (1, 1)
     assert entry["state"] == "unsure" and made[0]["id"] in entry["may_be"]
     assert len(entry["may_be"]) == 2
-    assert status == 1 and "say which with --as" in err
-    assert settled.strip() == f"issue {made[0]['id']}"
+    assert status == 2 and "say which with --as" in err
+    assert settled.startswith(f"issue #{made[0]['number']} ")
     assert after.strip() == "the outbox is empty: everything is on the server"
     assert again.startswith("sent 0 edits;")
     assert all(hop.request.method == "GET" for hop in proxy.hops[-sent_again:])

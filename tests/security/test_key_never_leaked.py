@@ -176,7 +176,7 @@ def _edits(session: Session, served: Served, first: int) -> None:
     session.run("issues", "edit", one, "--title", title, "--priority", "high", "--no-push")
     session.run("issues", "comment", two, "--body", "A comment from the check", "--no-push")
     session.run("issues", "bulk-edit", three, four, "--priority", "low", "--no-push")
-    session.run("issues", "delete", five, "--no-push")
+    session.run("issues", "delete", five, "--yes", "--no-push")
     session.run("sync")
     assert served.titles().count(title) == 1
 

@@ -44,6 +44,13 @@ class InMemoryRequestLog:
         self.reserved.append((at, bucket))
         return True
 
+    def release_request(self, at: float, bucket: str) -> bool:
+        if at not in self._times.get(bucket, []):
+            return False
+        for key in (None, bucket):
+            self._times[key].remove(at)
+        return True
+
     def request_times(self, since: float, bucket: str | None = None) -> list[float]:
         times = self._times.get(bucket, [])
         return times[bisect_left(times, since) :]

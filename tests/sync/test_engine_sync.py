@@ -14,8 +14,7 @@ from push_support import Wire, session_for
 from cache import ACTIVE_STATES, EntryState, IssueFilter, IssueSort, Resource
 from server.app import create_app
 from server.seed import seed_workspace
-from sync.engine import SyncLoop, sync_once
-from sync.errors import NetworkError
+from sync.engine import RetryPlanned, SyncLoop, sync_once
 from sync.pull import RetryPolicy
 from sync.push import Backoff, PushReport
 from sync.session import SyncSession
@@ -129,7 +128,71 @@ async def test_a_write_queued_while_the_server_is_down_is_sent_when_it_returns(
             timeout=5,
         )
         assert answer.json()["title"] == "written offline"
-        assert any(isinstance(item, NetworkError) for item in heard)
+        assert any(isinstance(item, PushReport) and item.unreachable for item in heard)
+    finally:
+        service.__exit__(None, None, None)
+
+
+class Counted(httpx.AsyncBaseTransport):
+    """A real HTTP transport that counts the requests it was asked to send."""
+
+    def __init__(self) -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+        self.requests = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests += 1
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def test_the_first_pass_after_the_server_died_plans_its_retry_after_one_request(
+    tmp_path: Path,
+) -> None:
+    """An edit made just after the server died, before any request noticed: the pass sends one
+    request, skips the pull (it would fail the same way), and hands over to the loop's backoff
+    with the write pending; the retry after the server returns sends it. Before, the push
+    retried its conflict listing five times in each of five rounds: 25 requests (~40 s at the
+    app's pace) before the loop planned its retry."""
+    db = tmp_path / "server.db"
+    key = seed_workspace(db, "acme", 3, plan="enterprise")
+    service = ServiceThread(create_app(db, window_seconds=WINDOW)).__enter__()
+    port = urlsplit(service.base_url).port
+    assert port is not None
+    wire = Counted()
+    heard: list[object] = []
+    try:
+        async with session_for(
+            key,
+            tmp_path / "c.db",
+            server=service.base_url,
+            transport=wire,
+            window_seconds=WINDOW,
+            timeout=2,
+        ) as s:
+            await sync_once(s)
+            service.__exit__(None, None, None)
+            issue_id = sorted(local_issue_ids(s))[0]
+            s.cache.update(Resource.ISSUES, issue_id, {"title": "just after it died"})
+            loop = fast_loop(s, heard)
+            sent_before = wire.requests
+            task = asyncio.create_task(loop.run())
+            loop.poke()
+            await eventually(lambda: any(isinstance(item, RetryPlanned) for item in heard))
+            tried = wire.requests - sent_before
+            first_pass = heard[
+                : next(i for i, x in enumerate(heard) if isinstance(x, RetryPlanned))
+            ]
+            [pushed] = [item for item in first_pass if isinstance(item, PushReport)]
+            service = ServiceThread(create_app(db, window_seconds=WINDOW), port=port).__enter__()
+            await eventually(lambda: not s.cache.outbox(ACTIVE_STATES))
+            loop.stop()
+            await task
+        assert tried == 1
+        assert pushed.unreachable and pushed.remaining == 1
+        assert [type(item).__name__ for item in first_pass] == ["PushReport"]
     finally:
         service.__exit__(None, None, None)
 

@@ -17,7 +17,7 @@ from tracker_tui.app import THEMES, TrackerApp
 from tracker_tui.data.outbox_counts import OutboxCounts
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.data.views import SavedView
-from tracker_tui.messages import SyncStatusChanged
+from tracker_tui.messages import SyncFailed, SyncStatusChanged
 from tracker_tui.screens.help import HelpScreen
 from tracker_tui.screens.issue_list import IssueListScreen
 from tracker_tui.screens.issue_list_commands import IssueListCommands
@@ -256,3 +256,14 @@ async def test_a_narrow_status_bar_drops_the_budget_then_the_progress(
         await pilot.pause()
         text = status_text(app)
         assert "syncing issues 4,951 of 7,000" in text and "budget 0/min 940/day" in text
+
+
+async def test_a_sync_failure_is_told_as_sync_not_as_the_cache(
+    app_factory: AppFactory, notices: Notices
+) -> None:
+    """The engine's failures were notices titled "Local cache" reading "Could not sync"."""
+    app = app_factory()
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.post_message(SyncFailed("the server sent a page that is not JSON"))
+        await pilot.pause()
+    assert notices.texts() == ["Sync failed: the server sent a page that is not JSON"]

@@ -22,7 +22,7 @@ from tui_support import settle
 
 from cache import ACTIVE_STATES, Cache, EntryState, IssueFilter, IssueSort, Resource
 from server.app import create_app
-from server.keys import revoke_key
+from server.keys import create_key, revoke_key
 from server.seed import seed_workspace
 from sync.connection import Connection
 from sync.credentials import KeySource, ResolvedProfile
@@ -30,7 +30,7 @@ from sync.secret import Secret
 from tracker_tui.app import TrackerApp, make_app
 from tracker_tui.demo_service import DemoService
 from tracker_tui.engine_link import EngineLink
-from tracker_tui.messages import SourceFailed
+from tracker_tui.messages import SourceFailed, SyncFailed
 from tracker_tui.server_clock import ServerClock
 from tracker_tui.service_thread import ServiceThread
 from tracker_tui.widgets.issue_list import IssueList
@@ -131,7 +131,7 @@ async def test_an_unreachable_server_is_offline_not_an_error(tmp_path: Path) -> 
         failures: list[Message] = []
 
         def hook(message: Message) -> None:
-            if isinstance(message, SourceFailed):
+            if isinstance(message, SourceFailed | SyncFailed):
                 failures.append(message)
 
         async with app.run_test(size=(120, 36), message_hook=hook) as pilot:
@@ -300,3 +300,37 @@ async def test_a_refused_write_is_counted_as_failed_on_the_bar_and_the_panel(
                 assert "↑ 0 pending · 1 failed" in bar_text(app)
     finally:
         service.__exit__(None, None, None)
+
+
+async def test_writes_the_key_may_not_make_are_told_not_only_counted(tmp_path: Path) -> None:
+    """A key that reads but may not write: the edit waits as pending, and the user is told why
+    once, instead of "↑ 1 pending" with no end and no reason."""
+    db = tmp_path / "server.db"
+    seed_workspace(db, "Demo", 10, plan="pro")
+    reader = create_key(db, "Demo", "reader", ["issues:read", "projects:read", "comments:read"])
+    service = start_service(db)
+    profile = ResolvedProfile("demo", service.base_url, "Demo", Secret(reader), KeySource.NONE)
+    told: list[str] = []
+
+    def hook(message: Message) -> None:
+        if isinstance(message, SyncFailed):
+            told.append(message.error)
+
+    try:
+        with Cache.open(tmp_path / "cache.db") as cache:
+            link = EngineLink(profile, cache, window_seconds=WINDOW)
+            app = make_app(cache=cache, sync=link, profile="demo")
+            async with app.run_test(size=(120, 36), message_hook=hook) as pilot:
+                await until(lambda: listed(app) == 10 and "● online" in bar_text(app), pilot)
+                target = cache.window(IssueFilter(), IssueSort(), 0, 1)[0]
+                cache.update(Resource.ISSUES, target.id, {"title": "Not allowed"})
+                link.poke()
+                await until(lambda: bool(told), pilot)
+                link.poke()  # the next attempt is refused the same way: not told again
+                await asyncio.sleep(1)
+                await pilot.pause()
+                assert "↑ 1 pending" in bar_text(app)
+    finally:
+        service.__exit__(None, None, None)
+    assert len(told) == 1
+    assert "issues:write" in told[0] and "wait in the outbox" in told[0]

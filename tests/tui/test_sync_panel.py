@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from textual.content import Content
-from textual.widgets import OptionList, Static
+from textual.widgets import Input, OptionList, Static
 from tui_support import NOW, AppFactory, settle
 
 from cache import Cache, EntryState, FieldConflict, Resource
@@ -259,3 +259,27 @@ async def test_an_unsure_create_is_sent_anyway_or_discarded(
         await pilot.press("x")
         await settle(pilot)
     assert dropped not in [entry.id for entry in cache.outbox()]
+
+
+async def test_editing_a_failed_write_starts_from_what_was_refused_and_replaces_it(
+    app_factory: AppFactory, cache: Cache
+) -> None:
+    """`e` once opened the form on the server's values: what the user typed was only in the
+    failed write. Now the form shows it, and saving queues the fix and drops the failed write."""
+    failed = make_failure(cache, "iss_000118")
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        assert isinstance(app.screen, IssueFormScreen)
+        title = app.screen.query_one("#title", Input)
+        assert title.value == "Renamed iss_000118"
+        title.value = "Renamed, shorter"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+    assert failed not in [entry.id for entry in cache.outbox()]
+    [queued] = cache.outbox([EntryState.PENDING])
+    assert queued.changes == {"title": "Renamed, shorter"}

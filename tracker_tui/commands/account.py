@@ -13,9 +13,10 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from cache import open_cache
 from sync.client import ApiClient
 from sync.credentials import delete_key, parse_key, save_login
-from sync.errors import NotFound, UnexpectedStatus
+from sync.errors import NotFound, Unauthorized, UnexpectedStatus
 from sync.profiles import (
     AppPaths,
     Profile,
@@ -25,7 +26,9 @@ from sync.profiles import (
     validate_profile_name,
 )
 from sync.secret import Secret
-from tracker_tui.errors import UsageError
+from tracker_tui.data.cache_source import ME_STATE_KEY
+from tracker_tui.errors import TrackerTuiError, UsageError
+from tracker_tui.exit_codes import Exit
 from tracker_tui.output import print_table
 
 DEFAULT_PROFILE = "default"
@@ -80,9 +83,16 @@ class Identity:
 
     user: str | None
     workspace: str | None
+    user_id: str | None = None
+
+
+class KeyRefused(TrackerTuiError):
+    """The server does not know the key being logged in with."""
 
 
 def read_key(with_key: bool) -> Secret:
+    """The key from stdin or a hidden prompt; Ctrl-D or Ctrl-C at the prompt ends the command
+    cleanly (the CLI's edge turns `EOFError` and `KeyboardInterrupt` into one line)."""
     if with_key:
         return parse_key(Secret(sys.stdin.read()), "stdin")
     if not sys.stdin.isatty():
@@ -100,25 +110,34 @@ async def check_key(server: str, key: Secret) -> Identity:
             return Identity(None, None)
         user = me.user.name or me.user.id if me.user else None
         workspace = me.workspace.name or me.workspace.id if me.workspace else None
-        return Identity(user, workspace)
+        return Identity(user, workspace, me.user.id if me.user else None)
 
 
 def run_login(args: argparse.Namespace) -> int:
     server = normalize_server_url(args.server)
     name = validate_profile_name(args.login_profile or args.profile or DEFAULT_PROFILE)
     key = read_key(args.with_key)
-    identity = asyncio.run(check_key(server, key))
+    try:
+        identity = asyncio.run(check_key(server, key))
+    except Unauthorized as error:
+        raise KeyRefused(
+            f"{server} refused this API key ({error.status} {error.code}): check that it was "
+            "copied whole, or create a new one in the service's settings under API (a key is "
+            "shown once, when it is made). Nothing was saved."
+        ) from None
     store = ProfileStore(AppPaths.from_env())
     workspace = args.workspace or identity.workspace or DEFAULT_PROFILE
     profile = Profile(name=name, server=server, workspace=workspace)
     where = save_login(profile, key, insecure=args.insecure_storage)
+    with open_cache(name) as cache:
+        cache.set_state(ME_STATE_KEY, identity.user_id)
     default = store.load().default == name
     who = f" as {identity.user}" if identity.user else ""
     print(
         f"Logged in to {server}{who} (workspace {workspace}); profile {name!r}"
         f"{' (default)' if default else ''}, key kept in {where.value}"
     )
-    return 0
+    return Exit.OK
 
 
 def run_logout(args: argparse.Namespace) -> int:
@@ -132,14 +151,14 @@ def run_logout(args: argparse.Namespace) -> int:
         raise ProfileNotFoundError(f"no profile named {name!r} and no key stored for it")
     places = " and ".join(source.value for source in removed) or "nowhere (none was stored)"
     print(f"Logged out of profile {name!r}: key removed from {places}")
-    return 0
+    return Exit.OK
 
 
 def run_profiles(args: argparse.Namespace) -> int:
     config = ProfileStore(AppPaths.from_env()).load()
     if not config.profiles:
         print("No profiles: run `tracker-tui login --server URL`.")
-        return 0
+        return Exit.OK
     rows = [
         {
             "mark": "*" if profile.name == config.default else "",
@@ -152,4 +171,4 @@ def run_profiles(args: argparse.Namespace) -> int:
     ]
     columns = [("mark", ""), ("name", "PROFILE"), ("server", "SERVER")]
     print_table(rows, [*columns, ("workspace", "WORKSPACE"), ("key", "KEY KEPT IN")])
-    return 0
+    return Exit.OK

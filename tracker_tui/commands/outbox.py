@@ -13,12 +13,25 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from cache import ACTIVE_STATES, Cache, EntryState, OutboxEntry, Resolution
+from cache import (
+    ACTIVE_STATES,
+    Cache,
+    EntryState,
+    Operation,
+    OutboxEntry,
+    OutboxStateError,
+    Resolution,
+    Resource,
+)
 from sync.reconcile import record_label
+from tracker_tui.commands.refs import Names
 from tracker_tui.commands.write import add_push_option, open_local_cache, outcome
 from tracker_tui.errors import UsageError
+from tracker_tui.exit_codes import Exit
 
 
 def register(subparsers: Any, issue_commands: Any) -> None:
@@ -71,8 +84,10 @@ UNSURE_HELP = (
 
 def run_list(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
+        names = Names(cache)
         entries = cache.outbox(ACTIVE_STATES)
         for entry in entries:
+            what = names.entry(entry)
             if args.json:
                 row: dict[str, Any] = {
                     "id": entry.id,
@@ -80,6 +95,7 @@ def run_list(args: argparse.Namespace) -> int:
                     "operation": entry.operation.value,
                     "resource": entry.resource.value,
                     "record_id": entry.target_id,
+                    "what": what,
                     "changes": entry.changes,
                     "attempts": entry.attempts,
                     "error": entry.last_error,
@@ -88,18 +104,19 @@ def run_list(args: argparse.Namespace) -> int:
                     row["may_be"] = [record.get("id") for record in cache.suspects(entry.id)]
                 print(json.dumps(row, sort_keys=True))
             else:
-                fields = ", ".join(sorted(entry.changes))
+                fields = (
+                    ", ".join(sorted(entry.changes)) if entry.operation is Operation.UPDATE else ""
+                )
                 error = f"  ({entry.last_error})" if entry.last_error else ""
                 print(
-                    f"{entry.id:>5}  {entry.state.value:<8}  {entry.operation.value:<6}  "
-                    f"{entry.resource.value.rstrip('s')} {entry.target_id}"
+                    f"{entry.id:>5}  {entry.state.value:<8}  {what}"
                     f"{'  ' + fields if fields else ''}{error}"
                 )
         if not entries and not args.json:
             print("the outbox is empty: everything is on the server")
         if any(e.state is EntryState.UNSURE for e in entries) and not args.json:
             print(UNSURE_HELP)
-        return 0
+        return Exit.OK
 
 
 def run_retry(args: argparse.Namespace) -> int:
@@ -111,9 +128,20 @@ def run_retry(args: argparse.Namespace) -> int:
         return outcome(args, cache, entries)
 
 
+@contextmanager
+def _numbered_by_the_user() -> Iterator[None]:
+    """An outbox entry or conflict number that names nothing (or nothing in that state) is
+    a mistake in the command, not a failure."""
+    try:
+        yield
+    except OutboxStateError as error:
+        raise UsageError(str(error)) from None
+
+
 def _queue_again(cache: Cache, entry_id: int) -> OutboxEntry:
     """A failed write back in the queue; an unsure create queued to be sent anyway."""
-    entry = cache.outbox_entry(entry_id)
+    with _numbered_by_the_user():
+        entry = cache.outbox_entry(entry_id)
     if entry.state is EntryState.UNSURE:
         return cache.send_anyway(entry.id)
     if entry.state is not EntryState.FAILED:
@@ -123,7 +151,8 @@ def _queue_again(cache: Cache, entry_id: int) -> OutboxEntry:
 
 def run_same(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
-        entry = cache.outbox_entry(args.id)
+        with _numbered_by_the_user():
+            entry = cache.outbox_entry(args.id)
         if entry.state is not EntryState.UNSURE:
             raise UsageError(f"outbox entry {args.id} is {entry.state.value}, not unsure")
         found = cache.suspects(entry.id)
@@ -132,8 +161,12 @@ def run_same(args: argparse.Namespace) -> int:
             names = ", ".join(record_label(record) for record in found)
             raise UsageError(f"outbox entry {args.id} may be any of {names}: say which with --as")
         done = cache.same_as(entry.id, chosen)
-        print(f"{done.resource.value.rstrip('s')} {cache.resolve_id(done.record_id)}")
-        return 0
+        record_id = cache.resolve_id(done.record_id)
+        if done.resource is Resource.ISSUES:
+            print(f"issue {Names(cache).issue(record_id, title=True)}")
+        else:
+            print(f"{done.resource.value.rstrip('s')} {record_id}")
+        return Exit.OK
 
 
 def _suspect(found: list[dict[str, Any]], given: str) -> str:
@@ -148,12 +181,16 @@ def _suspect(found: list[dict[str, Any]], given: str) -> str:
 
 def run_discard(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
-        cache.discard(args.id)
-        return 0
+        with _numbered_by_the_user():
+            what = Names(cache).entry(cache.outbox_entry(args.id))
+            cache.discard(args.id)
+        print(f"discarded: {what}")
+        return Exit.OK
 
 
 def run_conflicts(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
+        names = Names(cache)
         found = cache.conflicts()
         for conflict in found:
             entry = cache.outbox_entry(conflict.entry_id)
@@ -162,6 +199,7 @@ def run_conflicts(args: argparse.Namespace) -> int:
                     "id": conflict.id,
                     "entry_id": conflict.entry_id,
                     "record_id": entry.target_id,
+                    "what": names.entry(entry),
                     "field": conflict.field,
                     "base": conflict.base,
                     "mine": conflict.mine,
@@ -169,18 +207,22 @@ def run_conflicts(args: argparse.Namespace) -> int:
                 }
                 print(json.dumps(row, sort_keys=True))
             else:
+                field = conflict.field
                 print(
-                    f"{conflict.id:>5}  {entry.target_id}  {conflict.field}: was "
-                    f"{conflict.base!r}, mine {conflict.mine!r}, theirs {conflict.theirs!r}"
+                    f"{conflict.id:>5}  {names.entry(entry)}  {field}: was "
+                    f"{names.value(field, conflict.base)!r}, mine "
+                    f"{names.value(field, conflict.mine)!r}, theirs "
+                    f"{names.value(field, conflict.theirs)!r}"
                 )
         if not found and not args.json:
             print("no conflicts")
-        return 0
+        return Exit.OK
 
 
 def run_resolve(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
         resolution = Resolution.MINE if args.mine else Resolution.THEIRS
-        entry = cache.resolve_conflict(args.id, resolution)
+        with _numbered_by_the_user():
+            entry = cache.resolve_conflict(args.id, resolution)
         ready = entry is not None and entry.state is EntryState.PENDING
         return outcome(args, cache, [entry] if ready and entry is not None else [])

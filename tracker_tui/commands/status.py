@@ -18,6 +18,7 @@ from sync.ratelimit.learned import Learned
 from sync.session import FEATURES_STATE_KEY, remembered_limits
 from tracker_tui.commands.read import open_profile_cache
 from tracker_tui.errors import EXPECTED, describe
+from tracker_tui.exit_codes import Exit
 from tracker_tui.output import print_json
 
 DAY = 86_400.0
@@ -79,7 +80,7 @@ def run_status(args: argparse.Namespace) -> int:
     }
     if args.json:
         print_json(state)
-        return 0
+        return Exit.OK
     at = state["last_sync"].get("at") if state["last_sync"] else None
     print(f"last sync      {_ago(now, at) if isinstance(at, int | float) else 'never'}")
     doubt = f" ({unsure} may be a duplicate: see `tracker-tui outbox`)" if unsure else ""
@@ -92,7 +93,7 @@ def run_status(args: argparse.Namespace) -> int:
     if features is not None:
         flags = _feature_flags(features)
         print("features       " + (", ".join(k for k, v in flags.items() if v is True) or "-"))
-    return 0
+    return Exit.OK
 
 
 def _plan(learned: Learned | None, features: ServerFeatures | None) -> Plan:
@@ -132,16 +133,19 @@ def _ago(now: float, at: float) -> str:
 
 def run_doctor(args: argparse.Namespace) -> int:
     failed = False
+    said: list[str] = []
     for line in doctor_report():
         failed |= line.level is Level.ERROR
+        said.append(line.text)
         print(f"[{line.level.value:<5}] {line.topic:<9} {line.text}")
     try:
         resolved = resolve_profile(args.profile)
     except ConfigError as error:
         print(f"[info ] {'profile':<9} none in use: {describe(error)}")
-        return 1 if failed else 0
+        return Exit.FAILED if failed else Exit.OK
     for warning in resolved.warnings:
-        print(f"[warn ] {'profile':<9} {warning}")
+        if not any(text.startswith(warning) for text in said):
+            print(f"[warn ] {'profile':<9} {warning}")
     try:
         with open_profile_cache(args) as cache:
             found = cache.integrity_check()
@@ -154,7 +158,7 @@ def run_doctor(args: argparse.Namespace) -> int:
     reached, text = _reach(resolved)
     failed |= not reached
     print(f"[{'ok' if reached else 'error':<5}] {'server':<9} {text}")
-    return 1 if failed else 0
+    return Exit.FAILED if failed else Exit.OK
 
 
 def _reach(resolved: ResolvedProfile) -> tuple[bool, str]:

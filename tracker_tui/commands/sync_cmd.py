@@ -1,18 +1,36 @@
-"""`tracker-tui sync [--full] [--json]`: push the outbox, then pull (`sync.engine.sync_once`)."""
+"""`tracker-tui sync [--full] [--json]`: push the outbox, then pull (`sync.engine.sync_once`).
+
+The exit status says how it ended (`tracker_tui.exit_codes`): every write sent and the cache
+up to date (0); writes the server refused or in conflict remain (3, each named); the server
+could not be reached and writes stay queued (4); or the sync failed (1). On a terminal it says
+what it is waiting for (a failing server, with when it gives up; the rate limit).
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import dataclasses
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from sync.connection import ConnectionWatch
-from sync.credentials import resolve_profile
+from cache import ACTIVE_STATES, Cache, EntryState, open_cache
+from sync.connection import ConnectionState, ConnectionWatch
+from sync.credentials import ResolvedProfile, resolve_profile
 from sync.engine import SyncReport, sync_once
-from sync.pull import PullReport
-from sync.session import open_session
+from sync.errors import NetworkError, ServerError, SyncError
+from sync.pull import PullReport, RetryPolicy
+from sync.push import Backoff
+from sync.session import SyncSession, cache_name, open_session
+from tracker_tui.commands.refs import Names
+from tracker_tui.commands.waiting import GIVE_UP_AFTER, Waits
+from tracker_tui.data.cache_source import ME_STATE_KEY
+from tracker_tui.errors import describe
+from tracker_tui.exit_codes import Exit
 from tracker_tui.output import ProgressDisplay, notice, print_json
+
+NAMED = 20
+"""Refused writes (and conflicts) named one per line; `outbox` and `conflicts` list them all."""
 
 
 def register(subparsers: Any, issue_commands: Any) -> None:
@@ -22,7 +40,8 @@ def register(subparsers: Any, issue_commands: Any) -> None:
         description=(
             "Send the outbox of local edits, then pull every change since the last sync into "
             "the local cache, within the server's rate limits. Safe to interrupt: the next "
-            "sync resumes where this one stopped."
+            "sync resumes where this one stopped. Exit status: 0 done, 1 failed, 3 writes "
+            "refused or in conflict remain (named), 4 server unreachable with writes queued."
         ),
     )
     parser.add_argument(
@@ -30,33 +49,141 @@ def register(subparsers: Any, issue_commands: Any) -> None:
         action="store_true",
         help="also list every id to find deletions the server did not report",
     )
+    parser.add_argument(
+        "--give-up-after",
+        type=float,
+        default=GIVE_UP_AFTER,
+        metavar="SECONDS",
+        help=f"stop retrying a server that keeps failing after this long (default "
+        f"{GIVE_UP_AFTER:.0f})",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(run=run)
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What a sync did, and what it learned of the server doing it."""
+
+    report: SyncReport | None
+    key_refused: bool
+    gave_up: str | None
+    error: SyncError | None = None
 
 
 def run(args: argparse.Namespace) -> int:
     resolved = resolve_profile(args.profile)
     for warning in resolved.warnings:
         notice(f"warning: {warning}")
-    report = asyncio.run(_sync(resolved, full=args.full, quiet=args.json))
-    if args.json:
-        print_json(report_json(report))
-    else:
-        print(summary(report))
-    return 0
+    with open_cache(cache_name(resolved)) as cache:
+        done = asyncio.run(_sync(resolved, cache, args))
+        status = exit_status(cache, done)
+        if status is Exit.FAILED:
+            if done.error is not None:
+                raise done.error
+            notice(f"tracker-tui: {failure(done)}")
+            return status
+        if args.json:
+            stopped = failure(done) if status is not Exit.OK else None
+            print_json({**report_json(done.report), "stopped": stopped, **outbox_json(cache)})
+        else:
+            print(summary(done))
+            for line in left_over(cache, done):
+                print(line)
+    return status
 
 
-async def _sync(resolved: Any, *, full: bool, quiet: bool) -> SyncReport:
-    with ProgressDisplay(quiet=quiet) as progress:
-        watch = ConnectionWatch(on_change=progress)  # shows the waits for the rate limit
-        async with open_session(resolved, observer=watch.observe, sleep=watch.sleep) as session:
-            return await sync_once(session, full=full, progress=progress)
+def failure(done: Outcome) -> str:
+    """Why the sync did not finish, in one line."""
+    if done.error is not None:
+        return describe(done.error)
+    if done.gave_up is not None:
+        return done.gave_up
+    stopped = done.report.push.stopped if done.report is not None else None
+    return stopped or "the sync did not finish"
 
 
-def summary(report: SyncReport) -> str:
-    """The closing line: what was sent, what came back, what was skipped."""
+async def _sync(resolved: ResolvedProfile, cache: Cache, args: argparse.Namespace) -> Outcome:
+    display = ProgressDisplay(quiet=args.json)
+    with display:
+        waits = Waits(display.note, give_up_after=args.give_up_after)
+
+        def heard(state: ConnectionState) -> None:
+            waits.heard(state)
+            display.update(state)  # counts down a wait for the rate limit
+
+        watch = ConnectionWatch(on_change=heard)
+        try:
+            async with open_session(
+                resolved, cache=cache, observer=watch.observe, sleep=watch.sleep
+            ) as session:
+                await _learn_me(session)
+                work = asyncio.ensure_future(
+                    _until_reached(session, args.full, display.update, waits.retry)
+                )
+                report = await waits.run(work)
+        except SyncError as error:
+            watch.failed(error)
+            return Outcome(None, waits.key_refused, waits.gave_up, error)
+    return Outcome(report, waits.key_refused, waits.gave_up)
+
+
+async def _until_reached(
+    session: SyncSession,
+    full: bool,
+    progress: Callable[[object], None],
+    sleep: Callable[[float], Awaitable[None]],
+) -> SyncReport:
+    """`sync_once`, again after a backoff while the server cannot be reached (the push stops at
+    the first connection refused); `sleep` says what it waits for and gives up in time."""
+    backoff = Backoff(sleep=sleep)
+    failures = 0
+    while True:
+        report = await sync_once(
+            session, full=full, progress=progress, backoff=backoff, retry=RetryPolicy(sleep=sleep)
+        )
+        if not report.push.unreachable:
+            return report
+        failures += 1
+        await sleep(backoff.delay(failures))
+
+
+async def _learn_me(session: SyncSession) -> None:
+    """Who the key belongs to, once: `--assignee me` needs it offline later. Only a help:
+    when it fails, the sync's own requests meet the same failure and say it."""
+    if not session.features.me or session.cache.get_state(ME_STATE_KEY) is not None:
+        return
+    try:
+        user = (await session.client.me()).value.user
+    except SyncError:
+        return
+    if user is not None:
+        session.cache.set_state(ME_STATE_KEY, user.id)
+
+
+def exit_status(cache: Cache, done: Outcome) -> Exit:
+    """Refused key or a failed sync with nothing queued: failed; writes refused, in conflict
+    or unsure remain: partly done; writes queued but the server unreachable: offline."""
+    states = {entry.state for entry in cache.outbox(ACTIVE_STATES)}
+    unreachable = isinstance(done.error, NetworkError | ServerError)
+    if done.key_refused or (done.error is not None and not unreachable):
+        return Exit.FAILED
+    if states & {EntryState.FAILED, EntryState.CONFLICT, EntryState.UNSURE}:
+        return Exit.PARTLY_DONE
+    pulled = done.report is not None and done.report.pull is not None
+    if not pulled or done.error is not None:
+        return Exit.OFFLINE if states else Exit.FAILED
+    return Exit.OFFLINE if states else Exit.OK
+
+
+def summary(done: Outcome) -> str:
+    """The closing line: what was sent, what came back, what was skipped, and why it stopped."""
+    if done.report is None:
+        why = done.gave_up or (describe(done.error) if done.error else "stopped")
+        return f"sync stopped: {why}"
+    report = done.report
     pushed = report.push
-    parts = [f"sent {pushed.sent} edit{'s' if pushed.sent != 1 else ''}"]
+    parts = [f"sent {pushed.done} edit{'s' if pushed.done != 1 else ''}"]
     if pushed.unsure:
         parts.append(f"{_creates(pushed.unsure)} may be a duplicate: see `tracker-tui outbox`")
     if pushed.unknown:
@@ -78,10 +205,67 @@ def _creates(count: int) -> str:
     return f"{count} create{'s' if count != 1 else ''}"
 
 
-def report_json(report: SyncReport) -> dict[str, Any]:
-    pulled = report.pull
+def left_over(cache: Cache, done: Outcome) -> list[str]:
+    """One line per write refused, in conflict or unsure (the first `NAMED` of each), then
+    how many stay queued and why."""
+    names = Names(cache)
+    conflicts: dict[int, list[str]] = {}
+    for conflict in cache.conflicts():
+        conflicts.setdefault(conflict.entry_id, []).append(
+            f"{conflict.field} (conflict {conflict.id})"
+        )
+    entries = cache.outbox(ACTIVE_STATES)
+    failed = [e for e in entries if e.state is EntryState.FAILED]
+    conflicting = [e for e in entries if e.state is EntryState.CONFLICT]
+    unsure = [e for e in entries if e.state is EntryState.UNSURE]
+    queued = len(entries) - len(failed) - len(conflicting) - len(unsure)
+    lines = [f"failed: {names.entry(e)}: {e.last_error or 'refused'}" for e in failed[:NAMED]]
+    if failed:
+        more = f"{len(failed) - NAMED} more; " if len(failed) > NAMED else ""
+        lines.append(f"  {more}`tracker-tui outbox` lists them; `outbox retry` or `outbox discard`")
+    for entry in conflicting[:NAMED]:
+        fields = ", ".join(conflicts.get(entry.id, [])) or "changed on the server too"
+        lines.append(f"conflict: {names.entry(entry)}: {fields}")
+    if conflicting:
+        more = f"{len(conflicting) - NAMED} more; " if len(conflicting) > NAMED else ""
+        lines.append(f"  {more}settle with `tracker-tui conflicts resolve N --mine|--theirs`")
+    lines += [f"unsure: {names.entry(e)}: {e.last_error or 'may be a duplicate'}" for e in unsure]
+    if unsure:
+        lines.append("  `tracker-tui outbox` says how to settle them")
+    if queued:
+        noun = "write stays" if queued == 1 else "writes stay"
+        lines.append(
+            f"{queued} {noun} queued ({failure(done)}): the next `tracker-tui sync` sends them"
+        )
+    return lines
+
+
+def outbox_json(cache: Cache) -> dict[str, Any]:
+    """What is left in the outbox after the sync, for scripts."""
+    names = Names(cache)
+    entries = cache.outbox(ACTIVE_STATES)
     return {
-        "push": _plain(report.push),
+        "queued": sum(e.state in (EntryState.PENDING, EntryState.SENDING) for e in entries),
+        "unsure": [
+            {"entry": e.id, "what": names.entry(e), "error": e.last_error}
+            for e in entries
+            if e.state is EntryState.UNSURE
+        ],
+        "failed": [
+            {"entry": e.id, "what": names.entry(e), "error": e.last_error}
+            for e in entries
+            if e.state is EntryState.FAILED
+        ],
+        "conflicts": [
+            {"id": c.id, "entry": c.entry_id, "field": c.field} for c in cache.conflicts()
+        ],
+    }
+
+
+def report_json(report: SyncReport | None) -> dict[str, Any]:
+    pulled = None if report is None else report.pull
+    return {
+        "push": None if report is None else _plain(report.push),
         "pull": None
         if pulled is None
         else {

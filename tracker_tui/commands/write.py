@@ -3,9 +3,11 @@
 Every write is checked here first (CONTRACT's fields, values and limits, the workflow's moves)
 so a mistake is refused with one clear line before it reaches the outbox. It is then queued
 in the profile's cache, durably, and pushed at once unless `--no-push` (offline work; the next
-`sync` or the app sends it). Exit status: 0 when the write is on the server or queued for
-later (a line on stderr says which, when it could not be sent now); 1 when refused, locally or
-by the server, or when it conflicts with a change made elsewhere.
+`sync` or the app sends it). The exit status (`tracker_tui.exit_codes`): 0 when the writes are
+on the server (or only queued, with `--no-push`); 2 when refused before anything was queued;
+3 when the server refused a write or it conflicts with a change made elsewhere, or when some
+issues of a bulk edit could not make the change (each is named); 4 when the server could not
+be reached and the write stays queued.
 
 Errors of the cache and sync packages reach the CLI's edge, which tells them in one line. The
 helpers that open the cache, validate and push are used by `tracker_tui.commands.outbox` too.
@@ -20,109 +22,85 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from cache import (
-    Cache,
-    CacheError,
-    EntryState,
-    IssueFilter,
-    IssueSort,
-    JsonValue,
-    OutboxEntry,
-    PickerField,
-    Resource,
-    SortKey,
-    open_cache,
-)
+from cache import Cache, CacheError, EntryState, JsonValue, OutboxEntry, Resource, open_cache
+from sync.connection import ConnectionWatch
 from sync.credentials import resolve_profile
 from sync.errors import SyncError
-from sync.push import PushReport, push_outbox
+from sync.push import Backoff, PushReport, push_outbox
 from sync.session import cache_name, open_session
 from sync.workflow import TRANSITIONS
-from tracker_tui.data.workflow import (
-    can_move,
-    description_problem,
-    labels_problem,
-    title_problem,
-)
+from tracker_tui.commands import refs
+from tracker_tui.commands.refs import PRIORITIES, STATUSES, Names
+from tracker_tui.commands.waiting import Waits
+from tracker_tui.data.bulk import BulkChange, plan
+from tracker_tui.data.workflow import description_problem, labels_problem, title_problem
 from tracker_tui.errors import UsageError
+from tracker_tui.exit_codes import Exit
+from tracker_tui.output import ProgressDisplay, ask, notice
 
-STATUSES = ("backlog", "todo", "in_progress", "in_review", "done", "canceled")
-PRIORITIES = ("urgent", "high", "medium", "low", "none")
 BODY_MAX = 65_535
-NONE_WORDS = frozenset({"none", "null", "-"})
-"""What unassigns (`--assignee none`) or clears the project (`--project none`)."""
-SCAN_PAGE = 1000
+PUSH_GIVE_UP_AFTER = 5.0
+"""Seconds a write command keeps retrying a failing server: the write is safe in the queue,
+and the next sync sends it."""
 
 
 def open_local_cache(args: argparse.Namespace) -> Cache:
     return open_cache(cache_name(resolve_profile(args.profile)))
 
 
-def push_now(args: argparse.Namespace, cache: Cache) -> PushReport:
-    """Push the whole outbox (ours and any earlier offline writes) and return what happened."""
+def push_now(args: argparse.Namespace, cache: Cache) -> tuple[PushReport, Waits]:
+    """Push the whole outbox (ours and any earlier offline writes): what happened, and what
+    the server was seen to do."""
+    waits = Waits(
+        ProgressDisplay(quiet=True).note, give_up_after=PUSH_GIVE_UP_AFTER, tell_rate_limit=True
+    )
+    watch = ConnectionWatch(on_change=waits.heard)
 
     async def run() -> PushReport:
-        async with open_session(resolve_profile(args.profile), cache=cache) as session:
-            return await push_outbox(session)
+        async with open_session(
+            resolve_profile(args.profile),
+            cache=cache,
+            observer=watch.observe,
+            sleep=watch.sleep,
+        ) as session:
+            work = asyncio.ensure_future(push_outbox(session, backoff=Backoff(sleep=waits.retry)))
+            done = await waits.run(work)
+            return done if isinstance(done, PushReport) else PushReport(stopped=waits.gave_up)
 
     try:
-        return asyncio.run(run())
+        return asyncio.run(run()), waits
     except SyncError as error:
-        return PushReport(stopped=str(error))
+        watch.failed(error)
+        return PushReport(stopped=str(error)), waits
 
 
-def outcome(args: argparse.Namespace, cache: Cache, entries: Sequence[OutboxEntry]) -> int:
+def outcome(args: argparse.Namespace, cache: Cache, entries: Sequence[OutboxEntry]) -> Exit:
     """Push unless `--no-push`, then report on `entries`: one stderr line per one not sent."""
     if args.no_push or not entries:
-        return 0
-    report = push_now(args, cache)
-    status = 0
+        return Exit.OK
+    report, waits = push_now(args, cache)
+    names = Names(cache)
+    status = Exit.OK
     for entry in entries:
         try:
             now = cache.outbox_entry(entry.id)
         except CacheError:
             continue
         if now.state in (EntryState.FAILED, EntryState.CONFLICT, EntryState.UNSURE):
-            status = 1
+            status = worst(status, Exit.PARTLY_DONE)
             reason = now.last_error or now.state.value
-            print(f"tracker-tui: {_what(now)} {now.state.value}: {reason}", file=sys.stderr)
+            notice(f"tracker-tui: {names.entry(now)} {now.state.value}: {reason}")
         elif now.state is not EntryState.DONE:
             why = report.stopped or now.last_error or "not sent yet"
-            print(f"tracker-tui: {_what(now)} stays queued ({why})", file=sys.stderr)
+            notice(f"tracker-tui: {names.entry(now)} stays queued ({why})")
+            status = worst(status, Exit.FAILED if waits.key_refused else Exit.OFFLINE)
     return status
 
 
-def _what(entry: OutboxEntry) -> str:
-    noun = entry.resource.value.rstrip("s")
-    return f"{entry.operation.value} of {noun} {entry.target_id} (outbox #{entry.id})"
-
-
-def find_issue(cache: Cache, given: str) -> str:
-    """An issue id from a server id, a local id or `#42` (the number the server shows)."""
-    text = given.strip()
-    if text.startswith("#"):
-        return _by_number(cache, text)
-    found = cache.issue(text)
-    if found is None:
-        raise UsageError(f"no issue {text} in the local cache (run `tracker-tui sync`?)")
-    return found.issue.id
-
-
-def _by_number(cache: Cache, text: str) -> str:
-    try:
-        number = int(text[1:])
-    except ValueError:
-        raise UsageError(f"{text} is not an issue number like #42") from None
-    sort = IssueSort(SortKey.NUMBER, descending=False)
-    offset = 0
-    while True:
-        rows = cache.window(IssueFilter(), sort, offset, SCAN_PAGE)
-        for row in rows:
-            if row.number == number:
-                return row.id
-        if len(rows) < SCAN_PAGE:
-            raise UsageError(f"no issue {text} in the local cache (run `tracker-tui sync`?)")
-        offset += SCAN_PAGE
+def worst(*statuses: Exit) -> Exit:
+    """The status that tells most, in the order of `tracker_tui.exit_codes`."""
+    order = (Exit.USAGE, Exit.FAILED, Exit.PARTLY_DONE, Exit.OFFLINE, Exit.OK)
+    return min(statuses, key=order.index)
 
 
 def add_field_options(parser: argparse.ArgumentParser, *, title_required: bool) -> None:
@@ -130,7 +108,10 @@ def add_field_options(parser: argparse.ArgumentParser, *, title_required: bool) 
     parser.add_argument("--description", help="up to 65,535 characters")
     parser.add_argument("--priority", help=", ".join(PRIORITIES))
     parser.add_argument("--status", help=", ".join(STATUSES) + " (moves per the workflow)")
-    parser.add_argument("--assignee", help="a user id, or `none` to unassign")
+    parser.add_argument(
+        "--assignee",
+        help="`me`, a user id, or a user's name or the start of it; `none` to unassign",
+    )
     parser.add_argument("--project", help="a project id or key, or `none`")
     parser.add_argument(
         "--label", action="append", metavar="L", help="a label; repeat for more (replaces all)"
@@ -144,7 +125,9 @@ def add_push_option(parser: argparse.ArgumentParser) -> None:
 
 
 def issue_fields(args: argparse.Namespace, cache: Cache) -> dict[str, JsonValue]:
-    """The fields given on the command line, checked against CONTRACT; refused otherwise."""
+    """The fields given on the command line, checked against CONTRACT; refused otherwise.
+    Status and priority take the values the client knows, and only those: a value a server
+    sent that the client does not know is shown, but not offered to set."""
     fields: dict[str, JsonValue] = {}
     if args.title is not None:
         _refuse(title_problem(args.title), "--title")
@@ -153,12 +136,11 @@ def issue_fields(args: argparse.Namespace, cache: Cache) -> dict[str, JsonValue]
         _refuse(description_problem(args.description), "--description")
         fields["description"] = args.description
     if args.priority is not None:
-        fields["priority"] = _choice(args.priority, PRIORITIES, "--priority")
+        fields["priority"] = refs.known_value(args.priority, PRIORITIES, "--priority")
     if args.status is not None:
-        known = {v for v in cache.distinct_values(PickerField.STATUS) if v is not None}
-        fields["status"] = _choice(args.status, (*STATUSES, *sorted(known)), "--status")
+        fields["status"] = refs.known_value(args.status, STATUSES, "--status")
     if args.assignee is not None:
-        fields["assignee"] = None if args.assignee.lower() in NONE_WORDS else args.assignee
+        fields["assignee"] = refs.user_id(cache, args.assignee)
     if args.project is not None:
         fields["project_id"] = _project(cache, args.project)
     if args.label is not None:
@@ -173,14 +155,8 @@ def _refuse(problem: str | None, option: str) -> None:
         raise UsageError(f"{option}: {problem}")
 
 
-def _choice(value: str, allowed: Sequence[str], option: str) -> str:
-    if value not in allowed:
-        raise UsageError(f"{option} {value!r} is not one of: {', '.join(allowed)}")
-    return value
-
-
 def _project(cache: Cache, given: str) -> str | None:
-    if given.lower() in NONE_WORDS:
+    if given.lower() in refs.NONE_WORDS:
         return None
     for project in cache.projects():
         if given in (project.id, project.key):
@@ -188,37 +164,44 @@ def _project(cache: Cache, given: str) -> str | None:
     raise UsageError(f"--project: no project {given!r} in the local cache")
 
 
-def check_move(cache: Cache, issue_id: str, fields: dict[str, JsonValue]) -> None:
-    """Refuse a status move the workflow forbids, naming the moves it allows."""
+def workflow_refusals(
+    cache: Cache, issue_ids: Sequence[str], fields: dict[str, JsonValue]
+) -> dict[str, str]:
+    """The issues that cannot make the status move, with why: the bulk preview's plan
+    (`tracker_tui.data.bulk`), so the command line and the app refuse the same moves."""
     target = fields.get("status")
-    found = cache.issue(issue_id)
-    current = None if found is None else found.issue.status
-    if not isinstance(target, str) or current is None or current not in TRANSITIONS:
-        return
-    if target in TRANSITIONS and not can_move(current, target):
-        moves = ", ".join(TRANSITIONS[current])
-        raise UsageError(f"{issue_id} cannot move from {current} to {target}; allowed: {moves}")
+    if not isinstance(target, str):
+        return {}
+    rows = [found.issue for i in issue_ids if (found := cache.issue(i)) is not None]
+    return dict(plan(rows, BulkChange("status", target)).blocked)
 
 
 def register(subparsers: Any, issue_commands: Any) -> None:
-    create = issue_commands.add_parser("create", help="create an issue")
+    create = issue_commands.add_parser(
+        "create", help="create an issue", description="Create an issue; prints its id."
+    )
     add_field_options(create, title_required=True)
     add_push_option(create)
     create.set_defaults(run=run_create)
 
     edit = issue_commands.add_parser("edit", help="change fields of an issue")
-    edit.add_argument("id", metavar="ID", help="issue id or #number")
+    edit.add_argument("id", metavar="ID", help="issue id, or its number as '#42' or '42'")
     add_field_options(edit, title_required=False)
     add_push_option(edit)
     edit.set_defaults(run=run_edit)
 
-    delete = issue_commands.add_parser("delete", help="delete an issue")
-    delete.add_argument("id", metavar="ID", help="issue id or #number")
+    delete = issue_commands.add_parser(
+        "delete",
+        help="delete an issue",
+        description="Delete an issue, after asking on a terminal; scripts pass --yes.",
+    )
+    delete.add_argument("id", metavar="ID", help="issue id, or its number as '#42' or '42'")
+    delete.add_argument("--yes", "-y", action="store_true", help="delete without asking")
     add_push_option(delete)
     delete.set_defaults(run=run_delete)
 
     comment = issue_commands.add_parser("comment", help="comment on an issue")
-    comment.add_argument("id", metavar="ID", help="issue id or #number")
+    comment.add_argument("id", metavar="ID", help="issue id, or its number as '#42' or '42'")
     comment.add_argument("--body", required=True, help="1 to 65,535 characters")
     add_push_option(comment)
     comment.set_defaults(run=run_comment)
@@ -227,9 +210,13 @@ def register(subparsers: Any, issue_commands: Any) -> None:
         "bulk-edit",
         help="change the same fields of many issues",
         description="IDs as arguments, or `-` to read them from stdin: one per line, plain "
-        "or as JSON objects with an `id` (so `issues list --json | jq -c ... |` works).",
+        "or as JSON objects with an `id` (so `issues list --json | jq -c ... |` works). "
+        "Issues the workflow does not let make a status move are left alone and named; "
+        "the others change (exit status 3 then).",
     )
-    bulk.add_argument("ids", metavar="ID", nargs="+", help="issue ids or #numbers, or -")
+    bulk.add_argument(
+        "ids", metavar="ID", nargs="+", help="issue ids or numbers ('#42' or '42'), or -"
+    )
     add_field_options(bulk, title_required=False)
     add_push_option(bulk)
     bulk.set_defaults(run=run_bulk_edit)
@@ -247,22 +234,57 @@ def run_create(args: argparse.Namespace) -> int:
 
 def run_edit(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
-        issue_id = find_issue(cache, args.id)
+        issue_id = refs.issue_id(cache, args.id)
         fields = issue_fields(args, cache)
         if not fields:
             raise UsageError("nothing to change: give at least one of --title, --status, ...")
-        check_move(cache, issue_id, fields)
+        refused = workflow_refusals(cache, [issue_id], fields)
+        if refused:
+            raise UsageError(_move_refused(cache, issue_id, refused[issue_id]))
         entry = cache.update(Resource.ISSUES, issue_id, fields)
         status = outcome(args, cache, [] if entry is None else [entry])
-        print(cache.resolve_id(issue_id))
+        what = "already so" if entry is None else _where(cache, entry, "changed", "change")
+        print(f"{Names(cache).issue(issue_id)} {what}")
         return status
+
+
+def _where(cache: Cache, entry: OutboxEntry, done: str, noun: str) -> str:
+    """Where a write stands after the command: `changed` only once the server has it."""
+    try:
+        state = cache.outbox_entry(entry.id).state
+    except CacheError:
+        return done
+    return {
+        EntryState.DONE: done,
+        EntryState.FAILED: f"{noun} refused by the server",
+        EntryState.CONFLICT: f"{noun} in conflict (`tracker-tui conflicts`)",
+    }.get(state, f"{noun} queued for the next sync")
+
+
+def _move_refused(cache: Cache, issue_id: str, reason: str) -> str:
+    found = cache.issue(issue_id)
+    current = found.issue.status if found is not None else None
+    allowed = ", ".join(TRANSITIONS.get(current or "", ())) or "none known"
+    return f"{Names(cache).issue(issue_id)} cannot move: {reason}; allowed: {allowed}"
 
 
 def run_delete(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
-        issue_id = find_issue(cache, args.id)
+        issue_id = refs.issue_id(cache, args.id)
+        named = Names(cache).issue(issue_id, title=True)
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise UsageError(f"not deleting {named} without a yes: add --yes in scripts")
+            answer = ask(f"Delete {named}? [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                notice(f"tracker-tui: {named} not deleted")
+                return Exit.INTERRUPTED
         entry = cache.delete(Resource.ISSUES, issue_id)
-        return outcome(args, cache, [] if entry is None else [entry])
+        status = outcome(args, cache, [] if entry is None else [entry])
+        print(
+            f"{named} {'deleted' if entry is None else _where(cache, entry, 'deleted', 'delete')}"
+        )
+        return status
 
 
 def run_comment(args: argparse.Namespace) -> int:
@@ -270,7 +292,7 @@ def run_comment(args: argparse.Namespace) -> int:
     if not body.strip() or len(body) > BODY_MAX:
         raise UsageError(f"--body: 1 to {BODY_MAX:,} characters ({len(body):,} given)")
     with open_local_cache(args) as cache:
-        issue_id = find_issue(cache, args.id)
+        issue_id = refs.issue_id(cache, args.id)
         local = cache.create(Resource.COMMENTS, {"issue_id": issue_id, "body": body})
         entries = [e for e in cache.outbox() if e.record_id == local]
         status = outcome(args, cache, entries)
@@ -280,19 +302,25 @@ def run_comment(args: argparse.Namespace) -> int:
 
 def run_bulk_edit(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
-        ids = [find_issue(cache, given) for given in read_ids(args.ids)]
+        ids = list(dict.fromkeys(refs.issue_id(cache, given) for given in read_ids(args.ids)))
         if not ids:
             raise UsageError("no issue ids given")
         fields = issue_fields(args, cache)
         if not fields:
             raise UsageError("nothing to change: give at least one of --title, --status, ...")
-        for issue_id in ids:
-            check_move(cache, issue_id, fields)
-        batch = cache.update_many(Resource.ISSUES, ids, fields)
+        names = Names(cache)
+        refused = workflow_refusals(cache, ids, fields)
+        allowed = [issue_id for issue_id in ids if issue_id not in refused]
+        if not allowed:
+            reasons = "; ".join(f"{names.issue(i)}: {why}" for i, why in refused.items())
+            raise UsageError(f"no issue can make this change ({reasons})")
+        batch = cache.update_many(Resource.ISSUES, allowed, fields)
         entries = [e for e in cache.outbox() if e.batch_id == batch]
         status = outcome(args, cache, entries)
-        print(f"{len(entries)} of {len(set(ids))} issues changed")
-        return status
+        print(f"{len(entries)} of {len(ids)} issues changed")
+        for issue_id, why in refused.items():
+            print(f"not changed: {names.issue(issue_id, title=True)}: {why}")
+        return worst(status, Exit.PARTLY_DONE) if refused else status
 
 
 def read_ids(given: Iterable[str]) -> list[str]:

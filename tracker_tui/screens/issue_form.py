@@ -50,6 +50,8 @@ class FormData:
     """The labels in use, for the label picker."""
     draft: JsonObject | None = None
     """The fields changed in this form earlier and not saved."""
+    refused: JsonObject | None = None
+    """The fields of the refused write the form replaces, as the form shows them."""
 
 
 class IssueFormScreen(Screen[None]):
@@ -68,10 +70,16 @@ class IssueFormScreen(Screen[None]):
     class Loaded(Message):
         data: FormData
 
-    def __init__(self, services: Services, issue_id: str | None = None) -> None:
+    def __init__(
+        self, services: Services, issue_id: str | None = None, *, replacing: int | None = None
+    ) -> None:
         super().__init__()
         self._services = services
         self.issue_id = issue_id
+        self.replacing = replacing
+        """A failed write of the issue the form starts from and replaces once saved."""
+        self._unchanged: dict[str, JsonValue] = {}
+        """What leaving loses nothing from: the issue's values, or the refused write's."""
         self.data: FormData | None = None
         self._initial: dict[str, JsonValue] = {}
         self.draft = DraftKeeper(self, services.cache, issue_key(issue_id))
@@ -86,17 +94,21 @@ class IssueFormScreen(Screen[None]):
     def on_mount(self) -> None:
         services, issue_id = self._services, self.issue_id
 
-        key = self.draft.key
+        key, replacing = self.draft.key, self.replacing
 
         def read() -> FormData:
             detail = services.cache.issue(issue_id) if issue_id else None
             labels = services.cache.distinct_values(PickerField.LABEL)
+            refused = None
+            if replacing is not None:
+                refused = as_shown(services.cache.outbox_entry(replacing).changes)
             return FormData(
                 detail,
                 services.source.user_names(),
                 services.cache.projects(),
                 [label for label in labels if label],
                 services.cache.draft(key),
+                refused,
             )
 
         read_in_thread(self, "read the issue", read, self.Loaded)
@@ -139,7 +151,9 @@ class IssueFormScreen(Screen[None]):
             "assignee": {NO_VALUE, *data.users},
             "project_id": {NO_VALUE, *(project_id for _name, project_id in projects)},
         }
-        shown = self._restored(data.draft, offered)
+        self._unchanged = self._restored(data.refused, offered) if data.refused else self._initial
+        shown = self._restored({**(data.refused or {}), **(data.draft or {})} or None, offered)
+        self.draft.holds(data.draft)
         form = self.query_one("#form", VerticalScroll)
         await form.remove_children()
         await form.mount_all(
@@ -184,7 +198,9 @@ class IssueFormScreen(Screen[None]):
         )
         self.query_one("#title", Input).focus()
         self._check()
-        if shown != self._initial:
+        if data.refused:
+            self.notify("The refused change is filled in: saving replaces it.", timeout=4)
+        elif shown != self._initial:
             what = "new issue is" if self.issue_id is None else "changes to this issue are"
             self.notify(f"Your unsaved {what} back.", timeout=4)
 
@@ -200,7 +216,6 @@ class IssueFormScreen(Screen[None]):
             if name in offered and value not in offered[name]:
                 continue
             shown[name] = value
-        self.draft.holds(draft)
         return shown
 
     @on(Input.Changed)
@@ -251,8 +266,9 @@ class IssueFormScreen(Screen[None]):
 
     @property
     def dirty(self) -> bool:
-        """Whether leaving now would lose typing."""
-        return self.data is not None and self._values() != self._initial
+        """Whether leaving now would lose typing (a refused write filled in is not lost: it
+        stays in the outbox)."""
+        return self.data is not None and self._values() != self._unchanged
 
     def action_save(self) -> None:
         """Queue the issue (or the changed fields) in the outbox and close."""
@@ -284,14 +300,18 @@ class IssueFormScreen(Screen[None]):
             changed = {
                 name: value for name, value in fields.items() if self._initial_field(name) != value
             }
-            if changed:
+            replacing = self.replacing
+
+            def queue() -> None:
+                if changed:
+                    cache.update(Resource.ISSUES, issue_id, changed)
+                if replacing is not None:
+                    cache.discard(replacing)
+
+            if changed or replacing is not None:
+                done = "Changes queued." if changed else "The refused change is dropped."
                 write_in_thread(
-                    self,
-                    "queue the changes",
-                    self.draft.then_discard(
-                        lambda: cache.update(Resource.ISSUES, issue_id, changed)
-                    ),
-                    done="Changes queued.",
+                    self, "queue the changes", self.draft.then_discard(queue), done=done
                 )
             else:
                 self.draft.discard()
@@ -337,3 +357,11 @@ def _select(title: str, widget_id: str, options: list[tuple[str, str]], value: s
 def _strings(value: JsonValue) -> list[str]:
     """A list field's items as text (labels)."""
     return [str(item) for item in value] if isinstance(value, list) else []
+
+
+def as_shown(changes: JsonObject) -> JsonObject:
+    """A write's fields as the form holds them (no assignee or project is `NO_VALUE`)."""
+    return {
+        name: NO_VALUE if value is None and name in ("assignee", "project_id") else value
+        for name, value in changes.items()
+    }

@@ -289,7 +289,8 @@ class SyncPanelScreen(Screen[None]):
             )
 
     def action_edit(self) -> None:
-        """Open the failed write's issue in the form, to fix what the server refused."""
+        """Open the failed write's issue in the form, filled in with what the server refused,
+        to fix it: saving the form replaces the failed write."""
         entry_id = self._chosen("#failed")
         entry = next((item for item in self.state.entries if item.id == entry_id), None)
         if entry is None:
@@ -297,7 +298,7 @@ class SyncPanelScreen(Screen[None]):
         if entry.resource is not Resource.ISSUES:
             self.notify("Only issue writes open in the form.", severity="warning")
             return
-        self.post_message(EditIssueRequested(entry.target_id))
+        self.post_message(EditIssueRequested(entry.target_id, replacing=entry.id))
 
     def action_same(self) -> None:
         """The highlighted unsure create is on the server: link it to the record it made
