@@ -36,7 +36,6 @@ import contextlib
 import json
 import pathlib
 import random
-import re
 import shutil
 import signal
 import sys
@@ -51,59 +50,16 @@ if pathlib.Path(sys.path[0]).resolve() == pathlib.Path(__file__).resolve().paren
     sys.path[0] = str(pathlib.Path(__file__).resolve().parent.parent)
 sys.path.insert(1, str(pathlib.Path(__file__).resolve().parent.parent / "tests" / "terminal"))
 
-from terminal_screen import ScreenTimeout, Terminal, status_line, visible_issues
+from terminal_reading import help_keys, status_line, visible_issues
+from terminal_screen import ScreenTimeout, Terminal
 from terminal_service import CLIENT, Api, Colleague, ServerProcess, client_env, run_client
 from terminal_user import focus_comment, on_issue, on_list
 
 ISSUES = 200
 COLUMNS, ROWS = 100, 30
 KEY_GAP = 0.06
-NEVER = {"ctrl+q", "ctrl+c", "ctrl+p", "ctrl+z", "super+c"}
-"""Keys the soak never presses: quitting is not a crash, the palette runs any command by name."""
-DISPLAYED = {
-    "⏎": "enter",
-    "esc": "escape",
-    "space": "space",
-    "tab": "tab",
-    "shift+tab": "shift+tab",
-    "↑": "up",
-    "↓": "down",
-    "←": "left",
-    "→": "right",
-    "shift+↑": "shift+up",
-    "shift+↓": "shift+down",
-    "pgup": "pageup",
-    "pgdn": "pagedown",
-    "home": "home",
-    "end": "end",
-}
-"""How the help screen writes a key (`App.get_key_display`), and the key's name."""
 FALLBACK = ["j", "k", "enter", "escape", "space", "/", "s", "p", "y", "?", "down", "up"]
 WORDS = ["crash", "login", "slow", "export", "sync", "draft", "page", "error", "x"]
-
-
-def help_keys(text: str) -> list[str]:
-    """The keys listed on a help screen: each line holds one or two `keys  description` pairs
-    (keys separated by one space, columns by two or more)."""
-    found: list[str] = []
-    for line in text.split("\n"):
-        inside = line.strip().strip("│").strip()
-        cells = [cell for cell in re.split(r"\s{2,}", inside) if cell]
-        for keys in cells[0::2]:
-            names = [_key_name(token) for token in keys.split(" ")]
-            if names and all(names):
-                found += [name for name in names if name and name not in NEVER]
-    return list(dict.fromkeys(found))
-
-
-def _key_name(token: str) -> str | None:
-    if token in DISPLAYED:
-        return DISPLAYED[token]
-    if token.startswith("^") and len(token) == 2:
-        return f"ctrl+{token[1]}"
-    if len(token) == 1 and token.isascii() and token.isprintable():
-        return token
-    return None
 
 
 @dataclass

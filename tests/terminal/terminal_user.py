@@ -11,14 +11,8 @@ import contextlib
 import re
 import time
 
-from terminal_screen import (
-    ScreenTimeout,
-    Terminal,
-    dialog_options,
-    highlighted_issue,
-    marked_issues,
-    visible_issues,
-)
+from terminal_reading import dialog_options, highlighted_issue, marked_issues, visible_issues
+from terminal_screen import ScreenTimeout, Terminal
 
 MOVE_WAIT = 3.0
 """Seconds a move of the highlight may take to show before it is looked at again."""
@@ -59,6 +53,21 @@ def on_issue(shown: str, number: int | None = None) -> bool:
     if DETAIL_FOOTER not in footer(shown):
         return False
     return number is None or shown.lstrip().startswith(f"#{number} ")
+
+
+def pick(app: Terminal, title: str, label: str, *, timeout: float = 30.0) -> None:
+    """In the open list dialog titled `title`, choose the option whose text starts with
+    `label`: go to the first option, down to it, enter. Options are read off the screen,
+    since some dialogs order them differently from one run to the next."""
+    found: list[list[str]] = []
+
+    def listed(shown: str) -> bool:
+        found[:] = [dialog_options(shown, title)]
+        return any(option.startswith(label) for option in found[0])
+
+    app.wait_for(listed, timeout=timeout, what=f"{label!r} in the dialog {title!r}")
+    index = next(i for i, option in enumerate(found[0]) if option.startswith(label))
+    app.press("home", *["down"] * index, "enter")
 
 
 def go_to(app: Terminal, number: int, *, timeout: float = 60.0) -> None:
@@ -115,7 +124,7 @@ def field(shown: str, name: str) -> str:
 def set_priority(app: Terminal, label: str) -> None:
     """On an issue's screen, pick the priority shown as `label`."""
     app.press("p")
-    app.pick("Priority", label)
+    pick(app, "Priority", label)
     app.wait_for(lambda shown: on_issue(shown) and "enter picks" not in shown, what="the issue")
 
 
@@ -137,7 +146,7 @@ def move_status(app: Terminal) -> str:
 
     app.wait_for(offered, what="the allowed moves")
     target = sorted(found)[0]
-    app.pick("Status", target)
+    pick(app, "Status", target)
     app.wait_for(lambda shown: on_issue(shown) and "enter picks" not in shown, what="the issue")
     return target
 
@@ -192,8 +201,8 @@ def bulk_set(app: Terminal, numbers: list[int], action: str, label: str) -> None
     )
     app.press("b")
     title = f"Change {len(numbers)} marked issue" + ("s" if len(numbers) != 1 else "")
-    app.pick(title, action)
-    app.pick(action, label)
+    pick(app, title, action)
+    pick(app, action, label)
     app.wait_for_text("Bulk change: preview")
     app.press("enter")
     app.wait_for_text("Bulk change: queued")

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from terminal_screen import Terminal, highlighted_issue, status_line, visible_issues
+from terminal_reading import highlighted_issue, status_line, visible_issues
+from terminal_screen import Terminal
 from terminal_service import CLIENT, Api, ServerProcess, client_env, run_client
 
 SEEDED_ISSUES = 60

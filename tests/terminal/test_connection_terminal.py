@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import time
 
-from terminal_screen import Terminal, status_line
+from terminal_reading import status_line
+from terminal_screen import Terminal
 from terminal_service import eventually
 from terminal_user import PRIORITY_VALUES, on_list, open_issue, other_priority, set_priority
 from terminal_world import Tracker

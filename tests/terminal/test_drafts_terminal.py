@@ -10,7 +10,8 @@ from __future__ import annotations
 import signal
 import time
 
-from terminal_screen import Terminal, highlighted_issue
+from terminal_reading import highlighted_issue
+from terminal_screen import Terminal
 from terminal_user import focus_comment, on_list, open_issue
 from terminal_world import Tracker
 

@@ -8,8 +8,8 @@ back, the cursor landed on its neighbour.
 
 from __future__ import annotations
 
-from terminal_screen import marked_issues, shown_highlight, status_line, visible_issues
-from terminal_user import go_to, on_issue
+from terminal_reading import marked_issues, shown_highlight, status_line, visible_issues
+from terminal_user import go_to, on_issue, pick
 from terminal_world import Tracker
 
 
@@ -47,7 +47,7 @@ def test_the_highlight_stays_on_an_issue_edited_and_returned_from(tracker: Track
     app.press("enter")
     app.wait_for(on_issue, what="the issue")
     app.press("p")
-    app.pick("Priority", "Urgent" if "Urgent" not in app.text().split("\n")[1] else "Low")
+    pick(app, "Priority", "Urgent" if "Urgent" not in app.text().split("\n")[1] else "Low")
     app.wait_until_gone("enter picks")
     app.press("escape")
     # Once sent, the edit makes the issue the newest: it moves to the top of the list.

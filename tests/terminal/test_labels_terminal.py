@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from terminal_screen import Terminal
 from terminal_service import eventually
-from terminal_user import go_to, on_issue, on_list, open_issue
+from terminal_user import go_to, on_issue, on_list, open_issue, pick
 from terminal_world import Tracker
 
 CRASH_WORDS = ("Traceback", "NoMatches", "OptionDoesNotExist", "Something went wrong")
@@ -50,7 +50,7 @@ def test_a_burst_that_matches_no_label_does_not_end_the_app(tracker: Tracker) ->
     app.press("escape")
     go_to(app, number)
     app.press("space", "b")
-    app.pick("Change 1 marked issue", "Add labels")
+    pick(app, "Change 1 marked issue", "Add labels")
     app.wait_for_text("Ticked:")
     app.burst("cr")
     app.press("enter")

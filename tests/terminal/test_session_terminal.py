@@ -17,7 +17,8 @@ import json
 import signal
 from typing import Any
 
-from terminal_screen import ScreenTimeout, Terminal, marked_issues, status_line, visible_issues
+from terminal_reading import marked_issues, status_line, visible_issues
+from terminal_screen import ScreenTimeout, Terminal
 from terminal_service import Colleague, eventually
 from terminal_user import (
     PRIORITY_VALUES,

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 
-from terminal_screen import status_line, visible_issues
+from terminal_reading import status_line, visible_issues
 from terminal_service import eventually
-from terminal_user import go_to, on_list
+from terminal_user import go_to, on_list, pick
 from terminal_world import Tracker
 
 
@@ -37,8 +37,8 @@ def test_undo_of_a_bulk_status_change_restores_every_issue_the_workflow_allows(
         go_to(app, number)
         app.press("space")
     app.press("b")
-    app.pick("Change 3 marked issues", "Set status")
-    app.pick("Set status", "In progress")
+    pick(app, "Change 3 marked issues", "Set status")
+    pick(app, "Set status", "In progress")
     app.wait_for_text("Bulk change: preview")
     app.press("enter")
     app.wait_for_text("Bulk change: queued")
