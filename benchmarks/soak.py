@@ -36,6 +36,7 @@ import contextlib
 import json
 import pathlib
 import random
+import re
 import shutil
 import signal
 import sys
@@ -182,7 +183,8 @@ class Soak:
             shown = app.text()
             if on_list(shown) and "Search titles" not in shown:
                 return True
-            asked = "iscard" in shown and "Keep editing" in shown
+            # "Discard the changes to this issue?", "Discard the comment you have not sent?"
+            asked = re.search(r"Discard the [^?]*\?", shown) is not None
             key = "y" if asked else "escape"
             app.press(key)
             self.history.append(f"home:{key}")
