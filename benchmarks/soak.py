@@ -18,7 +18,8 @@ minute lasts `--window-seconds` (10 s: an hour of limits and polling in ten minu
 
 `ctrl+q`, `ctrl+c` and the command palette are never drawn (quitting is not a crash; the
 palette runs any command by name). At the end the server stays up, the colleague stops, and the
-app is left alone (a quiet sync) until nothing is pending or two minutes pass.
+app is left alone (a quiet sync) until nothing is pending and its cache equals the server, or
+two minutes pass.
 
 Figures (a Markdown table on stdout, progress on stderr): crashes (the process ended, or a
 traceback on screen; the app is then opened again and the soak goes on), lost writes (a
@@ -59,6 +60,8 @@ from terminal_user import focus_comment, on_issue, on_list
 ISSUES = 200
 COLUMNS, ROWS = 100, 30
 KEY_GAP = 0.06
+QUIET = 120.0
+"""Seconds the quiet sync at the end may take: nothing pending, the cache equal to the server."""
 FALLBACK = ["j", "k", "enter", "escape", "space", "/", "s", "p", "y", "?", "down", "up"]
 WORDS = ["crash", "login", "slow", "export", "sync", "draft", "page", "error", "x"]
 
@@ -276,13 +279,19 @@ class Soak:
         app = self.app
         assert app is not None
         self.home()
+        # The quiet sync: nothing more is typed or edited; the app must send what waits and
+        # pull what the colleague did last, by itself (its polls come every few seconds).
         quiet = time.monotonic()
         with contextlib.suppress(ScreenTimeout):
             app.wait_for(
                 lambda s: "0 pending" in status_line(s) and "online" in status_line(s),
-                timeout=120,
+                timeout=QUIET,
                 what="nothing pending",
             )
+        differences = self.differences()
+        while differences and time.monotonic() - quiet < QUIET:
+            time.sleep(2)
+            differences = self.differences()
         quiet_took = time.monotonic() - quiet
         self.crashed()
         app = self.app
@@ -312,7 +321,7 @@ class Soak:
             "failed": sum(1 for entry in outbox if entry["state"] == "failed"),
             "conflicts": len(conflicts),
             "lost": lost,
-            "differences": self.differences(),
+            "differences": differences,
         }
 
     def cli(self, *args: str) -> str:
@@ -335,7 +344,7 @@ class Soak:
                 return bodies
             page += 1
 
-    def differences(self) -> int:
+    def differences(self) -> list[str]:
         """Issues whose fields differ between the app's cache and the server."""
         cache = {
             issue["id"]: issue
@@ -343,11 +352,15 @@ class Soak:
         }
         server = {issue["id"]: issue for issue in self.check.issues()}
         fields = ("title", "status", "priority", "assignee", "project_id", "labels")
-        different = len(cache.keys() ^ server.keys())
+        found = [f"{issue_id} only on one side" for issue_id in cache.keys() ^ server.keys()]
         for issue_id in cache.keys() & server.keys():
-            if any(cache[issue_id][name] != server[issue_id][name] for name in fields):
-                different += 1
-        return different
+            mine, theirs = cache[issue_id], server[issue_id]
+            found += [
+                f"#{theirs['number']} {name}: cache {mine[name]!r}, server {theirs[name]!r}"
+                for name in fields
+                if mine[name] != theirs[name]
+            ]
+        return found
 
 
 def table(soak: Soak, result: dict[str, Any]) -> str:
@@ -368,7 +381,7 @@ def table(soak: Soak, result: dict[str, Any]) -> str:
         ("stuck writes (pending after the quiet sync)", str(result["stuck"]), "0"),
         ("failed writes, conflicts left", f"{result['failed']}, {result['conflicts']}", "-"),
         ("quiet sync took", f"{result['quiet']:.0f} s", "-"),
-        ("issues different in cache and server", str(result["differences"]), "0"),
+        ("fields different in cache and server", str(len(result["differences"])), "0"),
     ]  # fmt: skip
     lines = [
         f"Soak of {args.minutes:g} min, seed {args.seed}, {ISSUES} issues, {COLUMNS}x{ROWS}.",
@@ -381,6 +394,8 @@ def table(soak: Soak, result: dict[str, Any]) -> str:
         lines += ["", "Crashes:", ""] + [f"- {note}" for note in counts.crash_notes]
     if result["lost"]:
         lines += ["", "Lost: " + ", ".join(result["lost"])]
+    if result["differences"]:
+        lines += ["", "Different:", ""] + [f"- {line}" for line in result["differences"][:10]]
     return "\n".join(lines)
 
 
