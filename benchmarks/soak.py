@@ -60,6 +60,9 @@ from terminal_user import focus_comment, on_issue, on_list
 ISSUES = 200
 COLUMNS, ROWS = 100, 30
 KEY_GAP = 0.06
+HOME_TRIES = 25
+"""Escapes (or yeses to "discard?") tried on the way back to the list: random keys stack
+screens (`y` and `P` push the sync panel and the projects over each other, again and again)."""
 QUIET = 120.0
 """Seconds the quiet sync at the end may take: nothing pending, the cache equal to the server."""
 FALLBACK = ["j", "k", "enter", "escape", "space", "/", "s", "p", "y", "?", "down", "up"]
@@ -75,7 +78,7 @@ class Counts:
     outages: int = 0
     crashes: int = 0
     stranded: int = 0
-    """Times ten escapes did not lead back to the list."""
+    """Times `HOME_TRIES` escapes did not lead back to the list."""
     crash_notes: list[str] = field(default_factory=list)
     tracked: list[str] = field(default_factory=list)
 
@@ -182,7 +185,7 @@ class Soak:
         """Back to the list from wherever the keys led (answering "discard?" with yes)."""
         app = self.app
         assert app is not None
-        for _ in range(10):
+        for _ in range(HOME_TRIES):
             shown = app.text()
             if on_list(shown) and "Search titles" not in shown:
                 return True
@@ -376,7 +379,7 @@ def table(soak: Soak, result: dict[str, Any]) -> str:
         ("colleague's edits", str(result["colleague"]), "-"),
         ("tracked writes (comments)", str(len(counts.tracked)), "-"),
         ("crashes (exit or traceback)", str(counts.crashes), "0"),
-        ("screens ten escapes did not leave", str(counts.stranded), "-"),
+        (f"screens {HOME_TRIES} escapes did not leave", str(counts.stranded), "-"),
         ("lost writes", str(len(result["lost"])), "0"),
         ("stuck writes (pending after the quiet sync)", str(result["stuck"]), "0"),
         ("failed writes, conflicts left", f"{result['failed']}, {result['conflicts']}", "-"),
