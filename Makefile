@@ -1,8 +1,11 @@
 # Every target creates .venv on first use and re-installs only when pyproject.toml changes.
+# `demo` and `serve` install the project with the reference service's extra and nothing else;
+# the other targets install the development tools too (the dev extra includes the service's).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+SERVICE_STAMP := $(VENV)/.installed-service
 
 .PHONY: demo test lint typecheck serve bench screenshots clean
 
@@ -14,15 +17,20 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+$(SERVICE_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[service]'
+	touch $(SERVICE_STAMP)
+
+demo: $(SERVICE_STAMP)
 	$(BIN)/tracker-tui demo
 
-serve: $(STAMP)
+serve: $(SERVICE_STAMP)
 	$(BIN)/tracker-server serve --db .demo/tracker.db --demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -34,7 +42,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
 
 screenshots: $(STAMP)
-	$(BIN)/python -m tracker_tui.screenshots screenshots
+	$(BIN)/python -m demo.screenshots screenshots
 
 clean:
-	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

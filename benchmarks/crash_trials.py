@@ -272,7 +272,7 @@ def trial_loop(
     # importing the service (fastapi) on every start.
     from server.app import create_app
     from server.seed import seed_workspace
-    from tracker_tui.service_thread import ServiceThread
+    from server.thread import ServiceThread
 
     figures = Figures(trials=trials)
     rng = random.Random(seed)

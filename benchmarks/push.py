@@ -48,11 +48,11 @@ if Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
 from cache import Cache, Cursor, Resource
 from server.app import create_app
 from server.seed import seed_workspace
+from server.thread import ServiceThread
 from sync.credentials import KeySource, ResolvedProfile
 from sync.push import push_outbox
 from sync.secret import Secret
 from sync.session import SyncSession, open_session
-from tracker_tui.service_thread import ServiceThread
 
 CREATE_LIMIT = 30
 STALL = 30.0

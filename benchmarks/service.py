@@ -45,8 +45,8 @@ from server.models import PERMISSIONS
 from server.records.workspaces import workspace_id_by_name
 from server.seed import seed_workspace
 from server.store import Transaction
+from server.thread import ServiceThread
 from server.timestamps import utc_now
-from tracker_tui.service_thread import ServiceThread
 
 WORKSPACE = "Bench"
 KEYS = 400

@@ -49,12 +49,12 @@ import httpx
 from cache import Cache
 from server.app import create_app
 from server.seed import seed_workspace
+from server.thread import ServiceThread
 from sync.credentials import KeySource, ResolvedProfile
 from sync.pull import PullReport, pull
 from sync.pull.stamps import EPOCH, before
 from sync.secret import Secret
 from sync.session import open_session
-from tracker_tui.service_thread import ServiceThread
 
 WINDOW_SECONDS = 1.0
 MARGIN = 5.0

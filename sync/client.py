@@ -33,7 +33,6 @@ from sync.errors import (
     ProtocolError,
     SyncError,
     error_for,
-    network_error,
 )
 from sync.models import (
     BulkOperation,
@@ -525,3 +524,28 @@ def _query(params: Mapping[str, QueryValue]) -> dict[str, str | list[str]]:
         else:
             query[name] = [str(item) for item in value]
     return query
+
+
+_NOT_SENT = (
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.PoolTimeout,
+    httpx.ProxyError,
+    httpx.UnsupportedProtocol,
+    httpx.LocalProtocolError,
+)
+"""httpx failures before any byte of the request left: the server cannot have acted."""
+
+
+def network_error(
+    error: httpx.RequestError, method: str, path: str, *, reading_body: bool = False
+) -> NetworkError:
+    """Our error for httpx's, keeping only its class and text (which hold no header).
+
+    Anything but a failure to connect may come after the request (or part of it) was sent:
+    a write timeout, a reset, a read timeout, a reset mid-body (`reading_body`), an answer
+    too garbled to decode before its status could be read.
+    """
+    sent = reading_body or not isinstance(error, _NOT_SENT)
+    detail = f"{type(error).__name__}: {str(error) or 'no detail'}"
+    return NetworkError(detail, method=method, path=path, request_sent=sent)

@@ -68,6 +68,9 @@ HOW_TO_PROCEED = (
 _KEY = re.compile(r"[\x21-\x7e]+")
 _KEYRING_FAILURES = (KeyringUnavailableError, KeyringTimeoutError, KeyringBackendError)
 
+ENV_PROFILE_CACHE = "env"
+"""The cache of a run on TRACKER_SERVER and TRACKER_API_KEY alone, with no stored profile."""
+
 
 class KeySource(StrEnum):
     ENV = "env"
@@ -100,6 +103,13 @@ class ResolvedProfile:
     key: Secret | None
     key_source: KeySource
     warnings: tuple[str, ...] = ()
+
+    @property
+    def cache_name(self) -> str:
+        """The cache this profile uses; env-only runs (no stored profile) share one named
+        `env`. Here rather than in `sync.session`, so that the command line's reads find
+        their cache without loading the HTTP client."""
+        return self.name or ENV_PROFILE_CACHE
 
 
 def parse_key(given: Secret, origin: str) -> Secret:

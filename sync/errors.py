@@ -35,8 +35,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from sync.ratelimit.headers import ResponseMeta
 
 _PERMISSION = re.compile(r"\b[a-z][a-z_]*:[a-z][a-z_]*\b")
@@ -249,31 +247,6 @@ def error_for(meta: ResponseMeta, body: ErrorBody) -> ApiError:
     if kind is None:
         kind = ServerError if meta.status >= 500 else UnexpectedStatus
     return kind(meta, body)
-
-
-_NOT_SENT = (
-    httpx.ConnectError,
-    httpx.ConnectTimeout,
-    httpx.PoolTimeout,
-    httpx.ProxyError,
-    httpx.UnsupportedProtocol,
-    httpx.LocalProtocolError,
-)
-"""httpx failures before any byte of the request left: the server cannot have acted."""
-
-
-def network_error(
-    error: httpx.RequestError, method: str, path: str, *, reading_body: bool = False
-) -> NetworkError:
-    """Our error for httpx's, keeping only its class and text (which hold no header).
-
-    Anything but a failure to connect may come after the request (or part of it) was sent:
-    a write timeout, a reset, a read timeout, a reset mid-body (`reading_body`), an answer
-    too garbled to decode before its status could be read.
-    """
-    sent = reading_body or not isinstance(error, _NOT_SENT)
-    detail = f"{type(error).__name__}: {str(error) or 'no detail'}"
-    return NetworkError(detail, method=method, path=path, request_sent=sent)
 
 
 class NoCredentials(SyncError):

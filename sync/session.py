@@ -24,13 +24,12 @@ from cache import Cache, CacheError, open_cache
 from sync.client import ApiClient, Observer
 from sync.credentials import ResolvedProfile
 from sync.errors import NoCredentials
-from sync.features import ServerFeatures, detect_features
+from sync.features import ServerFeatures
+from sync.probe import detect_features
 from sync.ratelimit import RateLimiter
 from sync.ratelimit.learned import Learned
+from sync.remembered import keep_features, keep_limits, remembered_features, remembered_limits
 
-FEATURES_STATE_KEY = "server_features"
-LIMITS_STATE_KEY = "server_limits"
-ENV_PROFILE_CACHE = "env"
 PROBE_RETRIES = 2
 """Features are stored for good, so a probe that met a dropped connection, a 5xx or a garbled
 body is sent again before that failure is taken for the server's answer."""
@@ -48,50 +47,21 @@ class SyncSession:
     features: ServerFeatures
 
 
-def cache_name(resolved: ResolvedProfile) -> str:
-    """The cache a profile uses; env-only runs (no stored profile) share one named `env`."""
-    return resolved.name or ENV_PROFILE_CACHE
-
-
 async def known_features(
     cache: Cache, client: ApiClient, server: str, *, refresh: bool = False
 ) -> ServerFeatures:
     """The server's features, probed only when not remembered for this very server URL."""
-    stored = cache.get_state(FEATURES_STATE_KEY)
-    if not refresh and isinstance(stored, dict) and stored.get("server") == server:
-        text = stored.get("features")
-        if isinstance(text, str):
-            try:
-                return ServerFeatures.from_json(text)
-            except ValueError:
-                pass
+    remembered = None if refresh else remembered_features(cache, server)
+    if remembered is not None:
+        return remembered
     features = await detect_features(client, retries=PROBE_RETRIES)
-    _store_features(cache, server, features)
+    keep_features(cache, server, features)
     return features
-
-
-def _store_features(cache: Cache, server: str, features: ServerFeatures) -> None:
-    cache.set_state(FEATURES_STATE_KEY, {"server": server, "features": features.to_json()})
 
 
 def remember_features(session: SyncSession) -> None:
     """Store features learned during sync (a first tombstone, an order that broke)."""
-    _store_features(session.cache, session.server, session.features)
-
-
-def remembered_limits(cache: Cache, server: str | None = None) -> Learned | None:
-    """What the last session learned about the limits of `server` (None: whichever server the
-    profile's cache last talked to), or None when nothing readable is stored."""
-    stored = cache.get_state(LIMITS_STATE_KEY)
-    if not isinstance(stored, dict) or (server is not None and stored.get("server") != server):
-        return None
-    text = stored.get("limits")
-    if not isinstance(text, str):
-        return None
-    try:
-        return Learned.from_json(text)
-    except ValueError:
-        return None
+    keep_features(session.cache, session.server, session.features)
 
 
 def _limits_keeper(cache: Cache, server: str) -> Callable[[Learned], None]:
@@ -99,7 +69,7 @@ def _limits_keeper(cache: Cache, server: str) -> Callable[[Learned], None]:
         # Best effort: a busy cache costs the next process one answer's worth of learning,
         # and a limiter must never fail a request over it.
         with suppress(CacheError):
-            cache.set_state(LIMITS_STATE_KEY, {"server": server, "limits": learned.to_json()})
+            keep_limits(cache, server, learned)
 
     return keep
 
@@ -130,7 +100,7 @@ async def open_session(
             "no API key: run `tracker-tui login --server URL`, or set TRACKER_API_KEY"
         )
     owned = cache is None
-    store = open_cache(cache_name(resolved)) if cache is None else cache
+    store = open_cache(resolved.cache_name) if cache is None else cache
     try:
         limiter = RateLimiter(
             store,
@@ -157,7 +127,7 @@ async def open_session(
                 # Remembered limits are newer (that probe's answer was stored with them).
                 limiter.set_plan(features.plan)
             yield SyncSession(
-                profile=resolved.name or ENV_PROFILE_CACHE,
+                profile=resolved.cache_name,
                 server=resolved.server,
                 cache=store,
                 client=client,

@@ -5,7 +5,9 @@ Commands live in `tracker_tui.commands`, one module per group; each returns an e
 escapes them (errors, Ctrl-C, end of input, SIGHUP and SIGTERM, a closed pipe) onto the same
 table with one line on stderr. Each group module has `register(subparsers, issue_commands)`:
 top-level commands go on the first, `issues ...` commands on the second (the `issues` group is
-shared by reads and writes).
+shared by reads and writes). Textual loads only when the app opens (`_open_app` imports
+`tracker_tui.launch`), and the demo only when `demo` runs: a command starts with what it uses
+(`tracker_tui.commands` says how).
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ class Exit(IntEnum):
     the server could not be reached for a command that needs it and queued nothing."""
     USAGE = 2
     """The command was given wrong (an option, a value, an issue, user or project that does
-    not exist, a status move the workflow forbids); nothing was done."""
+    not exist, a status move the workflow forbids), or needs what is not installed (`demo`
+    without the `service` extra); nothing was done."""
     PARTLY_DONE = 3
     """Done except for what is named: writes the server refused or that conflict with a change
     made elsewhere remain (`tracker-tui outbox`, `tracker-tui conflicts`), or some issues of a

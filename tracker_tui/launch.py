@@ -1,4 +1,4 @@
-"""Opening the app: for a profile (first run: the login screen), or against the demo service.
+"""Opening the app for a profile (first run: the login screen); the demo opens it in `demo.launch`.
 
 This is where the command line hands over to the app, so it gathers what the app is built from:
 the profile, its key (asked for and kept in memory when it is stored nowhere), its cache, its
@@ -9,20 +9,15 @@ from __future__ import annotations
 
 import getpass
 import sys
-import tempfile
-from pathlib import Path
 
-from cache import Cache, open_cache
+from cache import open_cache
 from sync.credentials import KeySource, ResolvedProfile, parse_key, resolve_profile
 from sync.profiles import AppPaths, NoProfileError, ProfileStore
 from sync.secret import Secret
-from sync.session import cache_name
 from tracker_tui.app import make_app
 from tracker_tui.crash_guard import exit_status
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.data.settings import ProfileSettings, saved_theme, saved_views
-from tracker_tui.demo_activity import AnotherUser
-from tracker_tui.demo_service import DEMO_WORKSPACE, DemoService
 from tracker_tui.engine_link import EngineLink
 from tracker_tui.error_log import open_error_log
 from tracker_tui.errors import UsageError
@@ -53,7 +48,7 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
     store = ProfileStore(AppPaths.from_env())
     ui = store.get(resolved.name).ui if resolved.name else {}
     settings = ProfileSettings(store, resolved.name) if resolved.name else None
-    with open_cache(cache_name(resolved)) as cache:
+    with open_cache(resolved.cache_name) as cache:
         me = cache.get_state(ME_STATE_KEY)
         clock = ServerClock(cache.clock_offset())
         app = make_app(
@@ -90,44 +85,3 @@ def _with_key_asked(resolved: ResolvedProfile) -> ResolvedProfile:
         key_source=KeySource.NONE,
         warnings=resolved.warnings,
     )
-
-
-def run_demo(*, issues: int, another_user: bool, read_only: bool = False) -> int:
-    """The whole product with no account: a seeded service, a throw-away cache, live updates.
-
-    Nothing may outlive it: a closed terminal (SIGHUP) or `kill` (SIGTERM) asks the app to
-    quit like ctrl+q, so every `with` below removes what it made; the status then says which
-    signal ended it."""
-    print(f"Starting the demo service with {issues} issues...", file=sys.stderr)
-    with (
-        DemoService(issues=issues) as service,
-        tempfile.TemporaryDirectory(prefix="tracker-demo-cache-") as folder,
-        Cache.open(Path(folder) / "demo.db") as cache,
-    ):
-        resolved = ResolvedProfile(
-            name="demo",
-            server=service.base_url,
-            workspace=DEMO_WORKSPACE,
-            key=service.key,
-            key_source=KeySource.NONE,
-        )
-        colleague = None
-        if another_user:
-            colleague = AnotherUser(str(service.db_path), DEMO_WORKSPACE, service.base_url)
-            colleague.start()
-        try:
-            clock = ServerClock()
-            app = make_app(
-                cache=cache,
-                sync=EngineLink(resolved, cache, live=True, server_clock=clock),
-                clock=clock.now,
-                profile="demo",
-                read_only=read_only,
-                error_log=open_error_log(),
-            )
-            with ending_cleanly(stop=app.exit) as ending:
-                app.run()
-        finally:
-            if colleague is not None:
-                colleague.stop()
-    return ending.status or exit_status(app)

@@ -5,12 +5,11 @@
 (fetching, page size, storing), `retry`, `stamps` (cursor arithmetic), `report`.
 """
 
-from sync.pull.engine import LAST_PULL_STATE_KEY, pull
+from sync.pull.engine import pull
 from sync.pull.report import Mode, PullProgress, PullReport, ResourceReport
 from sync.pull.retry import RetryPolicy
 
 __all__ = [
-    "LAST_PULL_STATE_KEY",
     "Mode",
     "PullProgress",
     "PullReport",

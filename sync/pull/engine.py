@@ -32,10 +32,8 @@ from sync.pull.report import Mode, PullProgress, PullReport, ResourceReport
 from sync.pull.retry import Retrier, RetryPolicy
 from sync.pull.walk import walk_pass
 from sync.ratelimit import Priority
+from sync.remembered import LAST_PULL_STATE_KEY
 from sync.session import SyncSession, known_features, remember_features
-
-LAST_PULL_STATE_KEY = "last_pull"
-"""`{"at": Unix time, "requests", "changed", "full"}` of the last pull that finished."""
 
 OPTIONAL_REFUSALS = (Forbidden, InvalidRequest, NotFound, UnexpectedStatus)
 """How a server says it will not list an optional resource (comments, users) for this key."""

@@ -13,8 +13,8 @@ import pytest
 
 from server.app import create_app
 from server.seed import seed_workspace
+from server.thread import ServiceThread
 from tracker_tui.cli import main
-from tracker_tui.service_thread import ServiceThread
 
 FAIL_KEYRING = "keyring.backends.fail.Keyring"
 """A keyring that refuses everything: tests never touch the real one of the machine."""

@@ -15,12 +15,12 @@ import pytest
 from cache import EntryState, Resource, open_cache
 from server.app import create_app
 from server.seed import seed_workspace
+from server.thread import ServiceThread
 from sync.client import ApiClient
 from sync.credentials import resolve_profile
 from sync.engine import sync_once
-from sync.session import cache_name, open_session
+from sync.session import open_session
 from tracker_tui.cli import main
-from tracker_tui.service_thread import ServiceThread
 
 
 @dataclass
@@ -60,7 +60,7 @@ class Setup:
         return found
 
     def outbox_states(self) -> list[EntryState]:
-        with open_cache(cache_name(resolve_profile(None))) as cache:
+        with open_cache(resolve_profile(None).cache_name) as cache:
             return [entry.state for entry in cache.outbox()]
 
 
@@ -76,7 +76,7 @@ def setup(
         monkeypatch.setenv("TRACKER_API_KEY", key)
 
         async def first_sync() -> None:
-            with open_cache(cache_name(resolve_profile(None))) as cache:
+            with open_cache(resolve_profile(None).cache_name) as cache:
                 async with open_session(resolve_profile(None), cache=cache) as session:
                     await sync_once(session)
 
@@ -119,7 +119,7 @@ def test_bad_input_is_refused_before_the_queue(setup: Setup, argv: list[str], sa
 def test_a_forbidden_status_move_names_the_allowed_ones(setup: Setup) -> None:
     issue_id = str(setup.issues()[0]["id"])
     setup.server("PATCH", issue_id, {"status": "canceled"})
-    with open_cache(cache_name(resolve_profile(None))) as cache:
+    with open_cache(resolve_profile(None).cache_name) as cache:
         cache.apply_page(Resource.ISSUES, [setup.issue(issue_id)])
     status, _, err = setup.run("issues", "edit", issue_id, "--status", "done")
     assert status == 2 and "cannot move: Canceled → Done not allowed; allowed: todo" in err

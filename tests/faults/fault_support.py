@@ -22,10 +22,10 @@ from cache import Cache
 from server.app import create_app
 from server.ratelimit import RateDecision, RateLimiter
 from server.seed import seed_workspace
+from server.thread import ServiceThread
 from sync.credentials import KeySource, ResolvedProfile
 from sync.secret import Secret
 from sync.session import SyncSession, open_session
-from tracker_tui.service_thread import ServiceThread
 
 WINDOW = 0.5
 """A rate-limit "minute" of half a second, for client and service alike."""

@@ -23,13 +23,13 @@ from fault_support import resolved, running_service, through_proxy
 from cache import ACTIVE_STATES, Cache, EntryState, IssueFilter, IssueSort, Resource
 from server.app import create_app
 from server.seed import seed_workspace
+from server.thread import ServiceThread
 from sync.errors import NetworkError, SyncError
 from sync.pull import RetryPolicy, pull
 from sync.push import Backoff, push_outbox
 from sync.push.engine import CONCURRENCY
 from sync.ratelimit import Priority, ResponseMeta
 from sync.session import SyncSession, open_session
-from tracker_tui.service_thread import ServiceThread
 
 WINDOW = 1.0
 SEEDED = 6

@@ -25,8 +25,8 @@ from spec_only import spec_only
 
 from server.app import create_app
 from server.seed import seed_workspace
+from server.thread import ServiceThread
 from tracker_tui.cli import main
-from tracker_tui.service_thread import ServiceThread
 
 TITLE = "Weekly review"
 FAIL_KEYRING = "keyring.backends.fail.Keyring"

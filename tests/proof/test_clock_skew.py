@@ -34,11 +34,11 @@ from cache import Resource
 from server.app import create_app
 from server.ratelimit import RateLimiter as ServerLimiter
 from server.seed import seed_workspace
+from server.thread import ServiceThread
 from sync.client import ApiClient
 from sync.engine import sync_once
 from sync.push import Backoff, push_outbox
 from sync.timeutil import parse_timestamp
-from tracker_tui.service_thread import ServiceThread
 
 
 @pytest.fixture

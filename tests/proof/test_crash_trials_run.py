@@ -19,9 +19,9 @@ import pytest
 from cache import Cache
 from server.app import create_app
 from server.seed import seed_workspace
+from server.thread import ServiceThread
 from sync.engine import sync_once
 from sync.session import open_session
-from tracker_tui.service_thread import ServiceThread
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "crash_trials.py"
 TRIALS = 20

@@ -28,12 +28,12 @@ from security_keyring import ENV_FILE
 
 from server.app import create_app
 from server.seed import seed_workspace
+from server.thread import ServiceThread
 from sync.client import ApiClient
 from sync.credentials import KeyLookup, KeySource, ResolvedProfile, find_key, resolve_profile
 from sync.keystore import KeyringStore
 from sync.profiles import AppPaths, KeyStorage, Profile, ProfileStore
 from sync.secret import Secret
-from tracker_tui.service_thread import ServiceThread
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = Path(sys.executable).with_name("tracker-tui")

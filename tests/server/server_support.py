@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from tracker_tui.service_thread import ServiceThread
+from server.thread import ServiceThread
 
 START = datetime(2026, 11, 21, 15, 33, 11, 561385, tzinfo=UTC)
 

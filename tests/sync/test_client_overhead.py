@@ -14,9 +14,9 @@ import pytest
 from cache import Cache
 from server.app import create_app
 from server.seed import seed_workspace
+from server.thread import ServiceThread
 from sync.client import ApiClient
 from sync.ratelimit import RateLimiter
-from tracker_tui.service_thread import ServiceThread
 
 
 class ImportLookups(importlib.abc.MetaPathFinder):

@@ -14,11 +14,11 @@ from push_support import Wire, session_for
 from cache import ACTIVE_STATES, EntryState, IssueFilter, IssueSort, Resource
 from server.app import create_app
 from server.seed import seed_workspace
+from server.thread import ServiceThread
 from sync.engine import RetryPlanned, SyncLoop, sync_once
 from sync.pull import RetryPolicy
 from sync.push import Backoff, PushReport
 from sync.session import SyncSession
-from tracker_tui.service_thread import ServiceThread
 
 WINDOW = 1.0
 

@@ -12,8 +12,9 @@ from pytest_httpx import HTTPXMock
 
 from sync.client import ApiClient
 from sync.errors import Unauthorized
-from sync.features import ServerFeatures, detect_features, is_keyset_ordered
+from sync.features import ServerFeatures, is_keyset_ordered
 from sync.models import Issue
+from sync.probe import detect_features
 
 BASE = "https://tracker.test/v1"
 ISSUES = [

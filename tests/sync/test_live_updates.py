@@ -17,10 +17,10 @@ from push_support import Wire, session_for
 from cache import Resource
 from server.app import create_app
 from server.seed import seed_workspace
+from server.thread import ServiceThread
 from sync.engine import SyncLoop
 from sync.live import STATE_KEY, LiveUpdates, WebhookReceiver
 from sync.webhook_verify import MAX_BODY, signature
-from tracker_tui.service_thread import ServiceThread
 
 SECRET = "s3cret-for-tests"
 

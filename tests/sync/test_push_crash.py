@@ -21,9 +21,9 @@ from push_support import load_issues, server_issues, session_for
 from cache import EntryState, Resource
 from server.app import create_app
 from server.seed import seed_workspace
+from server.thread import ServiceThread
 from sync.push import push_outbox
 from sync.session import SyncSession
-from tracker_tui.service_thread import ServiceThread
 
 TRIALS = 12
 MAX_TRIALS = 20

@@ -14,9 +14,9 @@ import textual.constants
 from tui_support import ME, NOW, AppFactory, FakeIssueSource, Notices, fixed_clock
 
 from cache import Cache
+from demo.data import fill, generate
 from tracker_tui.app import TrackerApp, make_app
 from tracker_tui.data.cache_source import CacheIssueSource
-from tracker_tui.demo_data import fill, generate
 from tracker_tui.sync_link import OfflineLink
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"

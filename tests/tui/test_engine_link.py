@@ -21,18 +21,18 @@ from textual.widgets import OptionList, Static
 from tui_support import settle
 
 from cache import ACTIVE_STATES, Cache, EntryState, IssueFilter, IssueSort, Resource
+from demo.service import DemoService
 from server.app import create_app
 from server.keys import create_key, revoke_key
 from server.seed import seed_workspace
+from server.thread import ServiceThread
 from sync.connection import Connection
 from sync.credentials import KeySource, ResolvedProfile
 from sync.secret import Secret
 from tracker_tui.app import TrackerApp, make_app
-from tracker_tui.demo_service import DemoService
 from tracker_tui.engine_link import EngineLink
 from tracker_tui.messages import SourceFailed, SyncFailed
 from tracker_tui.server_clock import ServerClock
-from tracker_tui.service_thread import ServiceThread
 from tracker_tui.widgets.issue_list import IssueList
 from tracker_tui.widgets.status_bar import StatusBar
 

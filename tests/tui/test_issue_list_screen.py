@@ -9,10 +9,10 @@ from textual.widgets import Input, SelectionList
 from tui_support import NOW, AppFactory, FakeIssueSource, Notices, settle, unique
 
 from cache import Cache, Resource
+from demo.data import generate
 from tracker_tui.data.cache_source import ME_STATE_KEY, CacheIssueSource
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.data.views import SavedView
-from tracker_tui.demo_data import generate
 from tracker_tui.messages import (
     BulkEditRequested,
     CacheChanged,

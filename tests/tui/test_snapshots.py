@@ -15,11 +15,11 @@ from textual.pilot import Pilot
 from tui_support import NOW, AppFactory, settle
 
 from cache import Cache, Resource
+from demo.data import stamp
 from sync.connection import Connection, ConnectionState
 from tracker_tui.data.outbox_counts import OutboxCounts
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.data.views import SavedView
-from tracker_tui.demo_data import stamp
 from tracker_tui.messages import SyncStatusChanged
 
 SIZE = (120, 36)

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from cache import open_cache
-from sync.client import ApiClient
 from sync.credentials import delete_key, parse_key, save_login
 from sync.errors import NotFound, Unauthorized, UnexpectedStatus
 from sync.profiles import (
@@ -102,6 +101,8 @@ def read_key(with_key: bool) -> Secret:
 
 async def check_key(server: str, key: Secret) -> Identity:
     """`GET /me` where the server has it, else a one-record list: either proves the key."""
+    from sync.client import ApiClient
+
     async with ApiClient(server, key.reveal()) as client:
         try:
             me = (await client.me()).value

@@ -27,7 +27,6 @@ from cache import (
     Resolution,
     Resource,
 )
-from sync.reconcile import record_label
 from tracker_tui.commands.refs import Names
 from tracker_tui.commands.write import add_push_option, open_local_cache, outcome
 from tracker_tui.errors import UsageError
@@ -150,15 +149,19 @@ def _queue_again(cache: Cache, entry_id: int) -> OutboxEntry:
 
 
 def run_same(args: argparse.Namespace) -> int:
+    from sync.reconcile import record_label
+
     with open_local_cache(args) as cache:
         with _numbered_by_the_user():
             entry = cache.outbox_entry(args.id)
         if entry.state is not EntryState.UNSURE:
             raise UsageError(f"outbox entry {args.id} is {entry.state.value}, not unsure")
-        found = cache.suspects(entry.id)
-        chosen = _suspect(found, args.record) if args.record else None
-        if chosen is None and len(found) != 1:
-            names = ", ".join(record_label(record) for record in found)
+        labels = {
+            str(record.get("id")): record_label(record) for record in cache.suspects(entry.id)
+        }
+        chosen = _suspect(labels, args.record) if args.record else None
+        if chosen is None and len(labels) != 1:
+            names = ", ".join(labels.values())
             raise UsageError(f"outbox entry {args.id} may be any of {names}: say which with --as")
         done = cache.same_as(entry.id, chosen)
         record_id = cache.resolve_id(done.record_id)
@@ -169,13 +172,13 @@ def run_same(args: argparse.Namespace) -> int:
         return Exit.OK
 
 
-def _suspect(found: list[dict[str, Any]], given: str) -> str:
+def _suspect(labels: dict[str, str], given: str) -> str:
+    """The id of the suspect `given` names (its id, or its label as `record_label` makes it)."""
     text = given.strip()
-    for record in found:
-        label = record_label(record)
-        if text in (str(record.get("id")), label, label.lstrip("#")):
-            return str(record.get("id"))
-    names = ", ".join(record_label(record) for record in found) or "nothing"
+    for record_id, label in labels.items():
+        if text in (record_id, label, label.lstrip("#")):
+            return record_id
+    names = ", ".join(labels.values()) or "nothing"
     raise UsageError(f"{text} is not among the records this write may be ({names})")
 
 

@@ -12,7 +12,6 @@ from typing import Any
 from cache import Cache, IssueFilter, IssueRow, IssueSort, PickerField, SortKey, open_cache
 from cache.models import JsonValue
 from sync.credentials import resolve_profile
-from sync.session import cache_name
 from tracker_tui.commands import refs
 from tracker_tui.commands.refs import NONE_WORDS, Names
 from tracker_tui.errors import UsageError
@@ -24,7 +23,7 @@ DEFAULT_LIMIT = 50
 
 def open_profile_cache(args: argparse.Namespace) -> Cache:
     """The cache of the chosen profile (or of env-only mode), without touching the network."""
-    return open_cache(cache_name(resolve_profile(args.profile)))
+    return open_cache(resolve_profile(args.profile).cache_name)
 
 
 def register(subparsers: Any, issue_commands: Any) -> None:

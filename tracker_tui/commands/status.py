@@ -8,14 +8,12 @@ import time
 from typing import Any
 
 from cache import ACTIVE_STATES, EntryState, Resource
-from sync.client import ApiClient
 from sync.credentials import Level, ResolvedProfile, doctor_report, resolve_profile
 from sync.features import ServerFeatures
 from sync.profiles import ConfigError
-from sync.pull import LAST_PULL_STATE_KEY
 from sync.ratelimit import PLANS, Plan
 from sync.ratelimit.learned import Learned
-from sync.session import FEATURES_STATE_KEY, remembered_limits
+from sync.remembered import LAST_PULL_STATE_KEY, remembered_features, remembered_limits
 from tracker_tui.commands.read import open_profile_cache
 from tracker_tui.errors import EXPECTED, describe
 from tracker_tui.exit_codes import Exit
@@ -52,7 +50,7 @@ def run_status(args: argparse.Namespace) -> int:
     with open_profile_cache(args) as cache:
         now = time.time()
         last = cache.get_state(LAST_PULL_STATE_KEY)
-        features = _features(cache.get_state(FEATURES_STATE_KEY))
+        features = remembered_features(cache)
         plan = _plan(remembered_limits(cache), features)
         used_minute = len(cache.request_times(now - MINUTE))
         used_day = len(cache.request_times(now - DAY))
@@ -102,16 +100,6 @@ def _plan(learned: Learned | None, features: ServerFeatures | None) -> Plan:
     if learned is not None and learned.plan in PLANS:
         return Plan(learned.plan, learned.per_minute, learned.per_day)
     return PLANS.get((features.plan if features else None) or "free", PLANS["free"])
-
-
-def _features(stored: object) -> ServerFeatures | None:
-    text = stored.get("features") if isinstance(stored, dict) else None
-    if not isinstance(text, str):
-        return None
-    try:
-        return ServerFeatures.from_json(text)
-    except ValueError:
-        return None
 
 
 def _feature_flags(features: ServerFeatures) -> dict[str, Any]:
@@ -165,6 +153,8 @@ def _reach(resolved: ResolvedProfile) -> tuple[bool, str]:
     key = resolved.key
     if key is None:
         return False, f"{resolved.server}: no API key to try it with (log in or set one)"
+
+    from sync.client import ApiClient
 
     async def probe() -> None:
         async with ApiClient(resolved.server, key.reveal(), timeout=5.0) as client:

@@ -12,22 +12,23 @@ import argparse
 import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cache import ACTIVE_STATES, Cache, EntryState, open_cache
 from sync.connection import ConnectionState, ConnectionWatch
 from sync.credentials import ResolvedProfile, resolve_profile
-from sync.engine import SyncReport, sync_once
 from sync.errors import NetworkError, ServerError, SyncError
-from sync.pull import PullReport, RetryPolicy
-from sync.push import Backoff
-from sync.session import SyncSession, cache_name, open_session
 from tracker_tui.commands.refs import Names
 from tracker_tui.commands.waiting import GIVE_UP_AFTER, Waits
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.errors import describe
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import ProgressDisplay, notice, print_json
+
+if TYPE_CHECKING:
+    from sync.engine import SyncReport
+    from sync.pull import PullReport
+    from sync.session import SyncSession
 
 NAMED = 20
 """Refused writes (and conflicts) named one per line; `outbox` and `conflicts` list them all."""
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     resolved = resolve_profile(args.profile)
     for warning in resolved.warnings:
         notice(f"warning: {warning}")
-    with open_cache(cache_name(resolved)) as cache:
+    with open_cache(resolved.cache_name) as cache:
         done = asyncio.run(_sync(resolved, cache, args))
         status = exit_status(cache, done)
         if status is Exit.FAILED:
@@ -104,6 +105,8 @@ def failure(done: Outcome) -> str:
 
 
 async def _sync(resolved: ResolvedProfile, cache: Cache, args: argparse.Namespace) -> Outcome:
+    from sync.session import open_session
+
     display = ProgressDisplay(quiet=args.json)
     with display:
         waits = Waits(display.note, give_up_after=args.give_up_after)
@@ -136,6 +139,10 @@ async def _until_reached(
 ) -> SyncReport:
     """`sync_once`, again after a backoff while the server cannot be reached (the push stops at
     the first connection refused); `sleep` says what it waits for and gives up in time."""
+    from sync.engine import sync_once
+    from sync.pull import RetryPolicy
+    from sync.push import Backoff
+
     backoff = Backoff(sleep=sleep)
     failures = 0
     while True:

@@ -20,14 +20,12 @@ import asyncio
 import json
 import sys
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cache import Cache, CacheError, EntryState, JsonValue, OutboxEntry, Resource, open_cache
 from sync.connection import ConnectionWatch
 from sync.credentials import resolve_profile
 from sync.errors import SyncError
-from sync.push import Backoff, PushReport, push_outbox
-from sync.session import cache_name, open_session
 from sync.workflow import TRANSITIONS
 from tracker_tui.commands import refs
 from tracker_tui.commands.refs import PRIORITIES, STATUSES, Names
@@ -38,6 +36,9 @@ from tracker_tui.errors import UsageError
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import ProgressDisplay, ask, notice
 
+if TYPE_CHECKING:
+    from sync.push import PushReport
+
 BODY_MAX = 65_535
 PUSH_GIVE_UP_AFTER = 5.0
 """Seconds a write command keeps retrying a failing server: the write is safe in the queue,
@@ -45,12 +46,15 @@ and the next sync sends it."""
 
 
 def open_local_cache(args: argparse.Namespace) -> Cache:
-    return open_cache(cache_name(resolve_profile(args.profile)))
+    return open_cache(resolve_profile(args.profile).cache_name)
 
 
 def push_now(args: argparse.Namespace, cache: Cache) -> tuple[PushReport, Waits]:
     """Push the whole outbox (ours and any earlier offline writes): what happened, and what
     the server was seen to do."""
+    from sync.push import Backoff, PushReport, push_outbox
+    from sync.session import open_session
+
     waits = Waits(
         ProgressDisplay(quiet=True).note, give_up_after=PUSH_GIVE_UP_AFTER, tell_rate_limit=True
     )

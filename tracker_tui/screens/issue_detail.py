@@ -3,7 +3,7 @@
 It reads the issue (with comments, pending outbox entries and open conflicts) in a worker and
 re-reads whenever the cache changes. Each field key opens a picker; the pick is written to the
 outbox at once (the screen shows it a moment later, marked pending), never to the network.
-A comment being written is kept as a draft while it is typed (`tracker_tui.data.drafts`): it is
+A comment being written is kept as a draft while it is typed (`tracker_tui.drafts`): it is
 back in the box when the issue is opened again, even after the app was killed, and leaving the
 screen with one asks before it is thrown away.
 """
@@ -35,9 +35,9 @@ from cache import (
 )
 from tracker_tui.data.cache_source import NO_VALUE, parse_time
 from tracker_tui.data.changes import entry_summary, value_text
-from tracker_tui.data.drafts import DraftKeeper, comment_key
 from tracker_tui.data.source import PRIORITIES
 from tracker_tui.data.workflow import DESCRIPTION_MAX, status_choices
+from tracker_tui.drafts import DraftKeeper, comment_key
 from tracker_tui.formatting import (
     issue_reference,
     priority_label,

@@ -3,7 +3,7 @@
 The form is built once the worker has read what it needs (the issue being edited, users,
 projects), so every picker starts with real options. Only changed fields are queued on edit,
 so an edit never overwrites a field someone else changed meanwhile. Esc on a dirty form asks
-first. The fields changed are kept as a draft while they are typed (`tracker_tui.data.drafts`,
+first. The fields changed are kept as a draft while they are typed (`tracker_tui.drafts`,
 one for a new issue, one per issue edited), and filled in again when the same form is opened
 after the app was closed or killed.
 """
@@ -23,7 +23,6 @@ from textual.widgets import Footer, Input, Label, Select, Static, TextArea
 
 from cache import IssueDetail, JsonObject, JsonValue, PickerField, ProjectRow, Resource
 from tracker_tui.data.cache_source import NO_VALUE
-from tracker_tui.data.drafts import DraftKeeper, issue_key
 from tracker_tui.data.source import PRIORITIES, STATUSES
 from tracker_tui.data.workflow import (
     description_problem,
@@ -31,6 +30,7 @@ from tracker_tui.data.workflow import (
     status_choices,
     title_problem,
 )
+from tracker_tui.drafts import DraftKeeper, issue_key
 from tracker_tui.formatting import issue_reference, priority_label, status_label
 from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.confirm import ConfirmDialog

@@ -13,8 +13,9 @@ from types import TracebackType
 
 from server.app import create_app
 from server.seed import seed_workspace
+from server.thread import ServiceStartError, ServiceThread
 from sync.secret import Secret
-from tracker_tui.service_thread import ServiceThread
+from tracker_tui.errors import TrackerTuiError
 
 DEMO_WORKSPACE = "Demo"
 DEMO_PLAN = "pro"
@@ -40,6 +41,9 @@ class DemoService:
             )
             app = create_app(self.db_path, window_seconds=self._window_seconds)
             self._service = ServiceThread(app).__enter__()
+        except ServiceStartError as error:
+            self._folder.cleanup()
+            raise TrackerTuiError(f"the demo could not start: {error}") from None
         except BaseException:
             self._folder.cleanup()
             raise

@@ -1,7 +1,7 @@
-"""`python -m tracker_tui.screenshots OUTDIR`: SVGs of the main screens over demo data.
+"""`python -m demo.screenshots OUTDIR`: SVGs of the main screens over demo data.
 
 Made by a script, never by hand, so they can be regenerated whenever a screen changes: the app
-runs headless (`run_test`) over a temporary cache filled by `demo_data`, on a fixed clock, and
+runs headless (`run_test`) over a temporary cache filled by `demo.data`, on a fixed clock, and
 is driven to each screen in turn with the keys a user would press.
 """
 
@@ -18,10 +18,10 @@ from typing import Any
 from textual.pilot import Pilot
 
 from cache import Cache, FieldConflict, Resource
+from demo.data import fill, generate
 from sync.connection import Connection, ConnectionState
 from tracker_tui.app import TrackerApp, make_app
 from tracker_tui.data.outbox_counts import OutboxCounts
-from tracker_tui.demo_data import fill, generate
 from tracker_tui.messages import SyncStatusChanged
 
 NOW = datetime(2026, 11, 21, 15, 30, tzinfo=UTC)
@@ -102,7 +102,7 @@ async def make_screenshots(outdir: Path) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m tracker_tui.screenshots OUTDIR", file=sys.stderr)
+        print("usage: python -m demo.screenshots OUTDIR", file=sys.stderr)
         return 2
     for path in asyncio.run(make_screenshots(Path(args[0]))):
         print(path)

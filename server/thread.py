@@ -1,7 +1,7 @@
 """An ASGI app served by uvicorn on a free loopback port, in a thread of this process.
 
-The demo embeds the reference service this way, and tests and benchmarks use it to put a real
-HTTP hop between the client and the service. Forwarded headers are ignored: uvicorn trusts
+The client's demo embeds the reference service this way, and tests and benchmarks use it to put
+a real HTTP hop between the client and the service. Forwarded headers are ignored: uvicorn trusts
 `X-Forwarded-For` from loopback by default, which would let any local client spread failed
 logins over made-up addresses and dodge the service's failed-auth limit.
 """
@@ -15,9 +15,11 @@ from typing import Any
 
 import uvicorn
 
-from tracker_tui.errors import TrackerTuiError
-
 START_TIMEOUT = 15.0
+
+
+class ServiceStartError(RuntimeError):
+    """The server did not come up on its port (taken, or the app failed its start-up)."""
 
 
 class ServiceThread:
@@ -44,7 +46,7 @@ class ServiceThread:
         while not self._server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
                 self.__exit__(None, None, None)
-                raise TrackerTuiError("the service did not start on a loopback port")
+                raise ServiceStartError("the service did not start on a loopback port")
             time.sleep(0.01)
         host, port = self._server.servers[0].sockets[0].getsockname()[:2]
         self.base_url = f"http://{host}:{port}/v1"

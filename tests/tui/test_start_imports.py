@@ -1,0 +1,106 @@
+"""The app, started against a real server, loads nothing of the reference service or the demo.
+
+`tracker-tui` (no command) runs in a fresh interpreter as the console script runs it, on
+TRACKER_SERVER and TRACKER_API_KEY pointing at the reference service on a loopback port, with
+Textual's own headless driver and an auto-pilot in place of a terminal. Once the list shows
+every issue the engine pulled, the pilot records `sys.modules` and quits with ctrl+q. Before the
+demo had its own package, `tracker_tui.launch` imported it, and with it FastAPI, uvicorn and
+the whole service, on every start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from server.app import create_app
+from server.seed import seed_workspace
+from server.thread import ServiceThread
+
+ROOT = Path(__file__).resolve().parents[2]
+ISSUES = 25
+NOT_AT_START = ("fastapi", "uvicorn", "starlette", "server", "demo")
+
+START = """
+import json, sys, time
+from textual.app import App
+
+report, issues = sys.argv[1], int(sys.argv[2])
+run = App.run
+
+
+async def until_listed(pilot):
+    first_draw = sorted(sys.modules)
+    deadline = time.monotonic() + 60
+    listed = 0
+    while time.monotonic() < deadline:
+        await pilot.pause(0.1)
+        listed = pilot.app.screen.query_one("IssueList").count
+        if listed == issues:
+            break
+    found = {"listed": listed, "first_draw": first_draw, "listed_at": sorted(sys.modules)}
+    with open(report, "w") as out:
+        json.dump(found, out)
+    await pilot.press("ctrl+q")
+
+
+def headless(self, *args, **kwargs):
+    return run(self, *args, **{**kwargs, "headless": True, "auto_pilot": until_listed})
+
+
+App.run = headless
+from tracker_tui.cli import main
+
+sys.exit(main([]))
+"""
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    db = tmp_path_factory.mktemp("service") / "service.db"
+    key = seed_workspace(db, "Acme", ISSUES, plan="enterprise")
+    with ServiceThread(create_app(db)) as running:
+        yield running.base_url, key
+
+
+def loaded(modules: list[str]) -> list[str]:
+    return sorted(
+        name
+        for name in NOT_AT_START
+        if any(module == name or module.startswith(name + ".") for module in modules)
+    )
+
+
+def test_the_app_on_a_server_starts_without_the_service_or_the_demo(
+    service: tuple[str, str], tmp_path: Path
+) -> None:
+    base_url, key = service
+    env = {
+        **os.environ,
+        "TRACKER_HOME": str(tmp_path / "home"),
+        "TRACKER_SERVER": base_url,
+        "TRACKER_API_KEY": key,
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+    }
+    report = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-c", START, str(report), str(ISSUES)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(report.read_text())
+    assert found["listed"] == ISSUES
+    assert "tracker_tui.app" in found["first_draw"]
+    assert {"httpx", "sync.engine"} <= set(found["listed_at"])
+    assert loaded(found["first_draw"]) == []
+    assert loaded(found["listed_at"]) == []
