@@ -3,8 +3,9 @@
     .venv/bin/python benchmarks/soak.py [--minutes 10] [--window-seconds 10] [--seed 1]
 
 The real `tracker-tui` runs in a pseudo-terminal (100x30), read through the `pyte` emulator
-(the harness of `tests/terminal/`), against a real `tracker-server` process whose rate-limit
-minute lasts `--window-seconds` (10 s: an hour of limits and polling in ten minutes). For
+(the harness of `tests/harness/` and `tests/terminal/`), against a real `tracker-server`
+process whose rate-limit minute lasts `--window-seconds` (10 s: an hour of limits and polling
+in ten minutes). For
 `--minutes` of wall time the script:
 
 - presses keys drawn at random from the help screen of the screen in front of it (it opens
@@ -50,7 +51,8 @@ from typing import Any
 # shadow the `cache` package: put the repository root there instead, and the harness after it.
 if pathlib.Path(sys.path[0]).resolve() == pathlib.Path(__file__).resolve().parent:
     sys.path[0] = str(pathlib.Path(__file__).resolve().parent.parent)
-sys.path.insert(1, str(pathlib.Path(__file__).resolve().parent.parent / "tests" / "terminal"))
+sys.path.insert(1, str(pathlib.Path(__file__).resolve().parent.parent / "tests" / "harness"))
+sys.path.insert(2, str(pathlib.Path(__file__).resolve().parent.parent / "tests" / "terminal"))
 
 from terminal_reading import help_keys, status_line, visible_issues
 from terminal_screen import ScreenTimeout, Terminal

@@ -7,12 +7,15 @@ budget), and the processes started, all killed when the test ends.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from terminal_reading import highlighted_issue, status_line, visible_issues
 from terminal_screen import Terminal
 from terminal_service import CLIENT, Api, ServerProcess, client_env, run_client
+
+from cache import open_cache
 
 SEEDED_ISSUES = 60
 COLLEAGUE = "Grace Hopper"
@@ -76,6 +79,13 @@ class Tracker:
             what=f"all {SEEDED_ISSUES} issues synced",
         )
         return app
+
+    def draft(self, key: str) -> str:
+        """The draft the app keeps in its cache under `key` ("comment:<issue id>",
+        "issue:new"), as JSON text; "" when there is none."""
+        with open_cache("env", root=self.home / "data") as cache:
+            found = cache.draft(key)
+        return "" if found is None else json.dumps(found)
 
     def cli(self, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
         done = run_client(self.env(), *args, stdin=stdin)

@@ -8,22 +8,20 @@ or killed.
 from __future__ import annotations
 
 import signal
-import time
 
 from terminal_reading import highlighted_issue
 from terminal_screen import Terminal
+from terminal_service import eventually
 from terminal_user import focus_comment, on_list, open_issue
 from terminal_world import Tracker
 
-DRAFT_SETTLE = 1.0
-"""Seconds between the last key and killing the app: a draft may be saved a moment after the
-typing stops (a user does not pull the plug within a second of a keystroke)."""
 
-
-def reopened(tracker: Tracker, app: Terminal) -> Terminal:
-    """Kill the app as a closed laptop or an OOM killer would, and open it again (its cache
-    holds every issue: no need to wait for a sync)."""
-    time.sleep(DRAFT_SETTLE)
+def reopened(tracker: Tracker, app: Terminal, key: str, typed: str) -> Terminal:
+    """Kill the app as a closed laptop or an OOM killer would, once the draft under `key`
+    holds all of `typed` (it is written within half a second of the typing; a user does not
+    pull the plug that fast), and open it again (its cache holds every issue: no need to wait
+    for a sync)."""
+    eventually(lambda: typed in tracker.draft(key), timeout=10, what=f"the draft {key!r} kept")
     app.signal(signal.SIGKILL)
     app.wait_exit()
     app = tracker.open_app()
@@ -50,7 +48,7 @@ def test_a_comment_draft_is_asked_about_and_survives_the_app_being_killed(
     shown = app.wait_until_gone("iscard")
     assert draft in shown
     assert not on_list(shown)
-    app = reopened(tracker, app)
+    app = reopened(tracker, app, f"comment:{tracker.check.issue(58)['id']}", draft)
     open_issue(app, 58)
     app.press("c")
     app.wait_for_text(draft, timeout=10)
@@ -62,6 +60,6 @@ def test_a_new_issue_draft_survives_the_app_being_killed(tracker: Tracker) -> No
     app.wait_for_text("New issue", "^s Save")
     app.type("Export drops the last row")
     app.wait_for_text("Export drops the last row")
-    app = reopened(tracker, app)
+    app = reopened(tracker, app, "issue:new", "Export drops the last row")
     app.press("c")
     app.wait_for_text("Export drops the last row", timeout=10)

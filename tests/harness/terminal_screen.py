@@ -2,10 +2,16 @@
 
 Pilot tests drive the app from inside its event loop; what they cannot see is what a terminal
 does: keys arriving in one read, a screen drawn by escape sequences, the process's own exit.
-`Terminal` starts a command in a pty of a fixed size (pexpect), a thread feeds everything it
-writes to a `pyte.Screen` (so the pty never fills up and blocks the app), and tests read the
-screen's text and colours, never the widget tree. Every wait is on a condition of the screen
+`Terminal` starts a command in a pty of a fixed size (pexpect: the pty is the process's
+controlling terminal, so Ctrl-C and Ctrl-D typed into it and closing it act as they do for a
+person), a thread feeds everything it writes to a `pyte.Screen` (so the pty never fills up and
+blocks the app), and tests read the screen's text and colours, never the widget tree, or for a
+command that prints lines, the transcript of everything written. Every wait is on a condition
 with a deadline, and a failed wait shows the screen.
+
+The one harness of the test suite: `tests/terminal/` (the app and the CLI against a service
+process) and `tests/cli/` (prompts, signals, `sync` on a terminal) both use it; pytest puts
+this folder on `sys.path` (`pythonpath` in pyproject.toml).
 
 pyte answers no terminal queries; Textual does not wait for answers, so it draws in a bare pty.
 The emulator has no alternate screen, so what a process prints after the app has left it
@@ -18,6 +24,7 @@ import collections
 import contextlib
 import os
 import re
+import select
 import signal
 import threading
 import time
@@ -77,6 +84,14 @@ class Exit:
     status: int | None
     signal: int | None
 
+    @property
+    def code(self) -> int:
+        """The status as a shell reports it: 128 + N for a process ended by signal N."""
+        if self.signal is not None:
+            return 128 + self.signal
+        assert self.status is not None
+        return self.status
+
 
 class ScreenTimeout(AssertionError):
     """A wait on the screen ran out; the message holds the screen as it was."""
@@ -102,6 +117,7 @@ class Terminal:
         self._lock = threading.Lock()
         self._raw = bytearray()
         self._closed = threading.Event()
+        self._hung_up = threading.Event()
         self._child = pexpect.spawn(
             self.argv[0],
             self.argv[1:],
@@ -115,10 +131,15 @@ class Terminal:
         self._reader.start()
 
     def _read(self) -> None:
-        """Drain the pty into the emulator until the process closes it."""
+        """Drain the pty into the emulator until the process closes it, or `hang_up` does.
+
+        Waits in select with a short timeout rather than in a read: a read blocked in this
+        thread would keep the pty open after `hang_up` closed it, and no hang-up would come."""
         fd = self._child.child_fd
-        while True:
+        while not self._hung_up.is_set():
             try:
+                if not select.select([fd], [], [], 0.05)[0]:
+                    continue
                 data = os.read(fd, 65536)
             except OSError:
                 break
@@ -169,13 +190,17 @@ class Terminal:
         with self._lock:
             return bytes(self._raw)
 
+    def transcript(self) -> str:
+        """Everything written so far as plain text (escape sequences removed): what a command
+        that prints lines said, however the screen wrapped or scrolled it."""
+        return _plain(self.output())
+
     def after_app(self) -> str:
         """Plain text written after the app last left the alternate screen (tracebacks,
         messages on stderr at exit); everything when the process never drew an app."""
         raw = self.output()
         cut = raw.rfind(ALT_SCREEN_OFF)
-        tail = raw[cut + len(ALT_SCREEN_OFF) :] if cut >= 0 else raw
-        return ANSI.sub(b"", tail).decode("utf-8", "replace").replace("\r\n", "\n")
+        return _plain(raw[cut + len(ALT_SCREEN_OFF) :] if cut >= 0 else raw)
 
     def dump(self) -> str:
         """The screen framed, for failure messages."""
@@ -215,6 +240,18 @@ class Terminal:
                     f"within {timeout:.0f} s ({state}):\n{self.dump()}"
                 )
             time.sleep(0.05)
+
+    def expect(self, pattern: str, *, timeout: float = DEFAULT_TIMEOUT) -> str:
+        """Wait until the regular expression `pattern` matches the transcript; its match."""
+        found: list[str] = []
+
+        def matched(_: str) -> bool:
+            match = re.search(pattern, self.transcript())
+            found[:] = [match.group(0)] if match else []
+            return bool(match)
+
+        self.wait_for(matched, timeout=timeout, what=f"/{pattern}/ in the transcript")
+        return found[0]
 
     def wait_for_text(self, *texts: str, timeout: float = DEFAULT_TIMEOUT) -> str:
         """Wait until every one of `texts` is on the screen."""
@@ -290,6 +327,14 @@ class Terminal:
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, number)
 
+    def hang_up(self) -> None:
+        """Close the terminal, as closing its window does: the kernel hangs the process up
+        (SIGHUP). What it writes from then on goes nowhere."""
+        self._hung_up.set()
+        self._reader.join(timeout=5)
+        self._child.ptyproc.fileobj.close()
+        self._closed.set()
+
     def close(self) -> None:
         """Kill the whole process group (the pty made the process its leader), then reap it:
         nothing is left running after a test, whatever happened in it."""
@@ -304,3 +349,7 @@ class Terminal:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _plain(raw: bytes) -> str:
+    return ANSI.sub(b"", raw).decode("utf-8", "replace").replace("\r\n", "\n")
