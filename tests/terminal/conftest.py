@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from terminal_service import Api, ServerProcess, server_command
+from terminal_service import WORKSPACE, Api, ServerProcess
 from terminal_world import COLLEAGUE, SEEDED_ISSUES, Seeded, Tracker
 
 from server.keys import create_key
@@ -27,14 +27,13 @@ from server.seed import seed_workspace
 
 @pytest.fixture(scope="session")
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
-    folder = tmp_path_factory.mktemp("seeded")
-    server = ServerProcess(folder / "server.db")
-    key = server.seed(SEEDED_ISSUES)
-    colleague = server.create_key("colleague", user=COLLEAGUE)
-    checker = server_command(
-        "keys", "create", "--db", server.db, "--workspace", "Acme", "--name", "checker"
-    )
-    return Seeded(server.db, key, colleague, checker)
+    """A database seeded as the shared service's workspaces are, for tests that need a
+    service of their own to copy it."""
+    db = tmp_path_factory.mktemp("seeded") / "server.db"
+    key = seed_workspace(db, WORKSPACE, SEEDED_ISSUES, plan="enterprise")
+    colleague = create_key(db, WORKSPACE, "colleague", user=COLLEAGUE)
+    checker = create_key(db, WORKSPACE, "checker")
+    return Seeded(db, key, colleague, checker)
 
 
 @pytest.fixture(scope="session")
@@ -66,11 +65,14 @@ def tracker(shared_server: ServerProcess, tmp_path: Path) -> Iterator[Tracker]:
 
 
 @pytest.fixture
-def own_tracker(seeded: Seeded, tmp_path: Path) -> Iterator[Tracker]:
-    """A service of the test's own on a copy of the seeded database (windows of 1 s)."""
+def own_tracker(
+    seeded: Seeded, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Tracker]:
+    """A service of the test's own on a copy of the seeded database, its windows 1 s long
+    (or as many seconds as the test's indirect parameter says)."""
     db = tmp_path / "server.db"
     shutil.copyfile(seeded.db, db)
-    server = ServerProcess(db, window_seconds=1.0)
+    server = ServerProcess(db, window_seconds=getattr(request, "param", 1.0))
     world = Tracker(
         tmp_path,
         server,

@@ -5,11 +5,17 @@ The terminal tests need a server that can go away and come back the way a real o
 the same port with the same database, and whose keys it revokes or creates with the
 `tracker-server keys` commands. Nothing here reaches into the client; the colleague and the
 checks of the server's state go through the HTTP API with keys of their own.
+
+Starting the service is mostly importing FastAPI and uvicorn (1 to 5 s of a loaded machine,
+four times in the session scenario): the next process is started as soon as the last one
+stops, imports them while the server is down, and waits on its stdin for the word to serve,
+then runs `tracker-server`'s own entry point with the same arguments.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import random
 import signal
@@ -30,6 +36,17 @@ CLIENT = BIN / "tracker-tui"
 WORKSPACE = "Acme"
 T = TypeVar("T")
 START_TIMEOUT = 30.0
+STANDBY = """
+import json, sys
+import uvicorn, server.app, server.cli
+line = sys.stdin.readline()
+if not line:
+    sys.exit(0)
+from server.entry import main
+sys.exit(main(json.loads(line)))
+"""
+"""A `tracker-server` waiting to be told its arguments (one JSON line on stdin), its imports
+done; an empty stdin ends it."""
 
 
 def eventually(
@@ -71,6 +88,7 @@ class ServerProcess:
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.log = db.with_suffix(".log")
         self._process: subprocess.Popen[bytes] | None = None
+        self._standby: subprocess.Popen[bytes] | None = None
         self.starts = 0
 
     def seed(self, issues: int, *, plan: str = "enterprise") -> str:
@@ -97,12 +115,14 @@ class ServerProcess:
     def start(self) -> None:
         """Start serving and return once it answers (any HTTP answer: the port is open)."""
         assert not self.running, "the server is already running"
-        command = [str(SERVER), "serve", "--db", str(self.db), "--port", str(self.port)]
-        command += ["--window-seconds", str(self.window_seconds)]
-        with self.log.open("ab") as log:
-            self._process = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-            )
+        argv = ["serve", "--db", str(self.db), "--port", str(self.port)]
+        argv += ["--window-seconds", str(self.window_seconds)]
+        process = self._standby or self._stand_by()
+        self._standby = None
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(argv).encode() + b"\n")
+        process.stdin.close()
+        self._process = process
         self.starts += 1
         deadline = time.monotonic() + START_TIMEOUT
         while True:
@@ -118,13 +138,20 @@ class ServerProcess:
         process = self._process
         if process is None or process.poll() is not None:
             return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, sig)
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout)
+        _end(process, sig, timeout)
+        if self._standby is None:
+            self._standby = self._stand_by()
+
+    def _stand_by(self) -> subprocess.Popen[bytes]:
+        """The next server process, importing the service until `start` tells it to serve."""
+        with self.log.open("ab") as log:
+            return subprocess.Popen(
+                [sys.executable, "-c", STANDBY],
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
     def kill(self) -> None:
         self.stop(signal.SIGKILL)
@@ -140,6 +167,22 @@ class ServerProcess:
 
     def close(self) -> None:
         self.kill()
+        if self._standby is not None:
+            _end(self._standby, signal.SIGKILL, 15.0)
+            self._standby = None
+
+
+def _end(process: subprocess.Popen[bytes], sig: int, timeout: float) -> None:
+    """Signal the process's group (`sig`, then SIGKILL if it lingers) and reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, sig)
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout)
+    if process.stdin is not None:
+        process.stdin.close()
 
 
 class Api:

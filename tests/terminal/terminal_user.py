@@ -190,15 +190,26 @@ def clear_search(app: Terminal) -> None:
     app.wait_for(lambda shown: "“" not in shown.split("\n")[0], what="the search cleared")
 
 
-def bulk_set(app: Terminal, numbers: list[int], action: str, label: str) -> None:
-    """Mark `numbers`, bulk-apply `action` ("Set priority", "Set status"...) with the value
-    shown as `label`, queue it from the preview, and come back to the list."""
+def mark(app: Terminal, numbers: list[int]) -> None:
+    """Mark `numbers` (none marked before), each seen marked before the next, then the count
+    in the header. They need not all be in view at the end: the list may have scrolled."""
     for number in numbers:
         go_to(app, number)
         app.press("space")
+        app.wait_for(lambda shown, n=number: n in marked_issues(shown), what=f"#{number} marked")
     app.wait_for(
-        lambda shown: marked_issues(shown) == set(numbers), what=f"exactly {numbers} marked"
+        lambda shown: (
+            f"{len(numbers)} marked" in shown.split("\n")[0]
+            and marked_issues(shown) <= set(numbers)
+        ),
+        what=f"exactly {numbers} marked",
     )
+
+
+def bulk_set(app: Terminal, numbers: list[int], action: str, label: str) -> None:
+    """Mark `numbers`, bulk-apply `action` ("Set priority", "Set status"...) with the value
+    shown as `label`, queue it from the preview, and come back to the list."""
+    mark(app, numbers)
     app.press("b")
     title = f"Change {len(numbers)} marked issue" + ("s" if len(numbers) != 1 else "")
     pick(app, title, action)

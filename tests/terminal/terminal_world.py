@@ -15,7 +15,7 @@ from terminal_reading import highlighted_issue, status_line, visible_issues
 from terminal_screen import Terminal
 from terminal_service import CLIENT, Api, ServerProcess, client_env, run_client
 
-from cache import open_cache
+from cache import Cache, IssueDetail, open_cache
 
 SEEDED_ISSUES = 60
 COLLEAGUE = "Grace Hopper"
@@ -80,10 +80,20 @@ class Tracker:
         )
         return app
 
+    def cache(self) -> Cache:
+        """The app's cache, read in this process (`with tracker.cache() as cache`): a command
+        started to say the same would cost a second or more of a loaded machine per look."""
+        return open_cache("env", root=self.home / "data")
+
+    def cached(self, number: int) -> IssueDetail | None:
+        """Issue `#number` as the app's cache has it now."""
+        with self.cache() as cache:
+            return cache.issue_by_number(number)
+
     def draft(self, key: str) -> str:
         """The draft the app keeps in its cache under `key` ("comment:<issue id>",
         "issue:new"), as JSON text; "" when there is none."""
-        with open_cache("env", root=self.home / "data") as cache:
+        with self.cache() as cache:
             found = cache.draft(key)
         return "" if found is None else json.dumps(found)
 

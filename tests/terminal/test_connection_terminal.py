@@ -7,7 +7,6 @@ server was dead (until a poll's retries ran out) and with a revoked key (only a 
 
 from __future__ import annotations
 
-import json
 import time
 
 from terminal_reading import status_line
@@ -15,14 +14,6 @@ from terminal_screen import Terminal
 from terminal_service import eventually
 from terminal_user import PRIORITY_VALUES, on_list, open_issue, other_priority, set_priority
 from terminal_world import Tracker
-
-
-def cached(tracker: Tracker, number: int) -> dict[str, object]:
-    """Issue `number` as the app's cache has it (`tracker-tui issues show --json`)."""
-    code, out, err = tracker.cli("issues", "show", str(number), "--json")
-    assert code == 0, err
-    issue: dict[str, object] = json.loads(out)
-    return issue
 
 
 def says(app: Terminal, word: str, *, timeout: float) -> str:
@@ -93,7 +84,10 @@ def test_an_edit_made_offline_is_sent_when_the_server_comes_back(own_tracker: Tr
     # Polling resumes: the app is online again and pulls the colleague's edit...
     says(app, "online", timeout=90)
     eventually(
-        lambda: cached(tracker, watched)["title"] == "Renamed while you were away",
+        lambda: (
+            (found := tracker.cached(watched))
+            and found.issue.title == "Renamed while you were away"
+        ),
         timeout=20,
         what="the colleague's edit in the app's cache",
     )

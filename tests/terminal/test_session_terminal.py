@@ -13,11 +13,11 @@ changed) and its cache must equal the server, field for field; the app must quit
 from __future__ import annotations
 
 import contextlib
-import json
 import signal
 from typing import Any
 
-from terminal_reading import marked_issues, status_line, visible_issues
+import pytest
+from terminal_reading import status_line, visible_issues
 from terminal_screen import ScreenTimeout, Terminal
 from terminal_service import Colleague, eventually
 from terminal_user import (
@@ -27,7 +27,6 @@ from terminal_user import (
     bulk_set,
     clear_search,
     comment,
-    go_to,
     move_status,
     on_issue,
     on_list,
@@ -37,6 +36,9 @@ from terminal_user import (
     set_priority,
 )
 from terminal_world import Tracker
+
+from cache import IssueFilter, IssueSort
+from tracker_tui.commands.read import issue_json
 
 COMPARED = ("title", "status", "priority", "assignee", "project_id", "labels", "updated_at")
 
@@ -99,9 +101,10 @@ class Session:
 
 
 def cache_issues(tracker: Tracker) -> dict[str, dict[str, Any]]:
-    code, out, err = tracker.cli("issues", "list", "--json", "--limit", "1000")
-    assert code == 0, err
-    return {issue["id"]: issue for issue in json.loads(out)}
+    """Every issue of the app's cache, as `tracker-tui issues list --json` prints it."""
+    with tracker.cache() as cache:
+        rows = cache.window(IssueFilter(), IssueSort(), 0, 1000)
+    return {row.id: issue_json(row) for row in rows}
 
 
 def differences(tracker: Tracker) -> list[str]:
@@ -122,11 +125,9 @@ def differences(tracker: Tracker) -> list[str]:
     return found
 
 
+@pytest.mark.parametrize("own_tracker", [0.5], indirect=True, ids=["windows of 0.5 s"])
 def test_ten_minutes_of_triage_while_the_server_goes_down_three_times(own_tracker: Tracker) -> None:
     tracker = own_tracker
-    tracker.server.stop()
-    tracker.server.window_seconds = 0.5
-    tracker.server.start()
     app = tracker.open_synced_app()
     rows = visible_issues(app.text())
     own = rows[14:20]
@@ -155,10 +156,8 @@ def test_ten_minutes_of_triage_while_the_server_goes_down_three_times(own_tracke
         bulk_set(app, bulk, "Set priority", "Low")
         for number in bulk:
             user.expected[(number, "priority")] = "low"
-        for number in sorted(marked_issues(app.text())):
-            go_to(app, number)
-            app.press("space")
-        app.wait_for(lambda shown: not marked_issues(shown), what="no marks left")
+        app.press("x")
+        app.wait_for(lambda shown: " marked" not in shown.split("\n")[0], what="no marks left")
 
         # The server crashes: a title edited in the form, an issue triaged.
         user.outage(signal.SIGKILL)
@@ -200,10 +199,10 @@ def test_ten_minutes_of_triage_while_the_server_goes_down_three_times(own_tracke
         issue = tracker.check.issue(number)
         bodies = [c["body"] for c in tracker.check.comments(issue["id"])]
         assert all(bodies.count(note) == 1 for note in notes), (number, bodies)
-        code, out, err = tracker.cli("issues", "show", str(number), "--json")
-        assert code == 0, err
-        cached = sorted(c["body"] for c in json.loads(out)["comments"])
-        assert cached == sorted(bodies), number
+        cached = tracker.cached(number)
+        assert cached is not None
+        assert sorted(c.body for c in cached.comments) == sorted(bodies), number
+    # What the user would ask last: is anything waiting, failed or in conflict?
     for listing in ("outbox", "conflicts"):
         code, out, err = tracker.cli(listing, "--json")
         assert (code, out.strip()) == (0, ""), f"{listing}: {out}{err}"

@@ -12,7 +12,7 @@ import json
 
 from terminal_reading import status_line, visible_issues
 from terminal_service import eventually
-from terminal_user import go_to, on_list, pick
+from terminal_user import mark, on_list, pick
 from terminal_world import Tracker
 
 
@@ -33,9 +33,7 @@ def test_undo_of_a_bulk_status_change_restores_every_issue_the_workflow_allows(
         status: next(n for n in sorted(on_screen, reverse=True) if before[n] == status)
         for status in ("todo", "backlog", "done")
     }
-    for number in chosen.values():
-        go_to(app, number)
-        app.press("space")
+    mark(app, list(chosen.values()))
     app.press("b")
     pick(app, "Change 3 marked issues", "Set status")
     pick(app, "Set status", "In progress")
