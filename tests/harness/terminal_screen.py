@@ -118,6 +118,11 @@ class Terminal:
         self._raw = bytearray()
         self._closed = threading.Event()
         self._hung_up = threading.Event()
+        self._version = 0
+        """Chunks fed to the screen so far: what is read off it is kept until the next one
+        (waits look many times a second at a screen that mostly has not changed)."""
+        self._lines: tuple[int, list[str]] = (-1, [])
+        self._styles: tuple[int, list[tuple[str, str, bool]]] = (-1, [])
         self._child = pexpect.spawn(
             self.argv[0],
             self.argv[1:],
@@ -148,6 +153,7 @@ class Terminal:
             with self._lock:
                 self._raw += data
                 self._stream.feed(data)
+                self._version += 1
         self._closed.set()
 
     # Reading the screen.
@@ -155,7 +161,9 @@ class Terminal:
     def lines(self) -> list[str]:
         """The screen's rows as text, trailing spaces kept (columns line up)."""
         with self._lock:
-            return list(self._screen.display)
+            if self._lines[0] != self._version:
+                self._lines = (self._version, list(self._screen.display))
+            return list(self._lines[1])
 
     def text(self) -> str:
         return "\n".join(line.rstrip() for line in self.lines())
@@ -164,6 +172,8 @@ class Terminal:
         """Per row, its most common (foreground, background, bold): what tells a highlighted
         row from the others."""
         with self._lock:
+            if self._styles[0] == self._version:
+                return list(self._styles[1])
             buffer = self._screen.buffer
             found = []
             for y in range(self.rows):
@@ -172,7 +182,8 @@ class Terminal:
                     (row[x].fg, row[x].bg, row[x].bold) for x in range(self.columns)
                 )
                 found.append(counts.most_common(1)[0][0])
-            return found
+            self._styles = (self._version, found)
+            return list(found)
 
     def stands_out(self, text: str) -> bool:
         """Whether `text` is drawn on a background other than the cell before it: selected
