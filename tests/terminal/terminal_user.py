@@ -115,6 +115,15 @@ def go_to(app: Terminal, number: int, *, timeout: float = 60.0) -> None:
     raise AssertionError(f"the highlight never reached #{number}:\n{app.dump()}")
 
 
+def rows_in_view(app: Terminal, at_least: int = 20) -> list[int]:
+    """The issue numbers in the list's view, top to bottom, once at least `at_least` show (a
+    look in the middle of a redraw may catch part of a frame)."""
+    shown = app.wait_for(
+        lambda shown: len(visible_issues(shown)) >= at_least, what=f"{at_least} rows in view"
+    )
+    return visible_issues(shown)
+
+
 def open_issue(app: Terminal, number: int) -> None:
     """Open issue `number` from the list and wait for its screen."""
     go_to(app, number)

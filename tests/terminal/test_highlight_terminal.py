@@ -9,7 +9,7 @@ back, the cursor landed on its neighbour.
 from __future__ import annotations
 
 from terminal_reading import marked_issues, shown_highlight, status_line, visible_issues
-from terminal_user import go_to, on_issue, pick
+from terminal_user import go_to, on_issue, pick, rows_in_view
 from terminal_world import Tracker
 
 
@@ -17,8 +17,7 @@ def test_the_highlight_and_marks_follow_their_issues_when_a_colleague_resorts_th
     tracker: Tracker,
 ) -> None:
     app = tracker.open_synced_app()
-    shown = app.text()
-    rows = visible_issues(shown)
+    rows = rows_in_view(app)
     chosen, marked, moved = rows[5], rows[3], rows[12]
     go_to(app, marked)
     app.press("space")
@@ -41,7 +40,7 @@ def test_the_highlight_and_marks_follow_their_issues_when_a_colleague_resorts_th
 
 def test_the_highlight_stays_on_an_issue_edited_and_returned_from(tracker: Tracker) -> None:
     app = tracker.open_synced_app()
-    rows = visible_issues(app.text())
+    rows = rows_in_view(app)
     chosen = rows[6]
     go_to(app, chosen)
     app.press("enter")

@@ -17,7 +17,7 @@ import signal
 from typing import Any
 
 import pytest
-from terminal_reading import status_line, visible_issues
+from terminal_reading import status_line
 from terminal_screen import ScreenTimeout, Terminal
 from terminal_service import Colleague, eventually
 from terminal_user import (
@@ -32,6 +32,7 @@ from terminal_user import (
     on_list,
     open_issue,
     other_priority,
+    rows_in_view,
     search,
     set_priority,
 )
@@ -129,7 +130,7 @@ def differences(tracker: Tracker) -> list[str]:
 def test_ten_minutes_of_triage_while_the_server_goes_down_three_times(own_tracker: Tracker) -> None:
     tracker = own_tracker
     app = tracker.open_synced_app()
-    rows = visible_issues(app.text())
+    rows = rows_in_view(app)
     own = rows[14:20]
     retitled = rows[6]
     titles = [number for number in rows[:14] if number != retitled]

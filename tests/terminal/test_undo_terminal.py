@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 
-from terminal_reading import status_line, visible_issues
+from terminal_reading import status_line
 from terminal_service import eventually
-from terminal_user import mark, on_list, pick
+from terminal_user import mark, on_list, pick, rows_in_view
 from terminal_world import Tracker
 
 
@@ -27,7 +27,7 @@ def test_undo_of_a_bulk_status_change_restores_every_issue_the_workflow_allows(
     tracker: Tracker,
 ) -> None:
     app = tracker.open_synced_app()
-    on_screen = set(visible_issues(app.text()))
+    on_screen = set(rows_in_view(app))
     before = {issue["number"]: issue["status"] for issue in tracker.check.issues()}
     chosen = {
         status: next(n for n in sorted(on_screen, reverse=True) if before[n] == status)
