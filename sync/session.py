@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import httpx
 
+from accounts.credentials import ResolvedProfile
 from cache import Cache, CacheError, open_cache
 from sync.client import ApiClient, Observer
-from sync.credentials import ResolvedProfile
 from sync.errors import NoCredentials
 from sync.features import ServerFeatures
 from sync.probe import detect_features
@@ -45,6 +45,9 @@ class SyncSession:
     client: ApiClient
     limiter: RateLimiter
     features: ServerFeatures
+    user: str | None = None
+    """The id of the key's user once `/me` was asked (`sync.reconcile`), for this session only:
+    the profile's key may change between sessions."""
 
 
 async def known_features(
@@ -115,7 +118,7 @@ async def open_session(
         limiter.on_learned = _limits_keeper(store, resolved.server)
         async with ApiClient(
             resolved.server,
-            resolved.key.reveal(),
+            resolved.key,
             transport=transport,
             timeout=timeout,
             limiter=limiter,

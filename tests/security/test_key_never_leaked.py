@@ -26,14 +26,14 @@ import httpx
 import pytest
 from security_keyring import ENV_FILE
 
+from accounts.credentials import KeyLookup, KeySource, ResolvedProfile, find_key, resolve_profile
+from accounts.keystore import KeyringStore
+from accounts.profiles import AppPaths, KeyStorage, Profile, ProfileStore
+from accounts.secret import Secret
 from server.app import create_app
 from server.seed import seed_workspace
 from server.thread import ServiceThread
 from sync.client import ApiClient
-from sync.credentials import KeyLookup, KeySource, ResolvedProfile, find_key, resolve_profile
-from sync.keystore import KeyringStore
-from sync.profiles import AppPaths, KeyStorage, Profile, ProfileStore
-from sync.secret import Secret
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = Path(sys.executable).with_name("tracker-tui")
@@ -257,7 +257,7 @@ async def test_objects_that_carry_the_key_hide_it(
     resolved = resolve_profile("work")
     lookup = find_key(profile)
     secret = Secret(key)
-    client = ApiClient("http://127.0.0.1:9/v1", key)
+    client = ApiClient("http://127.0.0.1:9/v1", Secret(key))
     shown = [
         secret,
         resolved,
