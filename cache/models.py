@@ -55,8 +55,8 @@ class EntryState(StrEnum):
 
     `unsure`: a create whose answer was lost, and the server holds more records like it, made
     since it was sent, than there are such creates: it may already be on the server (as one
-    of them) or not. Neither sent nor dropped: the user says which (`Cache.same_as`,
-    `Cache.send_anyway`, `Cache.discard`).
+    of them) or not. Neither sent nor dropped: the user says which (`Cache.outbox.same_as`,
+    `Cache.outbox.send_anyway`, `Cache.outbox.discard`).
     """
 
     PENDING = "pending"
@@ -232,14 +232,6 @@ class UserRow:
     id: str
     name: str
     email: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class WorkspaceRow:
-    id: str
-    name: str
-    plan: str | None
-    record: JsonObject = field(compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """`push_outbox`: drain the outbox to the server, each write exactly once.
 
 A run holds the cache's push lock (`sync.push.lock`), then works in rounds until nothing more
-can go: each round takes the entries `Cache.sendable` offers (at most one per record, in queue
+can go: each round takes the entries `cache.push.sendable` offers (at most one per record, in queue
 order, those waiting for a create's server id held back), reconciles creates whose earlier
 attempt has an unknown outcome, checks edits for conflicts (parking only the conflicting
 fields; the rest of an edit goes out), and sends the rest, bulk where it can, up to
@@ -76,7 +76,7 @@ async def push_outbox(
         for _ in range(MAX_ROUNDS):
             if ctx.stopped:
                 break
-            ready = [e for e in session.cache.sendable() if e.id not in ctx.skip]
+            ready = [e for e in session.cache.push.sendable() if e.id not in ctx.skip]
             if not ready:
                 if ctx.settle_undecided():
                     continue
@@ -85,14 +85,14 @@ async def push_outbox(
             ctx.tick()
     ctx.count_reads()
     active = (EntryState.PENDING, EntryState.SENDING)
-    ctx.report.remaining = len(session.cache.outbox(active))
-    ctx.report.unknown = len(session.cache.doubtful())
+    ctx.report.remaining = len(session.cache.outbox.entries(active))
+    ctx.report.unknown = len(session.cache.push.doubtful())
     return ctx.report
 
 
 def _recover(ctx: PushContext) -> None:
-    for entry in ctx.session.cache.outbox((EntryState.SENDING,)):
-        ctx.session.cache.release(entry.id, "interrupted while sending: outcome unknown")
+    for entry in ctx.session.cache.outbox.entries((EntryState.SENDING,)):
+        ctx.session.cache.push.release(entry.id, "interrupted while sending: outcome unknown")
 
 
 async def _round(ctx: PushContext, ready: list[OutboxEntry]) -> None:
@@ -128,7 +128,7 @@ async def _reconcile(ctx: PushContext, ready: list[OutboxEntry]) -> list[OutboxE
     round ends but the next round, or run, starts from there. All or nothing, a lossy network
     failed one of many listings nearly every round and the push never moved on.
     """
-    unsure = ctx.session.cache.doubtful()
+    unsure = ctx.session.cache.push.doubtful()
     doubtful = [e for e in ready if e.id in unsure]
     if not doubtful:
         return ready
@@ -136,14 +136,14 @@ async def _reconcile(ctx: PushContext, ready: list[OutboxEntry]) -> list[OutboxE
     for group in listings(ctx.session, doubtful):
         found = await find_applied_creates(ctx.session, group, reads=ctx.reads)
         for entry_id, record in found.applied.items():
-            ctx.session.cache.mark_done(entry_id, record)
+            ctx.session.cache.push.mark_done(entry_id, record)
             ctx.report.done += 1
             ctx.report.reconciled += 1
         for entry in group:
             if entry.id in found.unsure:
                 ctx.unsure(entry, found.unsure[entry.id])
         settled.update(found.applied, found.unsure)
-        ctx.session.cache.mark_not_applied([e.id for e in group if e.id not in settled])
+        ctx.session.cache.push.mark_not_applied([e.id for e in group if e.id not in settled])
     return [e for e in ready if e.id not in settled]
 
 
@@ -164,7 +164,7 @@ async def _check_listed(ctx: PushContext, steps: Sequence[Step]) -> None:
 
 async def _run_step(ctx: PushContext, step: Step) -> None:
     if isinstance(step, Single):
-        await single.send(ctx, ctx.session.cache.mark_sending(step.entry.id))
+        await single.send(ctx, ctx.session.cache.push.mark_sending(step.entry.id))
         return
     going: list[int] = []
     for entry in step.entries:
@@ -175,7 +175,7 @@ async def _run_step(ctx: PushContext, step: Step) -> None:
         if clean is not None:
             going.append(clean.id)
     if going:
-        sending = ctx.session.cache.mark_sending_many(going)
+        sending = ctx.session.cache.push.mark_sending_many(going)
         await bulk.send(ctx, Bulk(tuple(sending)))
 
 
@@ -189,7 +189,7 @@ async def _read_failed(ctx: PushContext, entries: list[OutboxEntry], error: Sync
         await ctx.read_failed(error)
         return
     cache = ctx.session.cache
-    pending = (e for e in entries if cache.outbox_entry(e.id).state is EntryState.PENDING)
+    pending = (e for e in entries if cache.outbox.entry(e.id).state is EntryState.PENDING)
     waiting = next(pending, None)
     if waiting is not None:
         ctx.refused(waiting, error.status, error.code, error.message)

@@ -164,7 +164,7 @@ def test_sync_on_a_terminal_says_it_waits_for_the_rate_limit(
         with open_cache("env", root=cli.home / "data") as cache:
             spent = time.time() - 55
             for _ in range(60):
-                assert cache.reserve_request(spent, "other", [])
+                assert cache.requests.reserve_request(spent, "other", [])
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("TRACKER_")},
             "TRACKER_HOME": str(cli.home),
@@ -221,4 +221,4 @@ def test_a_sync_stopped_while_it_waits_ends_cleanly(
     said = "interrupted" if status == 130 else f"ended by {stop}"
     assert terminal.text.rstrip().endswith(f"tracker-tui: {said}")
     with open_cache("env", root=cli.home / "data") as cache:
-        assert [entry.changes for entry in cache.outbox()] == [{"title": "queued"}]
+        assert [entry.changes for entry in cache.outbox.entries()] == [{"title": "queued"}]

@@ -42,7 +42,7 @@ async def test_lost_comments_on_three_issues_are_found_once_each(
         assert session.features.comments_list
         issues = [issue["id"] for issue in await load_issues(session)]
         for issue_id in issues:
-            session.cache.create(Resource.COMMENTS, {"issue_id": issue_id, "body": "lost"})
+            session.cache.outbox.create(Resource.COMMENTS, {"issue_id": issue_id, "body": "lost"})
         wire.reset()
         wire.lose = lost_comment
         report = await push_outbox(session, backoff=QUICK)
