@@ -16,6 +16,10 @@ retried in place (`sync.push.reads`); one that still fails ends its round withou
 any entry, and `Backoff.tries` such rounds in a row end the run. What reconciling learned
 (a create not on the server) is kept in the outbox, so no later round or run looks again
 until the create has been sent again.
+
+At the end of a run, under the same lock, entries done longer ago than `keep_settled` (30
+days unless told) are forgotten (`cache.push.prune_settled`): once sent, nothing reads them
+but an undo of their batch and the conflict check of a write queued before they landed.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from cache import EntryState, Operation, OutboxEntry
+from cache import SETTLED_RETENTION, EntryState, Operation, OutboxEntry
 from sync import conflicts
 from sync.bulkplan import Bulk, Single, Step, plan
 from sync.errors import ApiError, Forbidden, SyncError, Unauthorized
@@ -52,6 +56,7 @@ async def push_outbox(
     backoff: Backoff | None = None,
     bulk_creates: bool = True,
     preconditions: bool = True,
+    keep_settled: float = SETTLED_RETENTION,
 ) -> PushReport:
     """Send every pending write it can; see the module docstring. Never raises for a refused
     or failed write (those are in the outbox and the report); raises only for cache errors.
@@ -59,7 +64,7 @@ async def push_outbox(
     `bulk_creates` lets creates share bulk requests (see sync.bulkplan). `preconditions` sends
     single edits as GET + PATCH with `If-Match` on servers with ETags, which leaves no window
     for an unseen overwrite; False checks them against one listing instead, for half the
-    requests (see sync.conflicts).
+    requests (see sync.conflicts). `keep_settled`: seconds a sent entry stays in the outbox.
     """
     ctx = PushContext(
         session,
@@ -83,6 +88,7 @@ async def push_outbox(
                 break
             await _round(ctx, ready)
             ctx.tick()
+        session.cache.push.prune_settled(keep_settled)
     ctx.count_reads()
     active = (EntryState.PENDING, EntryState.SENDING)
     ctx.report.remaining = len(session.cache.outbox.entries(active))

@@ -3,8 +3,9 @@ the server variant without bulk, outcomes and conflicts."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import httpx
 import pytest
 from push_support import Wire, load_issues, server_issues, session_for, without_bulk
 
-from cache import EntryState, Operation, Resource
+from cache import SETTLED_RETENTION, EntryState, Operation, Resource
 from server.app import create_app
 from server.keys import create_key
 from server.seed import seed_workspace
@@ -246,3 +247,30 @@ async def test_a_429_waits_as_told_and_sends_again(tmp_path: Path) -> None:
         assert svc.wire.count("POST", "/issues") == 2 and svc.wire.statuses.count(429) == 1
         titles = [i["title"] for i in await server_issues(svc.session)]
         assert titles.count("after the wait") == 1
+
+
+def outbox_rows(path: Path) -> dict[int, str]:
+    with closing(sqlite3.connect(path)) as conn:
+        return {int(row[0]): str(row[1]) for row in conn.execute("SELECT id, state FROM outbox")}
+
+
+async def test_a_push_forgets_entries_sent_more_than_the_retention_ago(tmp_path: Path) -> None:
+    """Settled entries were kept forever (`prune_outbox` was never called)."""
+    async with serve(tmp_path, issues=2) as svc:
+        cache = svc.session.cache
+        first, second = [i["id"] for i in await load_issues(svc.session)]
+        old = cache.outbox.update(Resource.ISSUES, first, {"title": "Sent long ago"})
+        recent = cache.outbox.update(Resource.ISSUES, second, {"title": "Sent today"})
+        assert old is not None and recent is not None
+        await push_outbox(svc.session, backoff=QUICK)
+        assert outbox_rows(cache.path) == {old.id: "done", recent.id: "done"}
+        with closing(sqlite3.connect(cache.path)) as conn, conn:
+            aged = SETTLED_RETENTION + 3600
+            conn.execute(
+                "UPDATE outbox SET updated_at = updated_at - ? WHERE id = ?", (aged, old.id)
+            )
+        waiting = cache.outbox.update(Resource.ISSUES, first, {"title": "Not sent yet"})
+        assert waiting is not None
+        report = await push_outbox(svc.session, backoff=QUICK)
+        assert report.done == 1
+        assert outbox_rows(cache.path) == {recent.id: "done", waiting.id: "done"}
