@@ -257,7 +257,7 @@ class OutboxEntry:
     updated_at: float
     sent_at: float | None
     place: int | None = None
-    """The id of the entry this one was split off (see `cache.outbox.split_off`): it holds
+    """The id of the entry this one was split off (see `cache.outbox_life.split_off`): it holds
     that entry's place in the queue. None: its own id is its place."""
 
     @property

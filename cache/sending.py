@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from cache import conflicts, outbox, records, suspects
+from cache import conflicts, outbox, outbox_life, records, suspects
 from cache.db import Connector
 from cache.errors import OutboxStateError
 from cache.models import (
@@ -30,7 +30,7 @@ from cache.resources import SPECS, record_id
 SETTLED_RETENTION = 30 * 24 * 3600.0
 """Seconds a sent entry stays in the outbox once done (`prune_settled`'s default): long
 enough to undo a batch of last week's edits and to tell our own confirmed values from
-someone else's (`outbox.confirmed_since`), short enough that the table does not grow forever.
+someone else's (`outbox_life.confirmed_since`), short enough that the table does not grow forever.
 A discarded entry is gone at once."""
 
 
@@ -44,7 +44,7 @@ class Push:
     def sendable(self) -> list[OutboxEntry]:
         """Pending entries whose dependencies are met, in the order to send them."""
         with self._db.read() as conn:
-            return outbox.sendable(conn)
+            return outbox_life.sendable(conn)
 
     def mark_sending(self, entry_id: int) -> OutboxEntry:
         """Before each attempt: counts the attempt and freezes the entry against coalescing."""
@@ -55,7 +55,7 @@ class Push:
         with self._db.write() as conn:
             now = self._clock()
             sending = [
-                outbox.transition(
+                outbox_life.transition(
                     conn, entry_id, (EntryState.PENDING,), EntryState.SENDING, now, attempt=True
                 )
                 for entry_id in entry_ids
@@ -71,7 +71,7 @@ class Push:
         acted), so a create goes out again without being looked for; it stays so, across
         runs, until the next attempt."""
         with self._db.write() as conn:
-            return outbox.transition(
+            return outbox_life.transition(
                 conn,
                 entry_id,
                 (EntryState.SENDING,),
@@ -85,20 +85,20 @@ class Push:
         """Creates looked for on the server and not found: sendable again without looking,
         by this run or any later one (until their next attempt)."""
         with self._db.write() as conn:
-            outbox.mark_not_applied(conn, entry_ids)
+            outbox_life.mark_not_applied(conn, entry_ids)
 
     def doubtful(self) -> set[int]:
         """Ids of pending creates whose earlier attempt may have been applied: each must be
         looked for on the server before it is sent again (SYNC.md 4)."""
         with self._db.read() as conn:
-            return outbox.doubtful(conn)
+            return outbox_life.doubtful(conn)
 
     def mark_failed(self, entry_id: int, error: str) -> OutboxEntry:
         """The server rejected the write: keep it, with the server's message, for the user.
         Its values are no longer shown, and later writes based on them are rebased on what
         was beneath it (`outbox.withdraw`)."""
         with self._db.write() as conn:
-            entry = outbox.transition(
+            entry = outbox_life.transition(
                 conn,
                 entry_id,
                 (EntryState.SENDING, EntryState.PENDING),
@@ -161,12 +161,12 @@ class Push:
         if not found:
             return found
         with self._db.read() as conn:
-            return conflicts.not_ours(found, outbox.confirmed_since(conn, entry))
+            return conflicts.not_ours(found, outbox_life.confirmed_since(conn, entry))
 
     def prune_settled(self, keep: float = SETTLED_RETENTION) -> int:
         """Forget entries done more than `keep` seconds ago (local clock); how many went."""
         with self._db.write() as conn:
-            return outbox.prune_done(conn, self._clock() - keep)
+            return outbox_life.prune_done(conn, self._clock() - keep)
 
 
 def land(
@@ -184,7 +184,7 @@ def land(
         entry = outbox.get(conn, entry_id)
         if entry.operation is Operation.CREATE and record is None:
             raise OutboxStateError("a create is done only with the record the server made")
-        outbox.transition(conn, entry_id, allowed, EntryState.DONE, now)
+        outbox_life.transition(conn, entry_id, allowed, EntryState.DONE, now)
         if entry.operation is Operation.DELETE:
             gone.setdefault(entry.resource, {})[entry.target_id] = None
         elif record is not None:
@@ -197,5 +197,5 @@ def land(
     for resource, ids in gone.items():
         records.delete_records(conn, SPECS[resource], ids)
     for entry, server_id in created:
-        outbox.map_created(conn, entry, server_id)
+        outbox_life.map_created(conn, entry, server_id)
     records.prune_tombstones(conn)

@@ -25,7 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from cache.models import EntryState, JsonObject, Operation, OutboxEntry, Resource
-from cache.outbox import get, transition
+from cache.outbox import get
+from cache.outbox_life import transition
 from cache.resources import dumps
 
 

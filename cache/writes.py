@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
-from cache import conflicts, outbox, overlay, records, suspects, undo
+from cache import conflicts, outbox, outbox_life, overlay, records, suspects, undo
 from cache.db import Connector
 from cache.errors import OutboxStateError, RecordNotFoundError
 from cache.models import (
@@ -162,10 +162,10 @@ class Outbox:
     def retry(self, entry_id: int) -> OutboxEntry:
         """Put a failed entry back in the queue: its values show again. Later writes of the
         same fields keep the bases they have: the entry goes out before them, and once it is
-        confirmed its values are our own doing (`outbox.confirmed_since`), never a conflict;
+        confirmed its values are our own doing (`outbox_life.confirmed_since`), never a conflict;
         rebasing them onto it again would wrongly base a write typed while it was refused."""
         with self._db.write(durable=True) as conn:
-            return outbox.transition(
+            return outbox_life.transition(
                 conn, entry_id, (EntryState.FAILED,), EntryState.PENDING, self._clock()
             )
 
