@@ -45,7 +45,7 @@ async def test_a_burst_through_the_form_fills_each_field_and_saves_it_all(
         burst_keys(app, *"Exporx", "backspace", *"t fails", "tab", *"Steps", "ctrl+s")
         await settle(pilot)
         assert isinstance(app.screen, IssueListScreen)
-    [entry] = cache.outbox([EntryState.PENDING])
+    [entry] = cache.outbox.entries([EntryState.PENDING])
     assert entry.changes["title"] == "Export fails"
     assert entry.changes["description"] == "Steps"
 
