@@ -36,11 +36,12 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 # Most of the suite waits (on servers, subprocesses, terminals), so four workers keep two cores
-# busy; a file's tests stay on one worker, which keeps its module fixtures shared.
+# busy; tests go to whichever worker is free (by file, the model's file alone took five minutes
+# on one worker while the others idled).
 TEST_WORKERS ?= 4
 
 test: lint typecheck
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist load
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py

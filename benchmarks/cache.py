@@ -184,7 +184,7 @@ class Bench:
         """Latency after a change: a tiny write lands before each (untimed) sample."""
         timers = []
         for _ in range(samples or self.repeat):
-            self.cache.set_state("bench:tick", next(self.ticks))
+            self.cache.state.set("bench:tick", next(self.ticks))
             timers.append(Timer(fn))
         return Latency(
             percentiles([t.wall for t in timers]), percentiles([t.cpu for t in timers])[1]
@@ -222,7 +222,7 @@ def ingest(bench: Bench, work: pathlib.Path, issues: list[dict[str, Any]]) -> No
     for run in range(2):
         bare.append(bare_insert(work / f"bare{run}.db", rows, same_table=True))
         with Cache.open(work / f"one{run}.db") as cache:
-            ours.append(Timer(lambda c=cache: c.apply_page(Resource.ISSUES, issues, cursor)))
+            ours.append(Timer(lambda c=cache: c.server.apply_page(Resource.ISSUES, issues, cursor)))
     plain = bare_insert(work / "plain.db", rows, same_table=False)
     best_bare = min(bare, key=lambda t: t.wall)
     best_ours = min(ours, key=lambda t: t.wall)
@@ -242,7 +242,9 @@ def ingest(bench: Bench, work: pathlib.Path, issues: list[dict[str, Any]]) -> No
         part = issues[: min(n, 20_000)]
         timer = Timer(
             lambda: [
-                cache.apply_page(Resource.ISSUES, part[i : i + 100], Cursor(part[i]["updated_at"]))
+                cache.server.apply_page(
+                    Resource.ISSUES, part[i : i + 100], Cursor(part[i]["updated_at"])
+                )
                 for i in range(0, len(part), 100)
             ]
         )
@@ -250,12 +252,14 @@ def ingest(bench: Bench, work: pathlib.Path, issues: list[dict[str, Any]]) -> No
         f"apply_page, pages of 100 (first {len(part):,})", f"{len(part) / timer.wall:,.0f} /s"
     )
     with Cache.open(work / "bulk100.db") as cache:
-        cache.bulk_writes(True)  # what the pull's writer thread does (fewer checkpoints)
+        cache.server.bulk_writes(True)  # what the pull's writer thread does (fewer checkpoints)
 
         def bulk(cache: Cache = cache) -> None:
             for i in range(0, len(part), 100):
-                cache.apply_page(Resource.ISSUES, part[i : i + 100], Cursor(part[i]["updated_at"]))
-            cache.checkpoint()
+                cache.server.apply_page(
+                    Resource.ISSUES, part[i : i + 100], Cursor(part[i]["updated_at"])
+                )
+            cache.server.checkpoint()
 
         timer = Timer(bulk)
     bench.line(
@@ -264,14 +268,14 @@ def ingest(bench: Bench, work: pathlib.Path, issues: list[dict[str, Any]]) -> No
     )
     timer = Timer(
         lambda: [
-            bench.cache.apply_page(
+            bench.cache.server.apply_page(
                 Resource.ISSUES, issues[i : i + 1000], Cursor(issues[i]["updated_at"])
             )
             for i in range(0, n, 1000)
         ]
     )
     bench.line("apply_page, pages of 1,000 (all)", f"{n / timer.wall:,.0f} /s")
-    again = Timer(lambda: bench.cache.apply_page(Resource.ISSUES, issues[-1000:]))
+    again = Timer(lambda: bench.cache.server.apply_page(Resource.ISSUES, issues[-1000:]))
     bench.line("re-apply 1,000 unchanged records (overlap)", f"{again.wall * 1000:.1f} ms")
     size = sum(path.stat().st_size for path in work.glob("cache.db*"))
     bench.line("database size (with WAL)", f"{size / 1e6:.1f} MB")
@@ -285,7 +289,9 @@ def windows(bench: Bench, n: int, label: str = "") -> None:
                 sort = IssueSort(key, descending)
                 bench.latency(
                     f"{key:<8} {'desc' if descending else 'asc':<4} @{offset:>7,}{label}",
-                    bench.cold(lambda s=sort, o=offset: cache.window(IssueFilter(), s, o, 50)),
+                    bench.cold(
+                        lambda s=sort, o=offset: cache.reads.window(IssueFilter(), s, o, 50)
+                    ),
                     WINDOW_MS,
                 )
 
@@ -304,19 +310,19 @@ def filtered(bench: Bench) -> None:
         "unknown status": IssueFilter(status=frozenset({"triage"})),
     }
     for name, flt in filters.items():
-        total = cache.count(flt)
-        bench.latency(f"count  {name}", bench.cold(lambda f=flt: cache.count(f)), COUNT_MS)
+        total = cache.reads.count(flt)
+        bench.latency(f"count  {name}", bench.cold(lambda f=flt: cache.reads.count(f)), COUNT_MS)
         for offset in (0, total // 2, max(0, total - 50)):
             bench.latency(
                 f"window {name} @{offset:,}",
-                bench.cold(lambda f=flt, o=offset: cache.window(f, IssueSort(), o, 50)),
+                bench.cold(lambda f=flt, o=offset: cache.reads.window(f, IssueSort(), o, 50)),
                 WINDOW_MS,
             )
-    bench.latency("count  all", bench.cold(lambda: cache.count(IssueFilter())), COUNT_MS)
+    bench.latency("count  all", bench.cold(lambda: cache.reads.count(IssueFilter())), COUNT_MS)
     for field in FILTERS:
         bench.latency(
             f"distinct_values {field.word}",
-            bench.cold(lambda f=field: cache.distinct_values(f)),
+            bench.cold(lambda f=field: cache.reads.distinct_values(f)),
             COUNT_MS,
         )
 
@@ -344,8 +350,8 @@ def searcher(cache: Cache, texts: list[str]) -> Callable[[], None]:
 
     def run() -> None:
         flt = IssueFilter(text=next(pending))
-        cache.window(flt, IssueSort(), 0, 50)
-        cache.count(flt)
+        cache.reads.window(flt, IssueSort(), 0, 50)
+        cache.reads.count(flt)
 
     return run
 
@@ -357,7 +363,7 @@ def outbox(bench: Bench, work: pathlib.Path, issues: list[dict[str, Any]]) -> No
     bench.latency(
         "update() = enqueue, synchronous=FULL commit",
         bench.cold(
-            lambda: cache.update(Resource.ISSUES, next(edits), {"priority": "urgent"}),
+            lambda: cache.outbox.update(Resource.ISSUES, next(edits), {"priority": "urgent"}),
             len(targets),
         ),
         None,

@@ -113,7 +113,7 @@ class Trials:
             self._create(f"ct{trial}-c{n}", {"priority": "low"})
             self.plain.append(f"ct{trial}-c{n}")
         parent = self._create(f"ct{trial}-p", {"priority": "medium"})
-        cache.update(Resource.ISSUES, parent, {"description": f"local {trial}"})
+        cache.outbox.update(Resource.ISSUES, parent, {"description": f"local {trial}"})
         self.writes += 1
         exp.created[f"ct{trial}-p"]["description"] = f"local {trial}"
         self._comment(parent, f"ct{trial}-p", f"ct{trial}-on-local")
@@ -124,34 +124,34 @@ class Trials:
         self._comment(target, target, f"ct{trial}-m")
         chosen = rng.sample(self.editable, 4)
         priority = rng.choice(PRIORITY.values)
-        cache.update_many(Resource.ISSUES, chosen, {"priority": priority})
+        cache.outbox.update_many(Resource.ISSUES, chosen, {"priority": priority})
         self.writes += len(chosen)
         for target in chosen:
             exp.fields.setdefault(target, {})["priority"] = priority
         if trial % 5 == 0 and self.deletable:
             seeded = self.deletable.pop()
-            cache.delete(Resource.ISSUES, seeded)
+            cache.outbox.delete(Resource.ISSUES, seeded)
             self.writes += 1
             exp.deleted.add(seeded)
         title = self.plain.pop(rng.randrange(len(self.plain)))
         local = exp.created[title]["local"]
         self.writes += 1
-        cache.delete(Resource.ISSUES, local)
+        cache.outbox.delete(Resource.ISSUES, local)
         exp.deleted.add(title)
 
     def _create(self, title: str, fields: dict[str, Any]) -> str:
-        local = self.cache.create(Resource.ISSUES, {"title": title, **fields})
+        local = self.cache.outbox.create(Resource.ISSUES, {"title": title, **fields})
         self.writes += 1
         self.expected.created[title] = {"local": local, **fields}
         return local
 
     def _edit(self, target: str, changes: dict[str, Any]) -> None:
-        self.cache.update(Resource.ISSUES, target, changes)
+        self.cache.outbox.update(Resource.ISSUES, target, changes)
         self.writes += 1
         self.expected.fields.setdefault(target, {}).update(changes)
 
     def _comment(self, issue: str, owner: str, body: str) -> None:
-        self.cache.create(Resource.COMMENTS, {"issue_id": issue, "body": body})
+        self.cache.outbox.create(Resource.COMMENTS, {"issue_id": issue, "body": body})
         self.writes += 1
         self.expected.comments[body] = owner
 
@@ -309,7 +309,7 @@ def trial_loop(
                 answer = children.run(None).answer or {}
                 if answer.get("stopped") is None and answer.get("remaining") == 0:
                     break
-            figures.refused = len(cache.outbox(ACTIVE_STATES))
+            figures.refused = len(cache.outbox.entries(ACTIVE_STATES))
             figures.integrity_failures = int(cache.integrity_check() != ["ok"])
             asyncio.run(check(figures, cache, work.expected, base, key, window))
     return figures
@@ -401,10 +401,12 @@ def _compare_cache(
     records: list[dict[str, Any]],
     problem: Callable[[str, str], None],
 ) -> None:
-    if cache.local_count(resource) != len(records):
-        problem("cache", f"{cache.local_count(resource)} {resource.value} cached, {len(records)}")
+    if cache.server.local_count(resource) != len(records):
+        problem(
+            "cache", f"{cache.server.local_count(resource)} {resource.value} cached, {len(records)}"
+        )
     for record in records:
-        held = cache.server_record(resource, str(record["id"]))
+        held = cache.server.server_record(resource, str(record["id"]))
         if held != record:
             problem("cache", f"{resource.value} {record['id']} differs")
 

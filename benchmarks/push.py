@@ -135,7 +135,9 @@ async def load(session: SyncSession) -> list[str]:
         page += 1
     ids = [str(record["id"]) for record in records]
     newest = max(str(record["updated_at"]) for record in records) if records else None
-    session.cache.apply_page(Resource.ISSUES, records, None if newest is None else Cursor(newest))
+    session.cache.server.apply_page(
+        Resource.ISSUES, records, None if newest is None else Cursor(newest)
+    )
     return ids
 
 
@@ -197,15 +199,15 @@ async def scenario(
 
 def creates(cache: Cache, _ids: list[str]) -> None:
     for n in range(100):
-        cache.create(Resource.ISSUES, {"title": f"benchmark create {n}"})
+        cache.outbox.create(Resource.ISSUES, {"title": f"benchmark create {n}"})
 
 
 def updates(cache: Cache, ids: list[str]) -> None:
-    cache.update_many(Resource.ISSUES, ids[:1000], {"title": "benchmark update"})
+    cache.outbox.update_many(Resource.ISSUES, ids[:1000], {"title": "benchmark update"})
 
 
 def few_updates(cache: Cache, ids: list[str]) -> None:
-    cache.update_many(Resource.ISSUES, ids[:SINGLE_UPDATES], {"title": "benchmark update"})
+    cache.outbox.update_many(Resource.ISSUES, ids[:SINGLE_UPDATES], {"title": "benchmark update"})
 
 
 async def run(window: float) -> list[Result]:

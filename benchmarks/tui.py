@@ -96,7 +96,7 @@ def build_home(home: pathlib.Path, issues: list[dict[str, object]]) -> pathlib.P
         if issues:
             last = issues[-1]
             cursor = Cursor(str(last["updated_at"]), frozenset({str(last["id"])}))
-            cache.apply_page(Resource.ISSUES, issues, cursor)
+            cache.server.apply_page(Resource.ISSUES, issues, cursor)
     return path
 
 

@@ -1,5 +1,7 @@
 """The local SQLite cache: the server copy, the outbox of local writes, sync state, the
-shared request log and full-text search, behind one typed API (`Cache`).
+shared request log and full-text search, behind one typed API (`Cache`, split by who uses
+it: `cache.reads`, `cache.outbox`, `cache.push`, `cache.server`, `cache.state`,
+`cache.drafts`, `cache.requests`; see cache.store).
 
 Open a profile's cache with `open_cache(profile)`, or an explicit file with
 `Cache.open(path)`. Errors are the tree in `cache.errors`; threading rules in `cache.db`.
@@ -18,6 +20,7 @@ from cache.errors import (
     RecordNotFoundError,
     SchemaTooNewError,
 )
+from cache.keyed import Drafts, State
 from cache.models import (
     ACTIVE_STATES,
     ApplyResult,
@@ -40,13 +43,18 @@ from cache.models import (
     Resource,
     SyncState,
     UserRow,
-    WorkspaceRow,
 )
+from cache.reads import Reads
 from cache.records import Prepared
+from cache.requestlog import RequestLog
+from cache.sending import SETTLED_RETENTION, Push
+from cache.server_copy import ServerCopy
 from cache.store import Cache, open_cache
+from cache.writes import Outbox
 
 __all__ = [
     "ACTIVE_STATES",
+    "SETTLED_RETENTION",
     "AmbiguousIssueError",
     "ApplyResult",
     "Cache",
@@ -58,6 +66,7 @@ __all__ = [
     "Conflict",
     "CorruptCacheError",
     "Cursor",
+    "Drafts",
     "EntryState",
     "FieldConflict",
     "InvalidProfileError",
@@ -70,16 +79,21 @@ __all__ = [
     "JsonValue",
     "LogCheck",
     "Operation",
+    "Outbox",
     "OutboxEntry",
     "OutboxStateError",
     "Prepared",
     "ProjectRow",
+    "Push",
+    "Reads",
     "RecordNotFoundError",
+    "RequestLog",
     "Resolution",
     "Resource",
     "SchemaTooNewError",
+    "ServerCopy",
+    "State",
     "SyncState",
     "UserRow",
-    "WorkspaceRow",
     "open_cache",
 ]

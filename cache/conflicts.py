@@ -18,7 +18,7 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cache import outbox
+from cache import outbox, outbox_life
 from cache.errors import OutboxStateError
 from cache.models import (
     Conflict,
@@ -51,7 +51,7 @@ def not_ours(
     found: Sequence[FieldConflict], ours: Mapping[str, Sequence[JsonValue]]
 ) -> list[FieldConflict]:
     """The conflicts whose server value is not one our own writes set (`ours`, by field, from
-    `outbox.confirmed_since`): the server holding our own value is no one else's change."""
+    `outbox_life.confirmed_since`): the server holding our own value is no one else's change."""
     return [
         conflict
         for conflict in found
@@ -81,7 +81,7 @@ def _conflict(row: Any) -> Conflict:
 def record(
     conn: sqlite3.Connection, entry_id: int, found: Sequence[FieldConflict], now: float
 ) -> list[Conflict]:
-    outbox.transition(
+    outbox_life.transition(
         conn,
         entry_id,
         (EntryState.PENDING, EntryState.SENDING, EntryState.CONFLICT),
@@ -118,7 +118,7 @@ def park(
     if entry.operation is not Operation.UPDATE or not clean:
         record(conn, entry_id, found, now)
         return None
-    going = outbox.split_off(conn, entry, clean, now)
+    going = outbox_life.split_off(conn, entry, clean, now)
     record(conn, entry_id, found, now)
     return going
 
@@ -171,4 +171,4 @@ def resolve(
     if not changes and entry.operation is Operation.UPDATE:
         conn.execute("DELETE FROM outbox WHERE id = ?", (entry.id,))
         return None
-    return outbox.transition(conn, entry.id, (EntryState.CONFLICT,), EntryState.PENDING, now)
+    return outbox_life.transition(conn, entry.id, (EntryState.CONFLICT,), EntryState.PENDING, now)

@@ -55,8 +55,8 @@ class EntryState(StrEnum):
 
     `unsure`: a create whose answer was lost, and the server holds more records like it, made
     since it was sent, than there are such creates: it may already be on the server (as one
-    of them) or not. Neither sent nor dropped: the user says which (`Cache.same_as`,
-    `Cache.send_anyway`, `Cache.discard`).
+    of them) or not. Neither sent nor dropped: the user says which (`Cache.outbox.same_as`,
+    `Cache.outbox.send_anyway`, `Cache.outbox.discard`).
     """
 
     PENDING = "pending"
@@ -235,14 +235,6 @@ class UserRow:
 
 
 @dataclass(frozen=True, slots=True)
-class WorkspaceRow:
-    id: str
-    name: str
-    plan: str | None
-    record: JsonObject = field(compare=False)
-
-
-@dataclass(frozen=True, slots=True)
 class OutboxEntry:
     """One durable local write. `base` holds the changed fields' values before the edit,
     `changes` their values after (for a create: every field sent). `idempotency_key` is made
@@ -265,7 +257,7 @@ class OutboxEntry:
     updated_at: float
     sent_at: float | None
     place: int | None = None
-    """The id of the entry this one was split off (see `cache.outbox.split_off`): it holds
+    """The id of the entry this one was split off (see `cache.outbox_life.split_off`): it holds
     that entry's place in the queue. None: its own id is its place."""
 
     @property

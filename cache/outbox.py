@@ -19,7 +19,8 @@ rebased to match (`rebase_later`), so no later write is checked against a value 
 never be the server's.
 
 Records created offline get `local_<uuid>` ids. Writes that refer to one (an edit of it, a
-comment on it) wait until its create is done; `map_created` then substitutes the server id.
+comment on it) wait until its create is done; `cache.outbox_life.map_created` then
+substitutes the server id.
 Entries of one record are sent in order: a pending entry waits while an earlier one of the
 same record is pending or sending, or holds one of its fields in a conflict.
 """
@@ -31,7 +32,6 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from cache import drafts
 from cache.errors import OutboxStateError
 from cache.models import (
     ACTIVE_STATES,
@@ -46,7 +46,7 @@ from cache.resources import dumps, loads_object
 
 LOCAL_PREFIX = "local_"
 
-_COLUMNS = (
+COLUMNS = (
     "id, resource, record_id, server_id, parent_id, operation, base, changes, idempotency_key, "
     "attempts, state, last_error, batch_id, created_at, updated_at, sent_at, place"
 )
@@ -70,7 +70,7 @@ def same(a: JsonValue, b: JsonValue) -> bool:
     return a is b or dumps(a) == dumps(b)
 
 
-def _entry(row: Any) -> OutboxEntry:
+def row_entry(row: Any) -> OutboxEntry:
     return OutboxEntry(
         id=int(row[0]),
         resource=Resource(row[1]),
@@ -93,42 +93,42 @@ def _entry(row: Any) -> OutboxEntry:
 
 
 def get(conn: sqlite3.Connection, entry_id: int) -> OutboxEntry:
-    row = conn.execute(f"SELECT {_COLUMNS} FROM outbox WHERE id = ?", (entry_id,)).fetchone()
+    row = conn.execute(f"SELECT {COLUMNS} FROM outbox WHERE id = ?", (entry_id,)).fetchone()
     if row is None:
         raise OutboxStateError(f"no outbox entry {entry_id}")
-    return _entry(row)
+    return row_entry(row)
 
 
 def entries(
     conn: sqlite3.Connection, states: Iterable[EntryState] | None = None
 ) -> list[OutboxEntry]:
     if states is None:
-        rows = conn.execute(f"SELECT {_COLUMNS} FROM outbox ORDER BY " + QUEUE_ORDER)
+        rows = conn.execute(f"SELECT {COLUMNS} FROM outbox ORDER BY " + QUEUE_ORDER)
     else:
         wanted = [state.value for state in states]
         rows = conn.execute(
-            f"SELECT {_COLUMNS} FROM outbox WHERE state IN (SELECT value FROM json_each(?)) "
+            f"SELECT {COLUMNS} FROM outbox WHERE state IN (SELECT value FROM json_each(?)) "
             "ORDER BY " + QUEUE_ORDER,
             (dumps(wanted),),
         )
-    return [_entry(row) for row in rows]
+    return [row_entry(row) for row in rows]
 
 
 def active(conn: sqlite3.Connection) -> list[OutboxEntry]:
     rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM outbox WHERE state IN {ACTIVE_SQL} ORDER BY {QUEUE_ORDER}"
+        f"SELECT {COLUMNS} FROM outbox WHERE state IN {ACTIVE_SQL} ORDER BY {QUEUE_ORDER}"
     )
-    return [_entry(row) for row in rows]
+    return [row_entry(row) for row in rows]
 
 
 def chain(conn: sqlite3.Connection, resource: Resource, target: str) -> list[OutboxEntry]:
     """Active entries writing to one record, oldest first."""
     rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM outbox WHERE resource = ? AND state IN {ACTIVE_SQL} "
+        f"SELECT {COLUMNS} FROM outbox WHERE resource = ? AND state IN {ACTIVE_SQL} "
         "AND (record_id = ? OR server_id = ?) ORDER BY " + QUEUE_ORDER,
         (resource.value, target, target),
     )
-    return [_entry(row) for row in rows]
+    return [row_entry(row) for row in rows]
 
 
 def resolve_id(conn: sqlite3.Connection, record_id: str) -> str:
@@ -182,7 +182,7 @@ def _insert(
     return get(conn, int(cursor.lastrowid or 0))
 
 
-def _save(
+def save(
     conn: sqlite3.Connection, entry: OutboxEntry, base: JsonObject, changes: JsonObject, now: float
 ) -> OutboxEntry:
     conn.execute(
@@ -248,7 +248,7 @@ def enqueue_update(
     latest = history[-1] if history else None
     if latest is not None and _is_open(latest) and merge:
         if latest.operation is Operation.CREATE:
-            return _save(conn, latest, latest.base, {**latest.changes, **changes}, now)
+            return save(conn, latest, latest.base, {**latest.changes, **changes}, now)
         if latest.operation is Operation.UPDATE and latest.batch_id == batch_id:
             base, merged = dict(latest.base), dict(latest.changes)
             under: Mapping[str, JsonValue] | None = None
@@ -267,7 +267,7 @@ def enqueue_update(
             if not merged:
                 _remove(conn, [latest.id])
                 return None
-            return _save(conn, latest, base, merged, now)
+            return save(conn, latest, base, merged, now)
     wanted = {name: value for name, value in changes.items() if not same(current.get(name), value)}
     if not wanted:
         return None
@@ -399,191 +399,3 @@ def rebase_later(
                 rebased[name] = new
         if rebased != later.base:
             conn.execute("UPDATE outbox SET base = ? WHERE id = ?", (dumps(rebased), later.id))
-
-
-def transition(
-    conn: sqlite3.Connection,
-    entry_id: int,
-    allowed: Iterable[EntryState],
-    state: EntryState,
-    now: float,
-    *,
-    error: str | None = None,
-    attempt: bool = False,
-    not_applied: bool = False,
-) -> OutboxEntry:
-    """An attempt leaves its outcome open until told otherwise: it clears `not_applied`, which
-    only a failure known to have changed nothing sets again."""
-    entry = get(conn, entry_id)
-    if entry.state not in tuple(allowed):
-        raise OutboxStateError(
-            f"entry {entry_id} is {entry.state.value}; cannot become {state.value}"
-        )
-    conn.execute(
-        "UPDATE outbox SET state = ?, last_error = ?, updated_at = ?, "
-        "attempts = attempts + ?, sent_at = CASE WHEN ? THEN ? ELSE sent_at END, "
-        "not_applied = CASE WHEN ? THEN 0 WHEN ? THEN 1 ELSE not_applied END WHERE id = ?",
-        (state.value, error, now, int(attempt), attempt, now, attempt, not_applied, entry_id),
-    )
-    return get(conn, entry_id)
-
-
-def mark_not_applied(conn: sqlite3.Connection, entry_ids: Iterable[int]) -> None:
-    """Pending entries whose last attempt was looked for on the server and not found."""
-    conn.execute(
-        "UPDATE outbox SET not_applied = 1 WHERE state = 'pending' "
-        "AND id IN (SELECT value FROM json_each(?))",
-        (dumps(list(entry_ids)),),
-    )
-
-
-def surely_unapplied(conn: sqlite3.Connection, entry: OutboxEntry) -> bool:
-    """Whether the server certainly never applied the entry: never sent, refused, parked as a
-    conflict before sending, or its last attempt known to have changed nothing."""
-    if entry.state in (EntryState.FAILED, EntryState.CONFLICT):
-        return True
-    if entry.state is not EntryState.PENDING:
-        return False
-    if entry.attempts == 0:
-        return True
-    row = conn.execute("SELECT not_applied FROM outbox WHERE id = ?", (entry.id,)).fetchone()
-    return row is not None and bool(row[0])
-
-
-def confirmed_since(conn: sqlite3.Connection, entry: OutboxEntry) -> dict[str, list[JsonValue]]:
-    """Values our own writes to the entry's record set on the server, confirmed since the
-    entry was made (so not part of its base), by field: the server holding one of them is
-    our doing, never someone else's change."""
-    rows = conn.execute(
-        "SELECT changes FROM outbox WHERE resource = ? AND (record_id = ? OR server_id = ?) "
-        "AND state = 'done' AND operation != 'delete' AND id != ? AND updated_at >= ? "
-        "ORDER BY " + QUEUE_ORDER,
-        (entry.resource.value, entry.target_id, entry.target_id, entry.id, entry.created_at),
-    )
-    found: dict[str, list[JsonValue]] = {}
-    for (changes,) in rows:
-        for name, value in loads_object(str(changes)).items():
-            found.setdefault(name, []).append(value)
-    return found
-
-
-def doubtful(conn: sqlite3.Connection) -> set[int]:
-    """Pending creates tried before whose outcome nobody knows: to look for before a resend."""
-    rows = conn.execute(
-        "SELECT id FROM outbox WHERE state = 'pending' AND operation = 'create' "
-        "AND attempts > 0 AND not_applied = 0"
-    )
-    return {int(row[0]) for row in rows}
-
-
-def split_off(
-    conn: sqlite3.Connection, entry: OutboxEntry, names: Iterable[str], now: float
-) -> OutboxEntry:
-    """Move the fields `names` of an update into a new entry of the same record, batch and
-    state, and return it; `entry` keeps the rest. The new entry gets its own id (after any
-    later entry of the record) and a fresh idempotency key: it is meant to be sent at once."""
-    moved = [name for name in names if name in entry.changes]
-    base = {name: entry.base[name] for name in moved if name in entry.base}
-    changes = {name: entry.changes[name] for name in moved}
-    kept_base = {name: value for name, value in entry.base.items() if name not in base}
-    kept = {name: value for name, value in entry.changes.items() if name not in changes}
-    _save(conn, entry, kept_base, kept, now)
-    cursor = conn.execute(
-        "INSERT INTO outbox (resource, record_id, server_id, parent_id, operation, base, "
-        "changes, idempotency_key, attempts, state, batch_id, created_at, updated_at, sent_at, "
-        "place) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            entry.resource.value,
-            entry.record_id,
-            entry.server_id,
-            entry.parent_id,
-            entry.operation.value,
-            dumps(base),
-            dumps(changes),
-            uuid.uuid4().hex,
-            entry.attempts,
-            entry.state.value,
-            entry.batch_id,
-            entry.created_at,
-            now,
-            entry.sent_at,
-            entry.place or entry.id,
-        ),
-    )
-    return get(conn, int(cursor.lastrowid or 0))
-
-
-def map_created(conn: sqlite3.Connection, entry: OutboxEntry, server_id: str) -> None:
-    """Record the server id of an offline-created record and substitute it everywhere."""
-    local_id = entry.record_id
-    conn.execute(
-        "INSERT OR REPLACE INTO id_map (local_id, server_id, resource) VALUES (?, ?, ?)",
-        (local_id, server_id, entry.resource.value),
-    )
-    conn.execute(
-        "UPDATE outbox SET server_id = ? WHERE resource = ? AND record_id = ?",
-        (server_id, entry.resource.value, local_id),
-    )
-    conn.execute("UPDATE outbox SET parent_id = ? WHERE parent_id = ?", (server_id, local_id))
-    drafts.follow(conn, local_id, server_id)
-    # Only entries whose JSON mentions the id can hold it: decoding every active entry made
-    # each create's bookkeeping grow with the queue.
-    mentioning = conn.execute(
-        f"SELECT {_COLUMNS} FROM outbox WHERE state IN {ACTIVE_SQL} "
-        "AND (instr(base, ?) > 0 OR instr(changes, ?) > 0) ORDER BY " + QUEUE_ORDER,
-        (local_id, local_id),
-    )
-    for other in [_entry(row) for row in mentioning]:
-        base = _substitute(other.base, local_id, server_id)
-        changes = _substitute(other.changes, local_id, server_id)
-        if base != other.base or changes != other.changes:
-            conn.execute(
-                "UPDATE outbox SET base = ?, changes = ? WHERE id = ?",
-                (dumps(base), dumps(changes), other.id),
-            )
-
-
-def _substitute(values: JsonObject, local_id: str, server_id: str) -> JsonObject:
-    return {name: server_id if value == local_id else value for name, value in values.items()}
-
-
-def _ready(entry: OutboxEntry) -> bool:
-    if entry.operation is not Operation.CREATE and entry.server_id is None:
-        return False
-    if is_local(entry.parent_id):
-        return False
-    return not any(is_local(value) for value in entry.changes.values())
-
-
-def sendable(conn: sqlite3.Connection) -> list[OutboxEntry]:
-    """Pending entries that may be sent now, in queue order.
-
-    A write held as a conflict holds back the later writes of the record that set one of its
-    fields: sent first, such a newer value was then overwritten by the older one once the
-    user kept theirs ("keep mine" on the first edit of a title put it back over the second)."""
-    busy: set[tuple[Resource, str]] = set()
-    held: dict[tuple[Resource, str], set[str]] = {}
-    ready: list[OutboxEntry] = []
-    for entry in active(conn):
-        key = (entry.resource, entry.target_id)
-        waiting = key in busy or not held.get(key, set()).isdisjoint(entry.changes)
-        if entry.state is EntryState.PENDING and not waiting and _ready(entry):
-            ready.append(entry)
-        if entry.state in (EntryState.PENDING, EntryState.SENDING):
-            busy.add(key)
-        elif entry.state is EntryState.CONFLICT:
-            held.setdefault(key, set()).update(entry.changes)
-    return ready
-
-
-def batch(conn: sqlite3.Connection, batch_id: str) -> list[OutboxEntry]:
-    rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM outbox WHERE batch_id = ? ORDER BY " + QUEUE_ORDER, (batch_id,)
-    )
-    return [_entry(row) for row in rows]
-
-
-def prune_done(conn: sqlite3.Connection, before: float) -> int:
-    return conn.execute(
-        "DELETE FROM outbox WHERE state = 'done' AND updated_at < ?", (before,)
-    ).rowcount

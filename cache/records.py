@@ -38,7 +38,8 @@ from cache.resources import (
 )
 
 BULK_CHECKPOINT_PAGES = 16384
-"""WAL frames (64 MB) a bulk writer lets pile up before it checkpoints (`Cache.bulk_writes`)."""
+"""WAL frames (64 MB) a bulk writer lets pile up before it checkpoints
+(`Cache.server.bulk_writes`)."""
 DEFAULT_CHECKPOINT_PAGES = 1000
 """SQLite's own interval, restored when the bulk run ends."""
 BULK_CACHE_KIB = 131072

@@ -17,7 +17,10 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
+from cache.db import Connector, translated
+from cache.errors import CorruptCacheError
 from cache.models import LogCheck
+from cache.paths import COMPANION_SUFFIXES, ensure_private_file
 
 SUFFIX = ".requests"
 """Appended to the cache file's name (`p.db` -> `p.db.requests`): the log belongs to that one
@@ -113,3 +116,62 @@ def times(conn: sqlite3.Connection, since: float, bucket: str | None) -> list[fl
 
 def prune(conn: sqlite3.Connection, before: float) -> int:
     return conn.execute("DELETE FROM request_log WHERE at < ?", (before,)).rowcount
+
+
+class RequestLog:
+    """`Cache.requests`: the log as the rate limiter uses it (sync.ratelimit.RequestLog), on
+    its own connection to its own file."""
+
+    def __init__(self, connector: Connector) -> None:
+        self._db = connector
+
+    def reserve_request(self, at: float, bucket: str, checks: Sequence[LogCheck]) -> bool:
+        """Atomically: if every check passes, log `(at, bucket)` and return True."""
+        with translated():
+            return reserve(self._db.conn(), at, bucket, checks)
+
+    def release_request(self, at: float, bucket: str) -> bool:
+        """Atomically delete one logged `(at, bucket)`: a request that never left."""
+        with translated():
+            return release(self._db.conn(), at, bucket)
+
+    def request_times(self, since: float, bucket: str | None = None) -> list[float]:
+        """Logged request times at or after `since`, ascending."""
+        with self._db.read() as conn:
+            return times(conn, since, bucket)
+
+    def prune_requests(self, before: float) -> int:
+        with self._db.write() as conn:
+            return prune(conn, before)
+
+    def integrity_check(self) -> list[str]:
+        with self._db.read() as conn:
+            return [str(row[0]) for row in conn.execute("PRAGMA integrity_check")]
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def open_log(cache_path: Path) -> RequestLog:
+    """The request log of the cache at `cache_path`, replaced when damaged: it holds no edits
+    and no server data, only recent request times, which the server's rate-limit headers stand
+    in for meanwhile."""
+    path = log_path(cache_path)
+    try:
+        return RequestLog(_connect(path))
+    except CorruptCacheError:
+        for stale in (path, *(Path(f"{path}{suffix}") for suffix in COMPANION_SUFFIXES)):
+            stale.unlink(missing_ok=True)
+    return RequestLog(_connect(path))
+
+
+def _connect(path: Path) -> Connector:
+    ensure_private_file(path)
+    connector = Connector(path)
+    try:
+        with translated():
+            create(connector.conn())
+    except BaseException:
+        connector.close()
+        raise
+    return connector

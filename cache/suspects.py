@@ -13,7 +13,7 @@ Three facts rule candidates out, and the cache holds all three:
 
 When more look-alikes remain than creates that may have made them, the engine cannot tell
 which, if any, is whose: the entry becomes `unsure`, with those records kept as its
-`suspects`, until the user says "the same as this one" (`Cache.same_as`), "send it anyway"
+`suspects`, until the user says "the same as this one" (`Cache.outbox.same_as`), "send it anyway"
 (`send_anyway`) or discards it.
 """
 
@@ -25,7 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from cache.models import EntryState, JsonObject, Operation, OutboxEntry, Resource
-from cache.outbox import get, transition
+from cache.outbox import get
+from cache.outbox_life import transition
 from cache.resources import dumps
 
 

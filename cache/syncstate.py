@@ -1,7 +1,7 @@
 """What the sync engine remembers between runs: cursors, sweep times and free-form state.
 
 Cursors and sweep times describe the server copy, so `reset_server_copy` wipes them with it;
-everything under `get_state`/`set_state` (clock offset, plan and limits, detected server
+everything under `Cache.state` (clock offset, plan and limits, detected server
 features) describes the server itself and survives a reset.
 """
 

@@ -22,7 +22,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from cache import outbox, overlay
+from cache import outbox, outbox_life, overlay
 from cache.errors import OutboxStateError
 from cache.models import JsonValue, Operation, OutboxEntry, Resource
 
@@ -84,7 +84,7 @@ def undo(
     conn: sqlite3.Connection, batch_id: str, route: Route, now: float, inverse: str
 ) -> UndoResult:
     """Undo the batch inside the caller's write transaction; see the module docstring."""
-    listed = outbox.batch(conn, batch_id)
+    listed = outbox_life.batch(conn, batch_id)
     before: dict[tuple[Resource, str, str], JsonValue] = {}
     for entry in listed:
         for name, value in entry.base.items():
@@ -92,7 +92,7 @@ def undo(
     dropped: list[str] = []
     for entry in reversed(listed):
         fresh = _fresh(conn, entry.id)
-        if fresh is not None and outbox.surely_unapplied(conn, fresh):
+        if fresh is not None and outbox_life.surely_unapplied(conn, fresh):
             outbox.discard(conn, fresh.id)
             dropped.append(fresh.target_id)
     groups: dict[tuple[Resource, str], list[OutboxEntry]] = {}

@@ -19,7 +19,6 @@ from cache.models import (
     Resource,
     SyncState,
     UserRow,
-    WorkspaceRow,
 )
 from cache.ordering import nocase_key, value_key
 from cache.overlay import Effective, Overlay, make_effective
@@ -169,13 +168,6 @@ def projects(conn: sqlite3.Connection, overlay: Overlay) -> list[ProjectRow]:
 def users(conn: sqlite3.Connection) -> list[UserRow]:
     rows = conn.execute("SELECT id, name, email FROM users ORDER BY name COLLATE NOCASE, rid")
     return [UserRow(id=row[0], name=row[1], email=row[2]) for row in rows]
-
-
-def workspace(conn: sqlite3.Connection) -> WorkspaceRow | None:
-    row = conn.execute("SELECT id, name, plan, record FROM workspaces ORDER BY rid").fetchone()
-    if row is None:
-        return None
-    return WorkspaceRow(id=row[0], name=row[1], plan=row[2], record=loads_object(row[3]))
 
 
 def _distinct(conn: sqlite3.Connection, table: str, column: str) -> list[str]:

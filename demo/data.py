@@ -2,7 +2,7 @@
 
 The same arguments always give the same workspace (a seeded `random.Random`), with times
 counted back from a given "now", so screenshots and snapshot tests never drift. Records go
-into a cache through `Cache.apply_page`, exactly as a pull would store them.
+into a cache through `Cache.server.apply_page`, exactly as a pull would store them.
 """
 
 from __future__ import annotations
@@ -132,9 +132,9 @@ def generate(issues: int, now: datetime, *, seed: int = 0) -> DemoRecords:
 
 def fill(cache: Cache, records: DemoRecords, *, page: int = 1000) -> None:
     """Store the records as a pull would (pages of server records)."""
-    cache.apply_page(Resource.USERS, records.users)
-    cache.apply_page(Resource.PROJECTS, records.projects)
+    cache.server.apply_page(Resource.USERS, records.users)
+    cache.server.apply_page(Resource.PROJECTS, records.projects)
     for offset in range(0, len(records.issues), page):
-        cache.apply_page(Resource.ISSUES, records.issues[offset : offset + page])
+        cache.server.apply_page(Resource.ISSUES, records.issues[offset : offset + page])
     for offset in range(0, len(records.comments), page):
-        cache.apply_page(Resource.COMMENTS, records.comments[offset : offset + page])
+        cache.server.apply_page(Resource.COMMENTS, records.comments[offset : offset + page])

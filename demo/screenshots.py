@@ -42,17 +42,17 @@ def _prepare(cache: Cache) -> None:
     closed, a refused title, and the most pressing priority against a colleague's lowest."""
     closing = STATUS.values[-1]
     most, least = PRIORITY.values[0], PRIORITY.values[-2]
-    cache.update(Resource.ISSUES, "iss_000001", {STATUS.member: closing})
-    failed = cache.update(Resource.ISSUES, "iss_000009", {"title": "Rename the export"})
-    conflicting = cache.update(Resource.ISSUES, "iss_000014", {PRIORITY.member: most})
+    cache.outbox.update(Resource.ISSUES, "iss_000001", {STATUS.member: closing})
+    failed = cache.outbox.update(Resource.ISSUES, "iss_000009", {"title": "Rename the export"})
+    conflicting = cache.outbox.update(Resource.ISSUES, "iss_000014", {PRIORITY.member: most})
     if failed is not None:
-        cache.mark_sending(failed.id)
-        cache.mark_failed(failed.id, "invalid_request: title is reserved")
+        cache.push.mark_sending(failed.id)
+        cache.push.mark_failed(failed.id, "invalid_request: title is reserved")
     if conflicting is not None:
-        cache.mark_sending(conflicting.id)
+        cache.push.mark_sending(conflicting.id)
         base = conflicting.base[PRIORITY.member]
         change = FieldConflict(PRIORITY.member, base, most, least)
-        cache.record_conflicts(conflicting.id, [change])
+        cache.push.record_conflicts(conflicting.id, [change])
 
 
 async def _report(pilot: Pilot[Any]) -> None:

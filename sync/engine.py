@@ -263,7 +263,7 @@ class SyncLoop:
         if error is not None:
             self._pull_wanted = True  # what failed may have been the pull: it is done again
         self.retry_at = time.monotonic() + self._retry.delay(self._failures)
-        if self._session.cache.sendable():
+        if self._session.cache.push.sendable():
             self._push_wanted = True
         self._tell(RetryPlanned(self.retry_at, self._failures))
 

@@ -184,7 +184,7 @@ class LiveUpdates:
 
     async def _register(self, url: str) -> tuple[str, str]:
         client, cache = self._session.client, self._session.cache
-        stored = cache.get_state(STATE_KEY)
+        stored = cache.state.get(STATE_KEY)
         if isinstance(stored, dict):
             old_id, secret = stored.get("id"), stored.get("secret")
             if isinstance(old_id, str) and isinstance(secret, str):
@@ -192,10 +192,10 @@ class LiveUpdates:
                     await client.update_webhook(old_id, {"url": url, "secret": secret})
                     return old_id, secret
                 except NotFound:
-                    cache.set_state(STATE_KEY, None)
+                    cache.state.set(STATE_KEY, None)
         secret = secrets.token_hex(32)
         made = await client.create_webhook(url, self._events, secret=secret)
-        cache.set_state(STATE_KEY, {"id": made.value.id, "secret": secret})
+        cache.state.set(STATE_KEY, {"id": made.value.id, "secret": secret})
         return made.value.id, secret
 
     async def stop(self) -> None:
@@ -210,6 +210,6 @@ class LiveUpdates:
             pass
         except SyncError:
             return
-        self._session.cache.set_state(STATE_KEY, None)
+        self._session.cache.state.set(STATE_KEY, None)
         self.webhook_id = None
         self.active = False

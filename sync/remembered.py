@@ -29,7 +29,7 @@ def remembered_features(cache: Cache, server: str | None = None) -> ServerFeatur
 
 
 def keep_features(cache: Cache, server: str, features: ServerFeatures) -> None:
-    cache.set_state(FEATURES_STATE_KEY, {"server": server, "features": features.to_json()})
+    cache.state.set(FEATURES_STATE_KEY, {"server": server, "features": features.to_json()})
 
 
 def remembered_limits(cache: Cache, server: str | None = None) -> Learned | None:
@@ -43,11 +43,11 @@ def remembered_limits(cache: Cache, server: str | None = None) -> Learned | None
 
 
 def keep_limits(cache: Cache, server: str, learned: Learned) -> None:
-    cache.set_state(LIMITS_STATE_KEY, {"server": server, "limits": learned.to_json()})
+    cache.state.set(LIMITS_STATE_KEY, {"server": server, "limits": learned.to_json()})
 
 
 def _stored(cache: Cache, key: str, member: str, server: str | None) -> str | None:
-    stored = cache.get_state(key)
+    stored = cache.state.get(key)
     if not isinstance(stored, dict) or (server is not None and stored.get("server") != server):
         return None
     text = stored.get(member)

@@ -106,7 +106,7 @@ async def open_session(
     store = open_cache(resolved.cache_name) if cache is None else cache
     try:
         limiter = RateLimiter(
-            store,
+            store.requests,
             clock=clock,
             window_seconds=window_seconds,
             margin=margin,

@@ -165,9 +165,9 @@ class DraftKeeper:
             self._applied = ticket
             try:
                 if draft is None:
-                    self._cache.discard_draft(self.key)
+                    self._cache.drafts.discard(self.key)
                 else:
-                    self._cache.save_draft(self.key, draft)
+                    self._cache.drafts.save(self.key, draft)
             except Exception as error:
                 message = failed("keep the draft", error)
                 if tell is not None:

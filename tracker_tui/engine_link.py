@@ -206,10 +206,10 @@ class EngineLink:
             sleep=self._watch.sleep,
         ) as session:
             self._session = session
-            if session.features.me and session.cache.get_state(ME_STATE_KEY) is None:
+            if session.features.me and session.cache.state.get(ME_STATE_KEY) is None:
                 user = (await session.client.me()).value.user
                 if user is not None:
-                    session.cache.set_state(ME_STATE_KEY, user.id)
+                    session.cache.state.set(ME_STATE_KEY, user.id)
             loop = SyncLoop(
                 session,
                 listener=self._heard,

@@ -50,8 +50,8 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
     ui = store.get(resolved.name).ui if resolved.name else {}
     settings = ProfileSettings(store, resolved.name) if resolved.name else None
     with open_cache(resolved.cache_name) as cache:
-        me = cache.get_state(ME_STATE_KEY)
-        clock = ServerClock(cache.clock_offset())
+        me = cache.state.get(ME_STATE_KEY)
+        clock = ServerClock(cache.state.clock_offset())
         app = make_app(
             cache=cache,
             sync=EngineLink(resolved, cache, live=live, server_clock=clock),

@@ -142,7 +142,7 @@ class ResourceRun:
     def store(self, items: Sequence[Record | Tombstone], cursor: Cursor | None) -> None:
         """Store a page, with the cursor that follows it, in one transaction."""
         raws = [item.raw for item in items]
-        self.count(self.session.cache.apply_page(self.resource, raws, cursor))
+        self.count(self.session.cache.server.apply_page(self.resource, raws, cursor))
         self.count_page(len(items))
 
     def count_page(self, received: int, fresh: int | None = None) -> None:

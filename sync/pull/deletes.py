@@ -22,7 +22,7 @@ async def count_differs(run: ResourceRun) -> bool:
     if total is None:
         run.report.note = "the server gives no total, so deletions are found only by --full"
         return False
-    return total != run.session.cache.local_count(run.resource)
+    return total != run.session.cache.server.local_count(run.resource)
 
 
 async def sweep(run: ResourceRun) -> None:
@@ -31,7 +31,7 @@ async def sweep(run: ResourceRun) -> None:
     for _ in range(MAX_SWEEPS):
         ids, stable = await _sweep_once(run)
         if stable:
-            run.report.deleted += run.session.cache.delete_missing(
+            run.report.deleted += run.session.cache.server.delete_missing(
                 run.resource, ids, swept_at=run.session.limiter.server_now()
             )
             run.report.swept = True
@@ -41,7 +41,7 @@ async def sweep(run: ResourceRun) -> None:
 
 async def sweep_with(run: ResourceRun, ids: set[str]) -> None:
     """Finish a sweep whose ids a whole-list walk already gathered."""
-    run.report.deleted += run.session.cache.delete_missing(
+    run.report.deleted += run.session.cache.server.delete_missing(
         run.resource, ids, swept_at=run.session.limiter.server_now()
     )
     run.report.swept = True

@@ -97,7 +97,7 @@ async def _pull(
                 run.report.note = f"not pulled: {error.message}"
             finally:
                 run.report.seconds = time.monotonic() - started
-        session.cache.set_state(
+        session.cache.state.set(
             LAST_PULL_STATE_KEY,
             {
                 "at": time.time(),
@@ -110,7 +110,7 @@ async def _pull(
         report.retries = retrier.retries
         offset = session.limiter.offset
         if offset.known:
-            session.cache.set_clock_offset(offset.seconds)
+            session.cache.state.set_clock_offset(offset.seconds)
             report.clock_offset = offset.seconds
         report.seconds = time.monotonic() - began
     return report
@@ -118,7 +118,7 @@ async def _pull(
 
 async def _pull_resource(run: ResourceRun, *, full: bool) -> None:
     features = run.session.features
-    cursor = run.session.cache.get_cursor(run.resource)
+    cursor = run.session.cache.server.cursor(run.resource)
     swept_ids: set[str] | None = None
     if features.updated_after and features.keyset_order:
         try:
@@ -131,7 +131,7 @@ async def _pull_resource(run: ResourceRun, *, full: bool) -> None:
             swept_ids = await walk_pass(run, cursor, filtered=True)
     else:
         run.report.mode = Mode.PAGES
-        run.session.cache.finish_bulk_load(run.resource)  # of a keyset pass that was killed
+        run.session.cache.server.finish_bulk_load(run.resource)  # of a keyset pass that was killed
         swept_ids = await walk_pass(run, cursor, filtered=bool(features.updated_after))
     if swept_ids is not None:
         await sweep_with(run, swept_ids)

@@ -76,7 +76,7 @@ async def walk_pass(run: ResourceRun, cursor: Cursor | None, *, filtered: bool) 
 
 async def _walk_once(run: ResourceRun, since: str | None) -> tuple[bool, set[str] | None]:
     key = _state_key(run)
-    saved = run.session.cache.get_state(key)
+    saved = run.session.cache.state.get(key)
     page_number: int = 1
     total: int | None = None
     started: float | None = None
@@ -105,11 +105,11 @@ async def _walk_once(run: ResourceRun, since: str | None) -> tuple[bool, set[str
         if run.is_last(listing, page_number):
             stable = listing.pagination.total == total
             run.store(items, newest.cursor(started) if stable else None)
-            run.session.cache.set_state(key, None)
+            run.session.cache.state.set(key, None)
             run.tell(0)
             return stable, None if resumed else ids
         run.store(items, None)
-        run.session.cache.set_state(
+        run.session.cache.state.set(
             key,
             {
                 "since": since,

@@ -10,7 +10,7 @@ of 100 those commits cost more than the inserts (docs/sync.md#cursors still hold
 saved with the records it follows). Pages read but not yet stored when a request fails are stored
 before the error propagates, so an interrupted pull resumes after the last page it read.
 
-Into an empty table, the pass is a cold load (`Cache.begin_bulk_load`): the indexes that a
+Into an empty table, the pass is a cold load (`Cache.server.begin_bulk_load`): the indexes that a
 load in sync order would scatter its rows over are stand-ins until the pass ends, when they
 are built once, on this thread, before the checkpoint; that happens on errors too, and a
 pass killed before it leaves a record from which the next pull builds them.
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from functools import partial
 from types import TracebackType
 
-from cache import ApplyResult, Cache, CacheError, Cursor, Prepared
+from cache import ApplyResult, CacheError, Cursor, Prepared, ServerCopy
 from sync.models import Record, Tombstone
 from sync.pull.context import ResourceRun
 
@@ -73,15 +73,15 @@ class PageWriter:
     async def __aenter__(self) -> PageWriter:
         cache = self._run.session.cache
         loop = asyncio.get_running_loop()
-        cache.bulk_writes(True)
+        cache.server.bulk_writes(True)
         try:
-            await loop.run_in_executor(self._pool, cache.bulk_writes, True)
+            await loop.run_in_executor(self._pool, cache.server.bulk_writes, True)
             self._bulk_load = await loop.run_in_executor(
-                self._pool, cache.begin_bulk_load, self._run.resource
+                self._pool, cache.server.begin_bulk_load, self._run.resource
             )
         except BaseException:
             self._pool.shutdown(wait=True)
-            cache.bulk_writes(False)
+            cache.server.bulk_writes(False)
             raise
         return self
 
@@ -95,7 +95,7 @@ class PageWriter:
         indexes of a cold load, then checkpoint. Cancelled, the loop only waits for the group
         already being written (the queued ones are dropped, in order) and the index build.
         Should the build itself fail, the next pull of this resource does it
-        (`Cache.finish_bulk_load`)."""
+        (`Cache.server.finish_bulk_load`)."""
         cache = self._run.session.cache
         try:
             if exc_type is None:
@@ -111,11 +111,11 @@ class PageWriter:
                 for writing, _ in self._writing:
                     writing.cancel()  # those not started yet: the one being written goes on
             if self._bulk_load:
-                self._pool.submit(cache.finish_bulk_load, self._run.resource)
-            self._pool.submit(cache.checkpoint)
-            self._pool.submit(cache.bulk_writes, False)
+                self._pool.submit(cache.server.finish_bulk_load, self._run.resource)
+            self._pool.submit(cache.server.checkpoint)
+            self._pool.submit(cache.server.bulk_writes, False)
             self._pool.shutdown(wait=True)
-            cache.bulk_writes(False)
+            cache.server.bulk_writes(False)
             for writing, _ in self._writing:
                 if writing.done() and not writing.cancelled():
                     writing.exception()  # retrieved, so asyncio does not log it again
@@ -124,7 +124,7 @@ class PageWriter:
         if self._bulk_load:
             cache, resource = self._run.session.cache, self._run.resource
             loop = asyncio.get_running_loop()
-            await loop.run_in_executor(self._pool, cache.finish_bulk_load, resource)
+            await loop.run_in_executor(self._pool, cache.server.finish_bulk_load, resource)
             self._bulk_load = False
 
     async def submit(
@@ -139,7 +139,7 @@ class PageWriter:
         """Prepare a page (on this thread: see `cache.Prepared`) and queue it with the cursor
         after it; a full group (or the last page) goes to the writer, and this waits for the
         oldest group while `BEHIND` of them are unwritten."""
-        records = Cache.prepare(self._run.resource, [item.raw for item in items])
+        records = ServerCopy.prepare(self._run.resource, [item.raw for item in items])
         self._waiting.append(_Page(records, cursor, fresh, expected))
         if last or len(self._waiting) >= GROUP_PAGES:
             self._write()
@@ -192,7 +192,9 @@ class PageWriter:
         cursor = next((page.cursor for page in reversed(pages) if page.cursor is not None), None)
         records = [record for page in pages for record in page.records]
         try:
-            return self._run.session.cache.apply_prepared(self._run.resource, records, cursor)
+            return self._run.session.cache.server.apply_prepared(
+                self._run.resource, records, cursor
+            )
         except BaseException:
             self._failed = True
             raise

@@ -13,7 +13,7 @@ Two ways to know the server's current value of the fields an edit changes:
 
 In both, a field whose server value left the edit's base for something other than the user's
 value is a conflict (recorded for the user: keep mine / take theirs). Only those fields wait:
-the edit's other fields are split off and go out at once (`Cache.park_conflicts`), and since
+the edit's other fields are split off and go out at once (`Cache.push.park_conflicts`), and since
 a PATCH carries only the changed fields, whatever others changed elsewhere in the record stays
 as they left it.
 """
@@ -47,19 +47,19 @@ async def refresh(
             continue
         changed = await list_since(session, resource, since, parent=parent, reads=reads)
         if changed:
-            cache.apply_page(resource, [record.raw for record in changed])
+            cache.server.apply_page(resource, [record.raw for record in changed])
 
 
 def _since(session: SyncSession, resource: Resource, group: Sequence[OutboxEntry]) -> str | None:
     """Where the cache's knowledge ends: the pull's cursor, else the oldest copy's stamp."""
     if not session.features.updated_after:
         return None
-    cursor = session.cache.get_cursor(resource) if resource is not Resource.COMMENTS else None
+    cursor = session.cache.server.cursor(resource) if resource is not Resource.COMMENTS else None
     if cursor is not None:
         return cursor.updated_at
     stamps: list[str] = []
     for entry in group:
-        copy = session.cache.server_record(resource, entry.target_id) or {}
+        copy = session.cache.server.server_record(resource, entry.target_id) or {}
         stamp = copy.get("updated_at")
         if not isinstance(stamp, str):
             return None
@@ -78,7 +78,7 @@ async def _fetch_each(
             continue
         found.append(record[0])
     if found:
-        session.cache.apply_page(resource, found)
+        session.cache.server.apply_page(resource, found)
 
 
 async def fetch(
@@ -95,10 +95,10 @@ async def fetch(
 
 def current(session: SyncSession, entry: OutboxEntry) -> dict[str, Any] | None:
     """The cache's copy of the entry's target, after `refresh`."""
-    return session.cache.server_record(entry.resource, entry.target_id)
+    return session.cache.server.server_record(entry.resource, entry.target_id)
 
 
 def detect(
     session: SyncSession, entry: OutboxEntry, server_record: dict[str, Any]
 ) -> list[FieldConflict]:
-    return session.cache.detect_conflicts(entry, server_record)
+    return session.cache.push.detect_conflicts(entry, server_record)

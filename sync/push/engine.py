@@ -1,7 +1,7 @@
 """`push_outbox`: drain the outbox to the server, each write exactly once.
 
 A run holds the cache's push lock (`sync.push.lock`), then works in rounds until nothing more
-can go: each round takes the entries `Cache.sendable` offers (at most one per record, in queue
+can go: each round takes the entries `cache.push.sendable` offers (at most one per record, in queue
 order, those waiting for a create's server id held back), reconciles creates whose earlier
 attempt has an unknown outcome, checks edits for conflicts (parking only the conflicting
 fields; the rest of an edit goes out), and sends the rest, bulk where it can, up to
@@ -16,6 +16,10 @@ retried in place (`sync.push.reads`); one that still fails ends its round withou
 any entry, and `Backoff.tries` such rounds in a row end the run. What reconciling learned
 (a create not on the server) is kept in the outbox, so no later round or run looks again
 until the create has been sent again.
+
+At the end of a run, under the same lock, entries done longer ago than `keep_settled` (30
+days unless told) are forgotten (`cache.push.prune_settled`): once sent, nothing reads them
+but an undo of their batch and the conflict check of a write queued before they landed.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from cache import EntryState, Operation, OutboxEntry
+from cache import SETTLED_RETENTION, EntryState, Operation, OutboxEntry
 from sync.errors import ApiError, Forbidden, SyncError, Unauthorized
 from sync.push import bulk, conflicts, single
 from sync.push.bulkplan import Bulk, Single, Step, plan
@@ -52,6 +56,7 @@ async def push_outbox(
     backoff: Backoff | None = None,
     bulk_creates: bool = True,
     preconditions: bool = True,
+    keep_settled: float = SETTLED_RETENTION,
 ) -> PushReport:
     """Send every pending write it can; see the module docstring. Never raises for a refused
     or failed write (those are in the outbox and the report); raises only for cache errors.
@@ -59,7 +64,7 @@ async def push_outbox(
     `bulk_creates` lets creates share bulk requests (see sync.push.bulkplan). `preconditions` sends
     single edits as GET + PATCH with `If-Match` on servers with ETags, which leaves no window
     for an unseen overwrite; False checks them against one listing instead, for half the
-    requests (see sync.push.conflicts).
+    requests (see sync.push.conflicts). `keep_settled`: seconds a sent entry stays in the outbox.
     """
     ctx = PushContext(
         session,
@@ -76,23 +81,24 @@ async def push_outbox(
         for _ in range(MAX_ROUNDS):
             if ctx.stopped:
                 break
-            ready = [e for e in session.cache.sendable() if e.id not in ctx.skip]
+            ready = [e for e in session.cache.push.sendable() if e.id not in ctx.skip]
             if not ready:
                 if ctx.settle_undecided():
                     continue
                 break
             await _round(ctx, ready)
             ctx.tick()
+        session.cache.push.prune_settled(keep_settled)
     ctx.count_reads()
     active = (EntryState.PENDING, EntryState.SENDING)
-    ctx.report.remaining = len(session.cache.outbox(active))
-    ctx.report.unknown = len(session.cache.doubtful())
+    ctx.report.remaining = len(session.cache.outbox.entries(active))
+    ctx.report.unknown = len(session.cache.push.doubtful())
     return ctx.report
 
 
 def _recover(ctx: PushContext) -> None:
-    for entry in ctx.session.cache.outbox((EntryState.SENDING,)):
-        ctx.session.cache.release(entry.id, "interrupted while sending: outcome unknown")
+    for entry in ctx.session.cache.outbox.entries((EntryState.SENDING,)):
+        ctx.session.cache.push.release(entry.id, "interrupted while sending: outcome unknown")
 
 
 async def _round(ctx: PushContext, ready: list[OutboxEntry]) -> None:
@@ -129,7 +135,7 @@ async def _reconcile(ctx: PushContext, ready: list[OutboxEntry]) -> list[OutboxE
     round ends but the next round, or run, starts from there. All or nothing, a lossy network
     failed one of many listings nearly every round and the push never moved on.
     """
-    unsure = ctx.session.cache.doubtful()
+    unsure = ctx.session.cache.push.doubtful()
     doubtful = [e for e in ready if e.id in unsure]
     if not doubtful:
         return ready
@@ -137,14 +143,14 @@ async def _reconcile(ctx: PushContext, ready: list[OutboxEntry]) -> list[OutboxE
     for group in listings(ctx.session, doubtful):
         found = await find_applied_creates(ctx.session, group, reads=ctx.reads)
         for entry_id, record in found.applied.items():
-            ctx.session.cache.mark_done(entry_id, record)
+            ctx.session.cache.push.mark_done(entry_id, record)
             ctx.report.done += 1
             ctx.report.reconciled += 1
         for entry in group:
             if entry.id in found.unsure:
                 ctx.unsure(entry, found.unsure[entry.id])
         settled.update(found.applied, found.unsure)
-        ctx.session.cache.mark_not_applied([e.id for e in group if e.id not in settled])
+        ctx.session.cache.push.mark_not_applied([e.id for e in group if e.id not in settled])
     return [e for e in ready if e.id not in settled]
 
 
@@ -165,7 +171,7 @@ async def _check_listed(ctx: PushContext, steps: Sequence[Step]) -> None:
 
 async def _run_step(ctx: PushContext, step: Step) -> None:
     if isinstance(step, Single):
-        await single.send(ctx, ctx.session.cache.mark_sending(step.entry.id))
+        await single.send(ctx, ctx.session.cache.push.mark_sending(step.entry.id))
         return
     going: list[int] = []
     for entry in step.entries:
@@ -176,7 +182,7 @@ async def _run_step(ctx: PushContext, step: Step) -> None:
         if clean is not None:
             going.append(clean.id)
     if going:
-        sending = ctx.session.cache.mark_sending_many(going)
+        sending = ctx.session.cache.push.mark_sending_many(going)
         await bulk.send(ctx, Bulk(tuple(sending)))
 
 
@@ -190,7 +196,7 @@ async def _read_failed(ctx: PushContext, entries: list[OutboxEntry], error: Sync
         await ctx.read_failed(error)
         return
     cache = ctx.session.cache
-    pending = (e for e in entries if cache.outbox_entry(e.id).state is EntryState.PENDING)
+    pending = (e for e in entries if cache.outbox.entry(e.id).state is EntryState.PENDING)
     waiting = next(pending, None)
     if waiting is not None:
         ctx.refused(waiting, error.status, error.code, error.message)

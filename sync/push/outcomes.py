@@ -4,7 +4,7 @@ state one push run keeps.
 Mapping of a failed attempt (the tree is in `sync.errors`):
 
 - retryable: 429, 5xx, a connection that failed before the request left. The entry goes back
-  to pending and is known *not* applied (`Cache.release(not_applied=True)`, kept in the outbox
+  to pending and is known *not* applied (`Cache.push.release(not_applied=True)`, kept in the outbox
   across runs), so it is resent without reconciling. A 429 needs no wait here: the limiter saw
   it and blocks the next request until `retry_after`. A connection that failed before the
   request left says the server cannot be reached: the run stops there (`UNREACHABLE`)
@@ -104,14 +104,14 @@ class PushContext:
             self.progress(self.report)
 
     def done(self, entry: OutboxEntry, record: dict[str, object] | None = None) -> None:
-        self.session.cache.mark_done(entry.id, record)
+        self.session.cache.push.mark_done(entry.id, record)
         self.report.done += 1
         self._granted(entry.resource)
 
     def done_many(self, landed: list[tuple[OutboxEntry, dict[str, object] | None]]) -> None:
         """`done` for the successes of one bulk answer, in one transaction."""
         if landed:
-            self.session.cache.mark_done_many([(entry.id, record) for entry, record in landed])
+            self.session.cache.push.mark_done_many([(entry.id, record) for entry, record in landed])
             self.report.done += len(landed)
             for resource in {entry.resource for entry, _ in landed}:
                 self._granted(resource)
@@ -135,18 +135,19 @@ class PushContext:
         if not found:
             return entry
         self.report.conflicts += 1
-        return self.session.cache.park_conflicts(entry.id, found)
+        return self.session.cache.push.park_conflicts(entry.id, found)
 
     def unsure(self, entry: OutboxEntry, records: list[dict[str, Any]]) -> None:
         """A create that may have made one of `records`, or none: kept for the user to
-        settle (`Cache.same_as`, `send_anyway`, `discard`), counted apart from what was sent."""
+        settle (`Cache.outbox.same_as`, `send_anyway`, `discard`), counted apart from what
+        was sent."""
         message = describe_suspects(records)
-        self.session.cache.mark_unsure(entry.id, records, message)
+        self.session.cache.push.mark_unsure(entry.id, records, message)
         self.report.unsure += 1
         self.report.messages.append(f"{entry.resource.value} {entry.target_id}: {message}")
 
     def rejected(self, entry: OutboxEntry, message: str) -> None:
-        self.session.cache.mark_failed(entry.id, message)
+        self.session.cache.push.mark_failed(entry.id, message)
         self.report.failed += 1
         self.report.messages.append(f"{entry.resource.value} {entry.target_id}: {message}")
 
@@ -169,7 +170,7 @@ class PushContext:
 
     def not_applied(self, entry: OutboxEntry, message: str) -> None:
         """Back to pending, known not applied: a create goes out again without a look."""
-        self.session.cache.release(entry.id, message, not_applied=True)
+        self.session.cache.push.release(entry.id, message, not_applied=True)
 
     async def read_failed(self, error: SyncError) -> None:
         """A read the round needed failed, retries spent; no entry was sent, so none is
@@ -194,7 +195,7 @@ class PushContext:
     def unknown(self, entry: OutboxEntry, message: str) -> None:
         """Back to pending, to be looked for before any resend; counted like a retryable
         failure, so a server that never answers readably cannot keep the run going."""
-        self.session.cache.release(entry.id, f"outcome unknown: {message}")
+        self.session.cache.push.release(entry.id, f"outcome unknown: {message}")
         self.report.retried += 1
         count = self.failures.get(entry.id, 0) + 1
         self.failures[entry.id] = count
@@ -289,7 +290,7 @@ class PushContext:
     def _with_moves(self, entry: OutboxEntry, message: str) -> str:
         if entry.resource is not Resource.ISSUES:
             return message
-        record = self.session.cache.server_record(entry.resource, entry.target_id) or {}
+        record = self.session.cache.server.server_record(entry.resource, entry.target_id) or {}
         status = record.get("status")
         moves = TRANSITIONS.get(status) if isinstance(status, str) else None
         if not moves:

@@ -12,8 +12,8 @@ identical creates whose first was dropped before the server saw it found their t
 records, and took one for the lost create's: one write silently gone. So a server record is
 the result of at most one local write, ever. Never candidates:
 
-- records a local create already made (linked to a local row: `Cache.linked`);
-- records the cache held before the attempt (`Cache.seen_before`), or made before it was sent;
+- records a local create already made (linked to a local row: `Cache.push.linked`);
+- records the cache held before the attempt (`Cache.push.seen_before`), or made before it was sent;
 - records made well after the attempt ended (`LATE_APPLY` after the answer was given up on):
   a colleague's look-alike made an hour later is not this create's result.
 
@@ -228,8 +228,8 @@ def _candidates(
     alike = [r for r in listed if any(matches(e.changes, r.raw) for e in group)]
     if not alike:
         return {}
-    taken = session.cache.linked(group[0].resource, [record.id for record in alike])
-    seen = session.cache.seen_before([entry.id for entry in group])
+    taken = session.cache.push.linked(group[0].resource, [record.id for record in alike])
+    seen = session.cache.push.seen_before([entry.id for entry in group])
     found: dict[int, list[Record]] = {}
     for entry in group:
         start, end = _window(session, entry)

@@ -1,10 +1,12 @@
-"""Record factories and a controllable clock shared by the cache tests."""
+"""Record factories, a controllable clock and the query plans shared by the cache tests."""
 
 from __future__ import annotations
 
 import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from cache import Cache, IssueFilter, IssueSort, query, records
 
 Record = dict[str, Any]
 
@@ -62,3 +64,18 @@ def comment(n: int, issue_id: str, body: str, **fields: Any) -> Record:
     }
     record.update(fields)
     return record
+
+
+def query_plans(cache: Cache, flt: IssueFilter, sort: IssueSort) -> list[str]:
+    """EXPLAIN QUERY PLAN of the list's window and count queries, as `cache.reads` runs them."""
+    db = cache.reads._db
+    with db.read():
+        return query.plans(query.prepare(db.state(), flt), sort)
+
+
+def reset_server_copy(cache: Cache) -> None:
+    """Wipe the server copy for a full re-pull (`records.reset_server_copy`), as no command
+    does yet: the tests hold what such a reset must keep."""
+    db = cache.server._db
+    with db.write() as conn:
+        records.reset_server_copy(conn)

@@ -26,7 +26,7 @@ def cache(tmp_path: Path, clock: Clock) -> Iterator[Cache]:
 @pytest.fixture
 def add_issues(cache: Cache) -> Callable[..., list[Record]]:
     def add(*records: Record) -> list[Record]:
-        cache.apply_page(Resource.ISSUES, list(records))
+        cache.server.apply_page(Resource.ISSUES, list(records))
         return list(records)
 
     return add

@@ -7,7 +7,7 @@ import random
 import sqlite3
 from pathlib import Path
 
-from cache_factories import Record, comment, issue
+from cache_factories import Record, comment, issue, query_plans, reset_server_copy
 
 from cache import Cache, IssueFilter, IssueSort, Resource
 from cache.records import BULK_LOAD_INDEXES
@@ -59,14 +59,13 @@ def everything_read(cache: Cache) -> list[object]:
     """What the list shows for every filter and sort: the first rows and the count."""
     seen: list[object] = []
     for flt in FILTERS:
-        seen.append(cache.count(flt))
+        seen.append(cache.reads.count(flt))
         for key in SORT_KEYS:
             for descending in (False, True):
-                rows = cache.window(flt, IssueSort(key, descending), 0, 40)
+                rows = cache.reads.window(flt, IssueSort(key, descending), 0, 40)
                 seen.append([row.id for row in rows])
-    found = cache.issue_by_number(7)
-    seen.append(None if found is None else found.issue.id)
-    seen.append(cache.distinct_values(ASSIGNEE))
+    seen.append(cache.reads.resolve_issue("#7"))
+    seen.append(cache.reads.distinct_values(ASSIGNEE))
     return seen
 
 
@@ -74,16 +73,16 @@ def test_reads_during_a_cold_load_are_those_after_it(tmp_path: Path) -> None:
     records = issues(600)
     with Cache.open(tmp_path / "cache.db") as cache:
         real = index_sql(cache.path)
-        assert cache.begin_bulk_load(Resource.ISSUES)
-        assert cache.begin_bulk_load(Resource.COMMENTS)
+        assert cache.server.begin_bulk_load(Resource.ISSUES)
+        assert cache.server.begin_bulk_load(Resource.COMMENTS)
         during = index_sql(cache.path)
         assert {name for name in real if during[name] != real[name]} == set(BULK_LOAD_INDEXES)
         for start in range(0, len(records), 100):
-            cache.apply_page(Resource.ISSUES, records[start : start + 100])
-        cache.apply_page(Resource.COMMENTS, [comment(1, "iss_000007", "sigma says hi")])
+            cache.server.apply_page(Resource.ISSUES, records[start : start + 100])
+        cache.server.apply_page(Resource.COMMENTS, [comment(1, "iss_000007", "sigma says hi")])
         loading = everything_read(cache)
-        assert cache.finish_bulk_load(Resource.ISSUES)
-        assert cache.finish_bulk_load(Resource.COMMENTS)
+        assert cache.server.finish_bulk_load(Resource.ISSUES)
+        assert cache.server.finish_bulk_load(Resource.COMMENTS)
         assert index_sql(cache.path) == real
         assert everything_read(cache) == loading
         assert cache.integrity_check() == ["ok"]
@@ -94,15 +93,15 @@ def test_only_an_empty_table_is_loaded_cold_and_finishing_twice_is_harmless(
 ) -> None:
     with Cache.open(tmp_path / "cache.db") as cache:
         real = index_sql(cache.path)
-        cache.apply_page(Resource.ISSUES, [issue(1)])
-        assert not cache.begin_bulk_load(Resource.ISSUES)
+        cache.server.apply_page(Resource.ISSUES, [issue(1)])
+        assert not cache.server.begin_bulk_load(Resource.ISSUES)
         assert index_sql(cache.path) == real
-        assert not cache.finish_bulk_load(Resource.ISSUES)
-        cache.reset_server_copy()
-        assert cache.begin_bulk_load(Resource.ISSUES)
-        assert cache.begin_bulk_load(Resource.ISSUES)  # a load already going on goes on
-        assert cache.finish_bulk_load(Resource.ISSUES)
-        assert not cache.finish_bulk_load(Resource.ISSUES)
+        assert not cache.server.finish_bulk_load(Resource.ISSUES)
+        reset_server_copy(cache)
+        assert cache.server.begin_bulk_load(Resource.ISSUES)
+        assert cache.server.begin_bulk_load(Resource.ISSUES)  # a load already going on goes on
+        assert cache.server.finish_bulk_load(Resource.ISSUES)
+        assert not cache.server.finish_bulk_load(Resource.ISSUES)
         assert index_sql(cache.path) == real
 
 
@@ -112,12 +111,12 @@ def test_a_load_left_unfinished_by_a_dead_process_is_finished_from_its_record(
     path = tmp_path / "cache.db"
     with Cache.open(path) as cache:
         real = index_sql(path)
-        assert cache.begin_bulk_load(Resource.ISSUES)
-        cache.apply_page(Resource.ISSUES, issues(150))
+        assert cache.server.begin_bulk_load(Resource.ISSUES)
+        cache.server.apply_page(Resource.ISSUES, issues(150))
     with Cache.open(path) as cache:  # what a kill leaves: stand-ins and their record
         assert index_sql(path) != real
-        assert cache.finish_bulk_load(Resource.ISSUES)
+        assert cache.server.finish_bulk_load(Resource.ISSUES)
         assert index_sql(path) == real
-        plans = cache.query_plans(IssueFilter(), IssueSort("title", False))
+        plans = query_plans(cache, IssueFilter(), IssueSort("title", False))
         assert plans[0].startswith("SCAN issues USING COVERING INDEX issues_by_title"), plans
         assert not any("TEMP B-TREE" in line for line in plans), plans

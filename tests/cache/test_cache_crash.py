@@ -26,10 +26,10 @@ print("ready", flush=True)
 for n in range(base, base + 100000):
     page = [{"id": f"iss_{n}_{i}", "title": f"t {n} {i}", "description": "words " * 40,
              "updated_at": f"2026-01-01T00:00:{n % 60:02d}.{i:06d}Z"} for i in range(150)]
-    cache.apply_page(Resource.ISSUES, page)
-    local = cache.create(Resource.ISSUES, {"title": f"edit {n}"})
+    cache.server.apply_page(Resource.ISSUES, page)
+    local = cache.outbox.create(Resource.ISSUES, {"title": f"edit {n}"})
     print(local, flush=True)
-    cache.update(Resource.ISSUES, f"iss_{n}_0", {"title": f"renamed {n}"})
+    cache.outbox.update(Resource.ISSUES, f"iss_{n}_0", {"title": f"renamed {n}"})
     print(f"iss_{n}_0", flush=True)
 """
 
@@ -69,11 +69,11 @@ def test_sigkill_mid_transaction_loses_nothing_acknowledged(tmp_path: Path) -> N
         reported += run_and_kill(path, kill * 1000, rnd)
     with Cache.open(path) as cache:
         assert cache.integrity_check() == ["ok"]
-        entries = cache.outbox()
+        entries = cache.outbox.entries()
         created = {e.record_id for e in entries}
         renamed = {e.target_id for e in entries if e.changes.get("title", "").startswith("renamed")}
         for name in reported:
             assert name in (created if name.startswith("local_") else renamed), name
         assert len({e.idempotency_key for e in entries}) == len(entries)
-        assert cache.local_count(Resource.ISSUES) % 150 == 0
+        assert cache.server.local_count(Resource.ISSUES) % 150 == 0
     assert sum(name.startswith("local_") for name in reported) >= KILLS // 2

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from cache_factories import issue
+from cache_factories import issue, query_plans
 from sqlite_utils import Database
 
 from cache import (
@@ -61,7 +61,7 @@ def test_profile_names_that_are_not_file_names_are_refused(tmp_path: Path, name:
 def test_directory_is_0700_and_database_files_0600(tmp_path: Path) -> None:
     root = tmp_path / "data"
     with open_cache("p", root=root) as cache:
-        cache.apply_page(Resource.ISSUES, [issue(1)])
+        cache.server.apply_page(Resource.ISSUES, [issue(1)])
         files = [cache.path, Path(f"{cache.path}-wal"), Path(f"{cache.path}-shm")]
         assert all(path.exists() for path in files)
         assert mode(root) == 0o700
@@ -127,8 +127,11 @@ def test_an_old_cache_is_migrated_and_keeps_its_data(tmp_path: Path) -> None:
     assert "outbox" not in db.table_names()
     db.close()
     with Cache.open(path) as cache:
-        assert cache.server_record(Resource.ISSUES, "iss_1") == {"id": "iss_1", "title": "kept"}
-        assert cache.create(Resource.ISSUES, {"title": "new"}).startswith("local_")
+        assert cache.server.server_record(Resource.ISSUES, "iss_1") == {
+            "id": "iss_1",
+            "title": "kept",
+        }
+        assert cache.outbox.create(Resource.ISSUES, {"title": "new"}).startswith("local_")
         applied = [m.name for m in MIGRATIONS.applied(Database(path))]
     assert applied == list(KNOWN_STEPS)
 
@@ -139,15 +142,17 @@ def test_filter_indexes_of_an_old_cache_are_rebuilt_in_the_default_order(tmp_pat
     MIGRATIONS.apply(db, stop_before="filter_indexes_in_default_order")
     db.close()
     with Cache.open(path) as cache:
-        cache.apply_page(
+        cache.server.apply_page(
             Resource.ISSUES,
             [
                 issue(n, status="todo", assignee="usr_1", updated_at="2026-01-01T00:00:00Z")
                 for n in (1, 2, 3)
             ],
         )
-        rows = cache.window(IssueFilter(mine="usr_1"), IssueSort("status", descending=False), 0, 10)
-        plans = cache.query_plans(IssueFilter(mine="usr_1"), IssueSort())
+        rows = cache.reads.window(
+            IssueFilter(mine="usr_1"), IssueSort("status", descending=False), 0, 10
+        )
+        plans = query_plans(cache, IssueFilter(mine="usr_1"), IssueSort())
     assert [row.id for row in rows] == ["iss_000003", "iss_000002", "iss_000001"]
     assert "SEARCH issues USING COVERING INDEX issues_by_assignee (assignee=?)" in plans
     indexes = dict(sqlite3.connect(path).execute("SELECT name, sql FROM sqlite_master"))
@@ -179,7 +184,7 @@ def test_two_processes_opening_an_old_cache_migrate_it_once(tmp_path: Path) -> N
 def test_a_closed_cache_refuses_further_use(cache: Cache) -> None:
     cache.close()
     with pytest.raises(CacheClosedError):
-        cache.count(IssueFilter())
+        cache.reads.count(IssueFilter())
 
 
 def test_a_lock_held_past_the_busy_timeout_is_reported(
@@ -191,9 +196,9 @@ def test_a_lock_held_past_the_busy_timeout_is_reported(
         other = sqlite3.connect(path, isolation_level=None)
         other.execute("BEGIN IMMEDIATE")
         with pytest.raises(CacheBusyError):
-            cache.set_state("k", 1)
-        assert cache.count(IssueFilter()) == 0
+            cache.state.set("k", 1)
+        assert cache.reads.count(IssueFilter()) == 0
         other.execute("ROLLBACK")
         other.close()
-        cache.set_state("k", 1)
-        assert cache.get_state("k") == 1
+        cache.state.set("k", 1)
+        assert cache.state.get("k") == 1

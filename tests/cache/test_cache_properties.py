@@ -88,19 +88,19 @@ class Server:
 def deliver(cache: Cache, server: Server) -> None:
     """Send the whole queue the way the sync engine would, one entry at a time."""
     while True:
-        active = [e for e in cache.outbox() if e.state is EntryState.SENDING]
-        entry = active[0] if active else next(iter(cache.sendable()), None)
+        active = [e for e in cache.outbox.entries() if e.state is EntryState.SENDING]
+        entry = active[0] if active else next(iter(cache.push.sendable()), None)
         if entry is None:
             return
         if entry.state is EntryState.PENDING:
-            entry = cache.mark_sending(entry.id)
-        cache.mark_done(entry.id, server.apply(entry))
+            entry = cache.push.mark_sending(entry.id)
+        cache.push.mark_done(entry.id, server.apply(entry))
 
 
 def effective(cache: Cache, ids: list[str]) -> dict[str, Record | None]:
     out: dict[str, Record | None] = {}
     for key in ids:
-        detail = cache.issue(key)
+        detail = cache.reads.issue(key)
         out[key] = None if detail is None else {f: detail.record.get(f) for f in FIELDS}
     return out
 
@@ -112,24 +112,24 @@ def test_coalesced_writes_mean_what_the_edits_meant_in_order(ops: list[tuple[Any
     model: dict[str, Record | None] = {r["id"]: {f: r[f] for f in FIELDS} for r in initial}
     known = list(model)
     with fresh_cache() as cache:
-        cache.apply_page(ISSUE, initial)
+        cache.server.apply_page(ISSUE, initial)
         for op in ops:
             if op[0] == "send":
-                ready = cache.sendable()
+                ready = cache.push.sendable()
                 if ready:
-                    cache.mark_sending(ready[0].id)
+                    cache.push.mark_sending(ready[0].id)
                 continue
             if op[0] == "create":
-                local = cache.create(ISSUE, {"title": op[1]})
+                local = cache.outbox.create(ISSUE, {"title": op[1]})
                 model[local] = {**{f: DEFAULTS.get(f) for f in FIELDS}, "title": op[1]}
                 known.append(local)
                 continue
             key = known[op[1] % len(known)]
             try:
                 if op[0] == "update":
-                    cache.update(ISSUE, key, dict(op[2]), batch_id=op[3])
+                    cache.outbox.update(ISSUE, key, dict(op[2]), batch_id=op[3])
                 else:
-                    cache.delete(ISSUE, key)
+                    cache.outbox.delete(ISSUE, key)
             except RecordNotFoundError:
                 assert model[key] is None
                 continue
@@ -139,19 +139,23 @@ def test_coalesced_writes_mean_what_the_edits_meant_in_order(ops: list[tuple[Any
             else:
                 model[key] = None
         assert effective(cache, known) == model
-        keys = [e.idempotency_key for e in cache.outbox()]
+        keys = [e.idempotency_key for e in cache.outbox.entries()]
         assert len(keys) == len(set(keys))
         server = Server(initial)
         deliver(cache, server)
-        assert [e.state for e in cache.outbox()] == [EntryState.DONE] * len(cache.outbox())
+        assert [e.state for e in cache.outbox.entries()] == [EntryState.DONE] * len(
+            cache.outbox.entries()
+        )
         after = effective(cache, known)
         assert after == model
         on_server = {
-            cache.resolve_id(key): {f: r.get(f) for f in FIELDS}
+            cache.outbox.resolve_id(key): {f: r.get(f) for f in FIELDS}
             for key in known
-            if (r := server.records.get(cache.resolve_id(key))) is not None
+            if (r := server.records.get(cache.outbox.resolve_id(key))) is not None
         }
-        assert on_server == {cache.resolve_id(k): v for k, v in model.items() if v is not None}
+        assert on_server == {
+            cache.outbox.resolve_id(k): v for k, v in model.items() if v is not None
+        }
 
 
 random_record = st.fixed_dictionaries(
@@ -202,26 +206,26 @@ def test_the_effective_view_is_the_model_in_order(
     page = [{**r, "id": f"iss_{n:03d}"} for n, r in enumerate(records)]
     rows = {r["id"]: Row(r["id"], n + 1, dict(r), []) for n, r in enumerate(page)}
     with fresh_cache() as cache:
-        cache.apply_page(ISSUE, page)
+        cache.server.apply_page(ISSUE, page)
         for op in ops:
             keys = list(rows)
             if op[0] == "create":
-                local = cache.create(ISSUE, {"title": op[1]})
-                detail = cache.issue(local)
+                local = cache.outbox.create(ISSUE, {"title": op[1]})
+                detail = cache.reads.issue(local)
                 assert detail is not None
                 position = (1 << 62) + detail.entries[0].id
                 rows[local] = Row(local, position, dict(detail.record), [])
             elif keys:
                 key = keys[op[1] % len(keys)]
                 if op[0] == "update":
-                    cache.update(ISSUE, key, dict(op[2]))
+                    cache.outbox.update(ISSUE, key, dict(op[2]))
                     rows[key].record.update(dict(op[2]))
                 else:
-                    cache.delete(ISSUE, key)
+                    cache.outbox.delete(ISSUE, key)
                     del rows[key]
         want = expected(list(rows.values()), flt, sort)
-        assert cache.count(flt) == len(want)
-        got = [row.id for row in cache.window(flt, sort, offset, limit)]
+        assert cache.reads.count(flt) == len(want)
+        got = [row.id for row in cache.reads.window(flt, sort, offset, limit)]
         assert got == want[offset : offset + limit]
 
 
@@ -243,21 +247,21 @@ def test_every_issue_is_positioned_where_its_window_shows_it(
     ones have none."""
     page = [{**r, "id": f"iss_{n:03d}"} for n, r in enumerate(records)]
     with fresh_cache() as cache:
-        cache.apply_page(ISSUE, page)
+        cache.server.apply_page(ISSUE, page)
         known = [record["id"] for record in page]
         for op in ops:
             if op[0] == "create":
-                known.append(cache.create(ISSUE, {"title": op[1]}))
+                known.append(cache.outbox.create(ISSUE, {"title": op[1]}))
                 continue
             key = known[op[1] % len(known)]
             try:
                 if op[0] == "update":
-                    cache.update(ISSUE, key, dict(op[2]))
+                    cache.outbox.update(ISSUE, key, dict(op[2]))
                 else:
-                    cache.delete(ISSUE, key)
+                    cache.outbox.delete(ISSUE, key)
             except RecordNotFoundError:
                 continue
-        shown = [row.id for row in cache.window(flt, sort, 0, len(known))]
+        shown = [row.id for row in cache.reads.window(flt, sort, 0, len(known))]
         want = {key: shown.index(key) if key in shown else None for key in known}
         for near in (None, 0, len(shown)):
-            assert {key: cache.position(flt, sort, key, near=near) for key in known} == want
+            assert {key: cache.reads.position(flt, sort, key, near=near) for key in known} == want

@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
-from cache_factories import Clock, Record, comment, issue, stamp
+from cache_factories import Clock, Record, comment, issue, query_plans, stamp
 from cache_oracle import Row, expected
 
 from cache import (
@@ -89,10 +89,10 @@ class World:
         rnd = random.Random(seed)
         self.cache = Cache.open(path, clock=Clock(start=1000.0))
         records = [random_issue(rnd, n) for n in range(1, size + 1)]
-        self.cache.apply_page(Resource.ISSUES, records)
+        self.cache.server.apply_page(Resource.ISSUES, records)
         self.rows = {r["id"]: Row(r["id"], i + 1, dict(r), []) for i, r in enumerate(records)}
         bodies = {"iss_0007": "sigma words", "iss_0012": "more sigma", "iss_0020": "plain"}
-        self.cache.apply_page(
+        self.cache.server.apply_page(
             Resource.COMMENTS,
             [comment(i, issue_id, body) for i, (issue_id, body) in enumerate(bodies.items())],
         )
@@ -108,28 +108,28 @@ class World:
             changes = dict(rnd.sample(sorted(changes.items()), rnd.randint(1, 4)))
             self.edit(f"iss_{n:04d}", changes)
         for n in (3, 44, 90):
-            self.cache.delete(Resource.ISSUES, f"iss_{n:04d}")
+            self.cache.outbox.delete(Resource.ISSUES, f"iss_{n:04d}")
             del self.rows[f"iss_{n:04d}"]
         for title in ("omega gamma", "Alpha local", "zzz"):
-            local = self.cache.create(
+            local = self.cache.outbox.create(
                 Resource.ISSUES, {"title": title, "status": "todo", "assignee": "usr_1"}
             )
-            detail = self.cache.issue(local)
+            detail = self.cache.reads.issue(local)
             assert detail is not None
             entry_id = detail.entries[0].id
             self.rows[local] = Row(local, LOCAL_BASE + entry_id, dict(detail.record), [])
-        self.cache.create(Resource.COMMENTS, {"issue_id": "iss_0030", "body": "sigma local"})
+        self.cache.outbox.create(Resource.COMMENTS, {"issue_id": "iss_0030", "body": "sigma local"})
         self.rows["iss_0030"].comments.append("sigma local")
-        pending = [e for e in self.cache.outbox() if e.state is EntryState.PENDING]
+        pending = [e for e in self.cache.outbox.entries() if e.state is EntryState.PENDING]
         refused = pending[0]
         assert refused.operation is Operation.UPDATE
-        self.cache.mark_sending(refused.id)
-        self.cache.mark_failed(refused.id, "rejected")
+        self.cache.push.mark_sending(refused.id)
+        self.cache.push.mark_failed(refused.id, "rejected")
         self.rows[refused.target_id].record.update(refused.base)
-        self.cache.record_conflicts(pending[1].id, [FieldConflict("title", "a", "b", "c")])
+        self.cache.push.record_conflicts(pending[1].id, [FieldConflict("title", "a", "b", "c")])
 
     def edit(self, issue_id: str, changes: Record) -> None:
-        self.cache.update(Resource.ISSUES, issue_id, changes)
+        self.cache.outbox.update(Resource.ISSUES, issue_id, changes)
         self.rows[issue_id].record.update(changes)
 
     def expected(self, flt: IssueFilter, sort: IssueSort) -> list[str]:
@@ -148,16 +148,16 @@ def test_windows_and_counts_match_the_model(world: World, name: str) -> None:
     flt = FILTERS[name]
     for sort in SORTS:
         want = world.expected(flt, sort)
-        assert world.cache.count(flt) == len(want), sort
-        full = [row.id for row in world.cache.window(flt, sort, 0, 1000)]
+        assert world.cache.reads.count(flt) == len(want), sort
+        full = [row.id for row in world.cache.reads.window(flt, sort, 0, 1000)]
         assert full == want, sort
         for offset, limit in ((0, 7), (5, 10), (len(want) // 2, 9), (len(want) - 4, 10), (3, 0)):
-            page = [row.id for row in world.cache.window(flt, sort, offset, limit)]
+            page = [row.id for row in world.cache.reads.window(flt, sort, offset, limit)]
             assert page == want[max(0, offset) : max(0, offset) + limit], (sort, offset, limit)
 
 
 def test_rows_carry_effective_values_and_markers(world: World) -> None:
-    rows = {row.id: row for row in world.cache.window(IssueFilter(), IssueSort(), 0, 1000)}
+    rows = {row.id: row for row in world.cache.reads.window(IssueFilter(), IssueSort(), 0, 1000)}
     states = {row.sync_state.value for row in rows.values()}
     assert states == {"synced", "pending", "failed", "conflict"}
     for issue_id, model in world.rows.items():
@@ -172,13 +172,13 @@ def test_rows_carry_effective_values_and_markers(world: World) -> None:
 
 def test_picker_values_include_local_edits(world: World) -> None:
     world.edit("iss_0001", {"status": "blocked", "labels": ["brand-new"]})
-    statuses = world.cache.distinct_values(STATUS)
+    statuses = world.cache.reads.distinct_values(STATUS)
     assert statuses[:6] == ["backlog", "todo", "in_progress", "in_review", "done", "canceled"]
     assert statuses[6:] == ["blocked", "triage"]
-    assert world.cache.distinct_values(PRIORITY)[-1] == "p0"
-    assert "brand-new" in world.cache.distinct_values(LABELS)
-    assert world.cache.distinct_values(ASSIGNEE) == ["usr_1", "usr_2", "usr_3", None]
-    assert world.cache.distinct_values(PROJECT) == ["prj_1", "prj_2", None]
+    assert world.cache.reads.distinct_values(PRIORITY)[-1] == "p0"
+    assert "brand-new" in world.cache.reads.distinct_values(LABELS)
+    assert world.cache.reads.distinct_values(ASSIGNEE) == ["usr_1", "usr_2", "usr_3", None]
+    assert world.cache.reads.distinct_values(PROJECT) == ["prj_1", "prj_2", None]
 
 
 @pytest.mark.parametrize(
@@ -186,8 +186,8 @@ def test_picker_values_include_local_edits(world: World) -> None:
 )
 def test_search_syntax_in_user_text_never_raises(cache: Cache, text: str) -> None:
     for typed in (text, f"alpha {text}", f"{text} beta", text * 3):
-        cache.count(IssueFilter(text=typed))
-        cache.window(IssueFilter(text=typed), IssueSort(), 0, 10)
+        cache.reads.count(IssueFilter(text=typed))
+        cache.reads.window(IssueFilter(text=typed), IssueSort(), 0, 10)
 
 
 def bad_plan_lines(lines: list[str]) -> list[str]:
@@ -220,9 +220,9 @@ field, the seek, how many ranges)."""
 @pytest.mark.parametrize("key", list(SORT_KEYS))
 @pytest.mark.parametrize("name", sorted(FILTERS))
 def test_every_filter_and_sort_is_served_by_an_index(cache: Cache, name: str, key: str) -> None:
-    cache.apply_page(Resource.ISSUES, [issue(1, labels=["bug", "ui", "api"])])
+    cache.server.apply_page(Resource.ISSUES, [issue(1, labels=["bug", "ui", "api"])])
     for descending in (False, True):
-        lines = cache.query_plans(FILTERS[name], IssueSort(key, descending))
+        lines = query_plans(cache, FILTERS[name], IssueSort(key, descending))
         assert bad_plan_lines(lines) == [], lines
         index = "INDEX" if unknown_values(FILTERS[name]) else "COVERING INDEX"
         if key == "updated" and name in DRIVEN:
@@ -242,22 +242,22 @@ def unknown_values(flt: IssueFilter) -> bool:
 
 def test_label_filters_match_whole_labels_only(cache: Cache) -> None:
     tricky = ['a","b', "a", "b", 'x"', "\x1f", "é", "a b", "bug"]
-    cache.apply_page(
+    cache.server.apply_page(
         Resource.ISSUES,
         [issue(n, labels=[label]) for n, label in enumerate(tricky, start=1)]
         + [issue(20, labels=['a","b', "bug", "bug"]), issue(21, labels="bug")],
     )
     for n, label in enumerate(tricky, start=1):
-        rows = cache.window(IssueFilter(label=frozenset({label})), IssueSort("number"), 0, 50)
+        rows = cache.reads.window(IssueFilter(label=frozenset({label})), IssueSort("number"), 0, 50)
         want = {f"iss_{n:06d}"} | ({"iss_000020"} if label in ('a","b', "bug") else set())
         assert {row.id for row in rows} == want, label
-        assert cache.count(IssueFilter(label=frozenset({label}))) == len(want)
-    assert cache.distinct_values(LABELS) == sorted(tricky)
+        assert cache.reads.count(IssueFilter(label=frozenset({label}))) == len(want)
+    assert cache.reads.distinct_values(LABELS) == sorted(tricky)
 
 
 def test_labels_past_the_mask_bits_still_filter_exactly(cache: Cache) -> None:
     names = [f"label{n:02d}" for n in range(70)]
-    cache.apply_page(
+    cache.server.apply_page(
         Resource.ISSUES,
         [issue(n + 1, labels=[name, names[(n + 1) % 70]]) for n, name in enumerate(names)],
     )
@@ -268,29 +268,34 @@ def test_labels_past_the_mask_bits_still_filter_exactly(cache: Cache) -> None:
             for n, name in enumerate(names)
             if {name, names[(n + 1) % 70]} & wanted
         )
-        assert sorted(row.id for row in cache.window(flt, IssueSort(), 0, 100)) == want
-        assert cache.count(flt) == len(want)
-        assert bad_plan_lines(cache.query_plans(flt, IssueSort())) == []
+        assert sorted(row.id for row in cache.reads.window(flt, IssueSort(), 0, 100)) == want
+        assert cache.reads.count(flt) == len(want)
+        assert bad_plan_lines(query_plans(cache, flt, IssueSort())) == []
 
 
 def test_several_labels_are_counted_from_the_label_masks(cache: Cache) -> None:
     sets = [["bug"], ["ui"], ["bug", "ui"], ["api"], [], ["ui", "api"], ["bug", "api", "ui"]]
-    cache.apply_page(Resource.ISSUES, [issue(n, labels=s) for n, s in enumerate(sets, start=1)])
-    cache.update(Resource.ISSUES, "iss_000004", {"labels": ["bug"]})
-    cache.update(Resource.ISSUES, "iss_000003", {"labels": []})
+    cache.server.apply_page(
+        Resource.ISSUES, [issue(n, labels=s) for n, s in enumerate(sets, start=1)]
+    )
+    cache.outbox.update(Resource.ISSUES, "iss_000004", {"labels": ["bug"]})
+    cache.outbox.update(Resource.ISSUES, "iss_000003", {"labels": []})
     for wanted, count in (({"bug", "ui"}, 5), ({"ui", "api"}, 3), ({"db", "ui"}, 3)):
         flt = IssueFilter(label=frozenset(wanted))
-        assert cache.count(flt) == count, wanted
-        plans = cache.query_plans(flt, IssueSort())
+        assert cache.reads.count(flt) == count, wanted
+        plans = query_plans(cache, flt, IssueSort())
         assert any("issues_by_label_mask" in line for line in plans), plans
 
 
 def test_an_issue_is_found_by_its_number_as_shown(cache: Cache) -> None:
-    cache.apply_page(Resource.ISSUES, [issue(n) for n in (1, 2, 3)] + [issue(4, number="X-4")])
-    cache.update(Resource.ISSUES, "iss_000002", {"title": "Edited here"})
-    cache.delete(Resource.ISSUES, "iss_000003")
-    cache.create(Resource.ISSUES, {"title": "Offline, no number yet"})
-    found = {n: cache.issue_by_number(n) for n in (1, 2, 3, 4, 99)}
+    cache.server.apply_page(
+        Resource.ISSUES, [issue(n) for n in (1, 2, 3)] + [issue(4, number="X-4")]
+    )
+    cache.outbox.update(Resource.ISSUES, "iss_000002", {"title": "Edited here"})
+    cache.outbox.delete(Resource.ISSUES, "iss_000003")
+    cache.outbox.create(Resource.ISSUES, {"title": "Offline, no number yet"})
+    ids = {n: cache.reads.resolve_issue(f"#{n}") for n in (1, 2, 3, 4, 99)}
+    found = {n: cache.reads.issue(i) for n, i in ids.items() if i is not None}
     assert {n: d.issue.id for n, d in found.items() if d is not None} == {
         1: "iss_000001",
         2: "iss_000002",

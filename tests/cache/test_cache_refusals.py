@@ -47,36 +47,36 @@ def fresh_cache() -> Iterator[Cache]:
 @pytest.fixture
 def cache() -> Iterator[Cache]:
     with fresh_cache() as store:
-        store.apply_page(ISSUE, [issue(1)])
+        store.server.apply_page(ISSUE, [issue(1)])
         yield store
 
 
 def shown(cache: Cache, key: str = ONE) -> Record:
-    detail = cache.issue(key)
+    detail = cache.reads.issue(key)
     assert detail is not None
     return {name: detail.record.get(name) for name in SHOWN}
 
 
 def refuse(cache: Cache, entry_id: int) -> None:
-    cache.mark_sending(entry_id)
-    cache.mark_failed(entry_id, "400: refused")
+    cache.push.mark_sending(entry_id)
+    cache.push.mark_failed(entry_id, "400: refused")
 
 
 def land(cache: Cache, entry_id: int, server: Record, at: int) -> Record:
     """The server applies the entry at `at` and answers with the record."""
-    entry = cache.mark_sending(entry_id)
+    entry = cache.push.mark_sending(entry_id)
     server.update(entry.changes)
     server["updated_at"] = stamp(at)
-    cache.mark_done(entry_id, dict(server))
+    cache.push.mark_done(entry_id, dict(server))
     return server
 
 
 def test_a_refused_edit_shows_the_servers_value_marked_failed(cache: Cache) -> None:
-    entry = cache.update(ISSUE, ONE, {"assignee": "me"})
+    entry = cache.outbox.update(ISSUE, ONE, {"assignee": "me"})
     assert entry is not None
     refuse(cache, entry.id)
     assert shown(cache)["assignee"] is None
-    detail = cache.issue(ONE)
+    detail = cache.reads.issue(ONE)
     assert detail is not None and detail.issue.sync_state is SyncState.FAILED
     assert [e.state for e in detail.entries] == [EntryState.FAILED]
 
@@ -85,79 +85,79 @@ def test_an_issue_deleted_under_a_refused_comment_stays_in_sight(cache: Cache) -
     """A comment refused because someone deleted its issue: the issue stays listed, marked
     failed, until the comment is discarded (it vanished with the pull that saw the delete, the
     refused comment with it, as only writes to the issue itself kept its tombstone)."""
-    cache.create(Resource.COMMENTS, {"issue_id": ONE, "body": "on a doomed issue"})
-    [entry] = cache.outbox()
+    cache.outbox.create(Resource.COMMENTS, {"issue_id": ONE, "body": "on a doomed issue"})
+    [entry] = cache.outbox.entries()
     refuse(cache, entry.id)
-    cache.apply_page(ISSUE, [{"id": ONE, "deleted": True, "updated_at": stamp(90)}])
-    detail = cache.issue(ONE)
+    cache.server.apply_page(ISSUE, [{"id": ONE, "deleted": True, "updated_at": stamp(90)}])
+    detail = cache.reads.issue(ONE)
     assert detail is not None and detail.issue.sync_state is SyncState.FAILED
     assert [comment.body for comment in detail.comments] == ["on a doomed issue"]
-    cache.discard(entry.id)
-    assert cache.issue(ONE) is None
+    cache.outbox.discard(entry.id)
+    assert cache.reads.issue(ONE) is None
 
 
 def test_the_next_edit_after_a_refusal_is_based_on_the_server(cache: Cache) -> None:
-    first = cache.update(ISSUE, ONE, {"assignee": "me"})
+    first = cache.outbox.update(ISSUE, ONE, {"assignee": "me"})
     assert first is not None
     refuse(cache, first.id)
-    second = cache.update(ISSUE, ONE, {"assignee": "usr_2"})
+    second = cache.outbox.update(ISSUE, ONE, {"assignee": "usr_2"})
     assert second is not None and second.base == {"assignee": None}
-    assert cache.detect_conflicts(second, issue(1)) == []
+    assert cache.push.detect_conflicts(second, issue(1)) == []
 
 
 def test_an_edit_queued_behind_a_write_that_is_then_refused_is_rebased(cache: Cache) -> None:
-    first = cache.update(ISSUE, ONE, {"assignee": "me", "priority": "high"})
+    first = cache.outbox.update(ISSUE, ONE, {"assignee": "me", "priority": "high"})
     assert first is not None
-    cache.mark_sending(first.id)
-    second = cache.update(ISSUE, ONE, {"assignee": "usr_2"})
-    third = cache.update(ISSUE, ONE, {"assignee": "usr_3"}, batch_id="other")
+    cache.push.mark_sending(first.id)
+    second = cache.outbox.update(ISSUE, ONE, {"assignee": "usr_2"})
+    third = cache.outbox.update(ISSUE, ONE, {"assignee": "usr_3"}, batch_id="other")
     assert second is not None and second.base == {"assignee": "me"}
     assert third is not None and third.base == {"assignee": "usr_2"}
-    cache.mark_failed(first.id, "400: no user me")
-    assert cache.outbox_entry(second.id).base == {"assignee": None}
-    assert cache.outbox_entry(third.id).base == {"assignee": "usr_2"}, "based on the second"
+    cache.push.mark_failed(first.id, "400: no user me")
+    assert cache.outbox.entry(second.id).base == {"assignee": None}
+    assert cache.outbox.entry(third.id).base == {"assignee": "usr_2"}, "based on the second"
     assert shown(cache) == {"assignee": "usr_3", "priority": "none", "title": "Issue 1"}
-    cache.retry(first.id)
+    cache.outbox.retry(first.id)
     assert shown(cache)["priority"] == "high"
     # The retried write goes first; once confirmed, its value is ours, not a conflict for the
     # second (whose base stays what it was rebased to: it may have been typed while refused).
-    assert [e.id for e in cache.sendable()] == [first.id]
+    assert [e.id for e in cache.push.sendable()] == [first.id]
     server = land(cache, first.id, issue(1), at=20)
-    assert cache.detect_conflicts(cache.outbox_entry(second.id), server) == []
+    assert cache.push.detect_conflicts(cache.outbox.entry(second.id), server) == []
 
 
 def test_the_part_split_off_a_partly_conflicting_edit_keeps_its_place(cache: Cache) -> None:
     """Its answer lost, the split part waits again: before the later write typed over it, or
     it would be sent after that write and overwrite it with the older value."""
-    first = cache.update(ISSUE, ONE, {"assignee": "me", "title": "mine"}, batch_id="bulk")
+    first = cache.outbox.update(ISSUE, ONE, {"assignee": "me", "title": "mine"}, batch_id="bulk")
     assert first is not None
-    cache.mark_sending(first.id)
-    later = cache.update(ISSUE, ONE, {"title": "mine again"})
+    cache.push.mark_sending(first.id)
+    later = cache.outbox.update(ISSUE, ONE, {"title": "mine again"})
     assert later is not None
     found = [FieldConflict("assignee", None, "me", "theirs")]
-    going = cache.park_conflicts(first.id, found)
+    going = cache.push.park_conflicts(first.id, found)
     assert going is not None and going.id > later.id
-    cache.release(going.id)
-    assert [e.id for e in cache.sendable()] == [going.id]
+    cache.push.release(going.id)
+    assert [e.id for e in cache.push.sendable()] == [going.id]
     assert shown(cache)["title"] == "mine again"
-    cache.mark_sending(going.id)
-    cache.mark_failed(going.id, "400: refused")
-    assert cache.outbox_entry(later.id).base == {"title": "Issue 1"}
+    cache.push.mark_sending(going.id)
+    cache.push.mark_failed(going.id, "400: refused")
+    assert cache.outbox.entry(later.id).base == {"title": "Issue 1"}
 
 
 def test_our_own_confirmed_write_is_never_theirs(cache: Cache) -> None:
     """Refused, then a later edit lands, then the refused one is retried: the server holds
     our own later value, which is no one else's change."""
-    first = cache.update(ISSUE, ONE, {"status": "in_progress"})
+    first = cache.outbox.update(ISSUE, ONE, {"status": "in_progress"})
     assert first is not None
     refuse(cache, first.id)
-    second = cache.update(ISSUE, ONE, {"status": "backlog"})
+    second = cache.outbox.update(ISSUE, ONE, {"status": "backlog"})
     assert second is not None and second.base == {"status": "todo"}
     server = land(cache, second.id, issue(1), at=60)
-    retried = cache.retry(first.id)
-    assert cache.detect_conflicts(retried, server) == []
+    retried = cache.outbox.retry(first.id)
+    assert cache.push.detect_conflicts(retried, server) == []
     colleague = {**server, "status": "canceled"}
-    assert cache.detect_conflicts(retried, colleague) == [
+    assert cache.push.detect_conflicts(retried, colleague) == [
         FieldConflict("status", "todo", "in_progress", "canceled")
     ]
 
@@ -165,40 +165,40 @@ def test_our_own_confirmed_write_is_never_theirs(cache: Cache) -> None:
 def test_editing_back_after_a_pull_brought_a_colleagues_value_is_kept(cache: Cache) -> None:
     """Edit, a pull brings a colleague's value of the field, edit back to the original: the
     screen must show what was typed, and the write must be checked against the colleague's."""
-    entry = cache.update(ISSUE, ONE, {"priority": "high"})
+    entry = cache.outbox.update(ISSUE, ONE, {"priority": "high"})
     assert entry is not None
-    cache.apply_page(ISSUE, [issue(1, priority="urgent", updated_at=stamp(50))])
+    cache.server.apply_page(ISSUE, [issue(1, priority="urgent", updated_at=stamp(50))])
     assert shown(cache)["priority"] == "high"
-    again = cache.update(ISSUE, ONE, {"priority": "none"})
+    again = cache.outbox.update(ISSUE, ONE, {"priority": "none"})
     assert shown(cache)["priority"] == "none"
     assert again is not None and again.changes == {"priority": "none"}
     server = issue(1, priority="urgent", updated_at=stamp(50))
-    assert cache.detect_conflicts(again, server) == [
+    assert cache.push.detect_conflicts(again, server) == [
         FieldConflict("priority", "none", "none", "urgent")
     ]
 
 
 def test_editing_back_with_nothing_new_beneath_still_vanishes(cache: Cache) -> None:
-    cache.update(ISSUE, ONE, {"priority": "high"})
-    assert cache.update(ISSUE, ONE, {"priority": "none"}) is None
-    assert cache.outbox() == []
+    cache.outbox.update(ISSUE, ONE, {"priority": "high"})
+    assert cache.outbox.update(ISSUE, ONE, {"priority": "none"}) is None
+    assert cache.outbox.entries() == []
 
 
 def test_taking_theirs_leaves_a_later_edit_of_the_field_to_be_checked(cache: Cache) -> None:
     """The later edit was typed over the dropped value, without seeing theirs: it goes back
     to the dropped write's base, so theirs is a conflict for it too, not overwritten."""
-    first = cache.update(ISSUE, ONE, {"title": "mine"})
+    first = cache.outbox.update(ISSUE, ONE, {"title": "mine"})
     assert first is not None
-    cache.mark_sending(first.id)
-    later = cache.update(ISSUE, ONE, {"title": "mine again"})
+    cache.push.mark_sending(first.id)
+    later = cache.outbox.update(ISSUE, ONE, {"title": "mine again"})
     assert later is not None and later.base == {"title": "mine"}
-    [conflict] = cache.record_conflicts(
+    [conflict] = cache.push.record_conflicts(
         first.id, [FieldConflict("title", "Issue 1", "mine", "theirs")]
     )
-    cache.resolve_conflict(conflict.id, Resolution.THEIRS)
-    rebased = cache.outbox_entry(later.id)
+    cache.outbox.resolve_conflict(conflict.id, Resolution.THEIRS)
+    rebased = cache.outbox.entry(later.id)
     assert rebased.base == {"title": "Issue 1"}
-    assert cache.detect_conflicts(rebased, issue(1, title="theirs")) == [
+    assert cache.push.detect_conflicts(rebased, issue(1, title="theirs")) == [
         FieldConflict("title", "Issue 1", "mine again", "theirs")
     ]
 
@@ -295,14 +295,14 @@ class World:
         self.clock = 10
         self.colleague = itertools.count(1)
         self.seen: dict[str, list[Any]] = {name: [self.server[name]] for name in FIELDS}
-        cache.apply_page(ISSUE, [dict(self.server)])
+        cache.server.apply_page(ISSUE, [dict(self.server)])
 
     def bump(self) -> None:
         self.clock += 1
         self.server["updated_at"] = stamp(self.clock)
 
     def remember(self) -> None:
-        copy = self.cache.server_record(ISSUE, ONE) or {}
+        copy = self.cache.server.server_record(ISSUE, ONE) or {}
         for name in FIELDS:
             self.seen[name].append(copy.get(name))
 
@@ -311,7 +311,7 @@ class World:
         kind = move[0]
         if kind == "edit":
             name, value = move[1], TYPED[move[1]][move[2]]
-            cache.update(ISSUE, ONE, {name: value}, batch_id="bulk" if move[3] else None)
+            cache.outbox.update(ISSUE, ONE, {name: value}, batch_id="bulk" if move[3] else None)
             assert shown(cache)[name] == value, "what was typed is what shows"
         elif kind == "send":
             self.send(accept=move[1])
@@ -319,19 +319,19 @@ class World:
             self.server[move[1]] = f"theirs {next(self.colleague)}"
             self.bump()
         elif kind == "pull":
-            cache.apply_page(ISSUE, [dict(self.server)])
+            cache.server.apply_page(ISSUE, [dict(self.server)])
         elif kind in ("retry", "discard"):
-            stuck = cache.outbox((EntryState.FAILED, EntryState.CONFLICT))
+            stuck = cache.outbox.entries((EntryState.FAILED, EntryState.CONFLICT))
             if stuck and kind == "discard":
-                cache.discard(stuck[0].id)
+                cache.outbox.discard(stuck[0].id)
             failed = [e for e in stuck if e.state is EntryState.FAILED]
             if failed and kind == "retry":
-                cache.retry(failed[0].id)
+                cache.outbox.retry(failed[0].id)
         elif kind == "settle":
-            open_ones = cache.conflicts()
+            open_ones = cache.outbox.conflicts()
             if open_ones:
                 mine = Resolution.MINE if move[1] else Resolution.THEIRS
-                cache.resolve_conflict(open_ones[0].id, mine)
+                cache.outbox.resolve_conflict(open_ones[0].id, mine)
         self.remember()
         self.check_overlay()
 
@@ -340,22 +340,22 @@ class World:
         one `sending` (edits may come in meanwhile); then, on the next call, refresh, compare,
         park the conflicts and have the server apply or refuse the rest."""
         cache = self.cache
-        [entry] = cache.outbox((EntryState.SENDING,)) or [None]
+        [entry] = cache.outbox.entries((EntryState.SENDING,)) or [None]
         if entry is None:
-            ready = cache.sendable()
+            ready = cache.push.sendable()
             if ready:
-                cache.mark_sending(ready[0].id)
+                cache.push.mark_sending(ready[0].id)
             return
         before = {name: list(values) for name, values in self.seen.items()}
-        cache.apply_page(ISSUE, [dict(self.server)])
-        found = cache.detect_conflicts(entry, self.server)
+        cache.server.apply_page(ISSUE, [dict(self.server)])
+        found = cache.push.detect_conflicts(entry, self.server)
         for conflict in found:
             assert str(conflict.theirs).startswith("theirs"), f"not someone else's: {conflict}"
-        going = cache.park_conflicts(entry.id, found)
+        going = cache.push.park_conflicts(entry.id, found)
         if going is None:
             return
         if not accept:
-            cache.mark_failed(going.id, "400: refused")
+            cache.push.mark_failed(going.id, "400: refused")
             return
         for name in going.changes:
             prior = self.server[name]
@@ -363,35 +363,39 @@ class World:
             assert not unseen, f"overwrote {prior!r}, which the user never saw"
         self.server.update(going.changes)
         self.bump()
-        cache.mark_done(going.id, dict(self.server))
+        cache.push.mark_done(going.id, dict(self.server))
 
     def check_overlay(self) -> None:
         """Shown = the cache's server copy + every active write that is not failed, in order."""
         cache = self.cache
-        copy = cache.server_record(ISSUE, ONE) or {}
+        copy = cache.server.server_record(ISSUE, ONE) or {}
         want: Record = {name: copy.get(name) for name in SHOWN}
-        entries = cache.outbox((EntryState.PENDING, EntryState.SENDING, EntryState.CONFLICT))
+        entries = cache.outbox.entries(
+            (EntryState.PENDING, EntryState.SENDING, EntryState.CONFLICT)
+        )
         for entry in sorted(entries, key=lambda e: e.queue_order):
             want.update({k: v for k, v in entry.changes.items() if k in want})
         assert shown(cache) == want
-        detail = cache.issue(ONE)
+        detail = cache.reads.issue(ONE)
         assert detail is not None
-        if any(e.state is EntryState.FAILED for e in cache.outbox()):
+        if any(e.state is EntryState.FAILED for e in cache.outbox.entries()):
             assert detail.issue.sync_state in (SyncState.FAILED, SyncState.CONFLICT)
 
     def drain(self) -> None:
         """Settle everything and send the rest: the screen ends equal to the server."""
         cache = self.cache
         for _ in range(100):
-            for entry in cache.outbox((EntryState.FAILED,)):
-                cache.discard(entry.id)
-            for conflict in cache.conflicts():
-                cache.resolve_conflict(conflict.id, Resolution.THEIRS)
-            if not cache.sendable() and not cache.outbox((EntryState.SENDING,)):
+            for entry in cache.outbox.entries((EntryState.FAILED,)):
+                cache.outbox.discard(entry.id)
+            for conflict in cache.outbox.conflicts():
+                cache.outbox.resolve_conflict(conflict.id, Resolution.THEIRS)
+            if not cache.push.sendable() and not cache.outbox.entries((EntryState.SENDING,)):
                 break
             self.send(accept=True)
-        assert cache.outbox((EntryState.PENDING, EntryState.FAILED, EntryState.CONFLICT)) == []
-        cache.apply_page(ISSUE, [dict(self.server)])
+        assert (
+            cache.outbox.entries((EntryState.PENDING, EntryState.FAILED, EntryState.CONFLICT)) == []
+        )
+        cache.server.apply_page(ISSUE, [dict(self.server)])
         assert shown(cache) == {name: self.server[name] for name in SHOWN}
 
 

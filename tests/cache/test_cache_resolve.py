@@ -1,5 +1,5 @@
-"""`Cache.resolve_issue`: the one place `42`, `#42` and an id become an issue (issue 14, defect
-12), and the priority order that "priority ▼" means (defect 11)."""
+"""`Cache.reads.resolve_issue`: the one place `42`, `#42` and an id become an issue (issue 14,
+defect 12), and the priority order that "priority ▼" means (defect 11)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from cache import (
 
 
 def test_numbers_ids_and_local_ids_name_the_issue_shown(cache: Cache) -> None:
-    cache.apply_page(Resource.ISSUES, [issue(n) for n in (1, 2, 3, 42)])
-    cache.delete(Resource.ISSUES, "iss_000003")
-    local = cache.create(Resource.ISSUES, {"title": "Offline, no number yet"})
+    cache.server.apply_page(Resource.ISSUES, [issue(n) for n in (1, 2, 3, 42)])
+    cache.outbox.delete(Resource.ISSUES, "iss_000003")
+    local = cache.outbox.create(Resource.ISSUES, {"title": "Offline, no number yet"})
     found = {
-        ref: cache.resolve_issue(ref)
+        ref: cache.reads.resolve_issue(ref)
         for ref in ("42", "#42", " #42 ", "iss_000002", "#3", "3", local, "#99", "nope", "#x")
     }
     assert found == {
@@ -38,31 +38,33 @@ def test_numbers_ids_and_local_ids_name_the_issue_shown(cache: Cache) -> None:
 
 
 def test_a_local_id_is_followed_once_its_create_landed(cache: Cache) -> None:
-    local = cache.create(Resource.ISSUES, {"title": "Made offline"})
-    [entry] = cache.outbox()
-    cache.mark_sending(entry.id)
-    cache.mark_done(entry.id, issue(7, title="Made offline"))
-    assert cache.resolve_issue(local) == "iss_000007"
-    assert cache.resolve_issue("#7") == "iss_000007"
+    local = cache.outbox.create(Resource.ISSUES, {"title": "Made offline"})
+    [entry] = cache.outbox.entries()
+    cache.push.mark_sending(entry.id)
+    cache.push.mark_done(entry.id, issue(7, title="Made offline"))
+    assert cache.reads.resolve_issue(local) == "iss_000007"
+    assert cache.reads.resolve_issue("#7") == "iss_000007"
 
 
 def test_digits_that_are_a_number_and_another_issues_id_are_refused(cache: Cache) -> None:
     """A server with only the published API may use numeric ids (docs/api.md#issues-and-ids): `5`
     must not silently pick one of two."""
-    cache.apply_page(Resource.ISSUES, [issue(5, id="12"), issue(12, id="900")])
-    assert cache.resolve_issue("#12") == "900"
-    assert cache.resolve_issue("5") == "12"
+    cache.server.apply_page(Resource.ISSUES, [issue(5, id="12"), issue(12, id="900")])
+    assert cache.reads.resolve_issue("#12") == "900"
+    assert cache.reads.resolve_issue("5") == "12"
     with pytest.raises(AmbiguousIssueError) as refused:
-        cache.resolve_issue("12")
+        cache.reads.resolve_issue("12")
     assert refused.value.ids == ["900", "12"]
 
 
 @pytest.mark.parametrize("descending", [True, False])
 def test_descending_priority_is_urgent_first(cache: Cache, descending: bool) -> None:
     priorities = ["none", "urgent", "p0", "low", "high", "medium"]
-    cache.apply_page(Resource.ISSUES, [issue(n + 1, priority=p) for n, p in enumerate(priorities)])
-    cache.update(Resource.ISSUES, "iss_000005", {"priority": "urgent"})
-    rows = cache.window(IssueFilter(), IssueSort("priority", descending), 0, 10)
+    cache.server.apply_page(
+        Resource.ISSUES, [issue(n + 1, priority=p) for n, p in enumerate(priorities)]
+    )
+    cache.outbox.update(Resource.ISSUES, "iss_000005", {"priority": "urgent"})
+    rows = cache.reads.window(IssueFilter(), IssueSort("priority", descending), 0, 10)
     shown = [row.priority for row in rows]
     urgent_first = ["urgent", "urgent", "medium", "low", "none", "p0"]
     assert shown == (urgent_first if descending else urgent_first[::-1])

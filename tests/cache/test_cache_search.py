@@ -18,8 +18,8 @@ AddIssues = Callable[..., list[Record]]
 
 def found(cache: Cache, text: str) -> list[str]:
     flt = IssueFilter(text=text)
-    rows = [row.id for row in cache.window(flt, IssueSort(), 0, 100)]
-    assert cache.count(flt) == len(rows)
+    rows = [row.id for row in cache.reads.window(flt, IssueSort(), 0, 100)]
+    assert cache.reads.count(flt) == len(rows)
     return sorted(rows)
 
 
@@ -31,7 +31,9 @@ def corpus(cache: Cache, add_issues: AddIssues) -> Cache:
         issue(3, title="Café crashes", description="Ünïcode handling in the parser"),
         issue(4, title="Socket timeout", description="connection drops"),
     )
-    cache.apply_page(Resource.COMMENTS, [comment(1, "iss_000002", "reported by the QA team")])
+    cache.server.apply_page(
+        Resource.COMMENTS, [comment(1, "iss_000002", "reported by the QA team")]
+    )
     return cache
 
 
@@ -63,13 +65,15 @@ def test_words_match_whole_and_the_last_one_as_a_prefix(
 
 
 def test_search_follows_updates_and_deletes(corpus: Cache) -> None:
-    corpus.apply_page(Resource.ISSUES, [issue(4, title="Retry budget", updated_at=stamp(90))])
-    corpus.apply_page(
+    corpus.server.apply_page(
+        Resource.ISSUES, [issue(4, title="Retry budget", updated_at=stamp(90))]
+    )
+    corpus.server.apply_page(
         Resource.ISSUES, [{"id": "iss_000001", "deleted": True, "updated_at": stamp(91)}]
     )
     assert found(corpus, "socket") == []
     assert found(corpus, "budget") == ["iss_000004"]
-    corpus.apply_page(
+    corpus.server.apply_page(
         Resource.COMMENTS, [comment(1, "iss_000002", "nothing", updated_at=stamp(92))]
     )
     assert found(corpus, "qa") == []
@@ -77,13 +81,13 @@ def test_search_follows_updates_and_deletes(corpus: Cache) -> None:
 
 
 def test_local_edits_and_comments_are_searchable_at_once(corpus: Cache) -> None:
-    corpus.update(Resource.ISSUES, "iss_000004", {"title": "Renamed entirely"})
-    corpus.create(Resource.COMMENTS, {"issue_id": "iss_000001", "body": "zebra stripes"})
-    local = corpus.create(Resource.ISSUES, {"title": "Offline zebra"})
+    corpus.outbox.update(Resource.ISSUES, "iss_000004", {"title": "Renamed entirely"})
+    corpus.outbox.create(Resource.COMMENTS, {"issue_id": "iss_000001", "body": "zebra stripes"})
+    local = corpus.outbox.create(Resource.ISSUES, {"title": "Offline zebra"})
     assert found(corpus, "timeout") == []
     assert found(corpus, "renamed") == ["iss_000004"]
     assert found(corpus, "zebra") == sorted(["iss_000001", local])
-    corpus.delete(Resource.ISSUES, "iss_000002")
+    corpus.outbox.delete(Resource.ISSUES, "iss_000002")
     assert found(corpus, "theme") == []
 
 
@@ -150,11 +154,11 @@ def large_world(path: Path) -> tuple[Cache, list[Row]]:
             )
         )
     records.append(issue(1201, title=" ".join(f"zzq{n:02d}" for n in range(40))))
-    cache.apply_page(Resource.ISSUES, records)
+    cache.server.apply_page(Resource.ISSUES, records)
     rows = {r["id"]: Row(r["id"], i + 1, dict(r), []) for i, r in enumerate(records)}
     lacking = [r["id"] for r in records if "the" not in f"{r['title']} {r['description']}"]
     bodies = {lacking[0]: "the comment", lacking[1]: "rare words", records[5]["id"]: "theirs"}
-    cache.apply_page(
+    cache.server.apply_page(
         Resource.COMMENTS,
         [comment(i, issue_id, body) for i, (issue_id, body) in enumerate(bodies.items())],
     )
@@ -168,18 +172,18 @@ def large_world(path: Path) -> tuple[Cache, list[Row]]:
                 {"status": "done"},
             ]
         )
-        cache.update(Resource.ISSUES, f"iss_{n:06d}", changes)
+        cache.outbox.update(Resource.ISSUES, f"iss_{n:06d}", changes)
         rows[f"iss_{n:06d}"].record.update(changes)
     for n in rnd.sample(range(1, 1201), 5):
         if f"iss_{n:06d}" in rows:
-            cache.delete(Resource.ISSUES, f"iss_{n:06d}")
+            cache.outbox.delete(Resource.ISSUES, f"iss_{n:06d}")
             del rows[f"iss_{n:06d}"]
     for title in ("Then local", "Local plain"):
-        local = cache.create(Resource.ISSUES, {"title": title, "status": "todo"})
-        detail = cache.issue(local)
+        local = cache.outbox.create(Resource.ISSUES, {"title": title, "status": "todo"})
+        detail = cache.reads.issue(local)
         assert detail is not None
         rows[local] = Row(local, (1 << 62) + detail.entries[0].id, dict(detail.record), [])
-    cache.create(Resource.COMMENTS, {"issue_id": lacking[2], "body": "there it is"})
+    cache.outbox.create(Resource.COMMENTS, {"issue_id": lacking[2], "body": "there it is"})
     rows[lacking[2]].comments.append("there it is")
     return cache, list(rows.values())
 
@@ -199,13 +203,13 @@ def test_searches_matching_most_or_few_issues_page_exactly(
     flt = IssueFilter(text=text)
     narrowed = IssueFilter(text=text, status=frozenset({"done", "triage"}))
     for tick, sort in enumerate(SEARCH_SORTS):
-        cache.set_state("test:tick", tick)
+        cache.state.set("test:tick", tick)
         want = expected(rows, flt, sort)
-        assert [row.id for row in cache.window(flt, sort, 0, 50)] == want[:50], sort
-        assert cache.count(flt) == len(want), sort
+        assert [row.id for row in cache.reads.window(flt, sort, 0, 50)] == want[:50], sort
+        assert cache.reads.count(flt) == len(want), sort
         narrow = expected(rows, narrowed, sort)
-        assert cache.count(narrowed) == len(narrow), sort
-        assert [row.id for row in cache.window(narrowed, sort, 0, 1000)] == narrow, sort
+        assert cache.reads.count(narrowed) == len(narrow), sort
+        assert [row.id for row in cache.reads.window(narrowed, sort, 0, 1000)] == narrow, sort
         for offset in (7, 200, len(want) // 2, len(want) - 10):
-            page = [row.id for row in cache.window(flt, sort, offset, 50)]
+            page = [row.id for row in cache.reads.window(flt, sort, offset, 50)]
             assert page == want[max(0, offset) : max(0, offset) + 50], (sort, offset)

@@ -10,20 +10,22 @@ from cache import Cache, CacheClosedError, IssueFilter, IssueSort, LogCheck, Res
 
 
 def test_threads_read_and_write_at_once(cache: Cache) -> None:
-    cache.apply_page(Resource.ISSUES, [issue(n) for n in range(1, 51)])
+    cache.server.apply_page(Resource.ISSUES, [issue(n) for n in range(1, 51)])
     errors: list[BaseException] = []
     reserved: list[bool] = []
 
     def writer(offset: int) -> None:
         for n in range(1 + offset, 51, 4):
-            cache.update(Resource.ISSUES, f"iss_{n:06d}", {"title": f"t{n}"})
-            reserved.append(cache.reserve_request(float(n), "x", [LogCheck(0.0, 30, None)]))
+            cache.outbox.update(Resource.ISSUES, f"iss_{n:06d}", {"title": f"t{n}"})
+            reserved.append(
+                cache.requests.reserve_request(float(n), "x", [LogCheck(0.0, 30, None)])
+            )
 
     def reader() -> None:
         for _ in range(30):
-            rows = cache.window(IssueFilter(), IssueSort(), 0, 100)
+            rows = cache.reads.window(IssueFilter(), IssueSort(), 0, 100)
             assert len(rows) == 50
-            assert cache.count(IssueFilter(text="t1")) >= 0
+            assert cache.reads.count(IssueFilter(text="t1")) >= 0
 
     def guarded(target: object, *args: int) -> threading.Thread:
         def run() -> None:
@@ -41,9 +43,9 @@ def test_threads_read_and_write_at_once(cache: Cache) -> None:
         thread.join()
     assert errors == []
     assert sum(reserved) == 30
-    titles = {row.title for row in cache.window(IssueFilter(), IssueSort(), 0, 100)}
+    titles = {row.title for row in cache.reads.window(IssueFilter(), IssueSort(), 0, 100)}
     assert titles == {f"t{n}" for n in range(1, 51)}
-    assert len(cache.outbox()) == 50
+    assert len(cache.outbox.entries()) == 50
 
 
 def test_close_ends_every_threads_connection(cache: Cache) -> None:
@@ -51,11 +53,11 @@ def test_close_ends_every_threads_connection(cache: Cache) -> None:
     outcome: list[BaseException | None] = []
 
     def worker() -> None:
-        cache.count(IssueFilter())
+        cache.reads.count(IssueFilter())
         ready.set()
         closed.wait(5)
         try:
-            cache.count(IssueFilter())
+            cache.reads.count(IssueFilter())
             outcome.append(None)
         except CacheClosedError as error:
             outcome.append(error)

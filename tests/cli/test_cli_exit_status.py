@@ -184,7 +184,7 @@ def test_sync_on_a_terminal_says_it_waits_for_the_rate_limit(
         with open_cache("env", root=cli.home / "data") as cache:
             spent = time.time() - 45
             for _ in range(60):
-                assert cache.reserve_request(spent, "other", [])
+                assert cache.requests.reserve_request(spent, "other", [])
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("TRACKER_")},
             "TRACKER_HOME": str(cli.home),
@@ -236,4 +236,4 @@ def test_a_sync_stopped_while_it_waits_ends_cleanly(
     assert "Traceback" not in said
     assert said.rstrip().endswith(f"tracker-tui: {ended}")
     with open_cache("env", root=cli.home / "data") as cache:
-        assert [entry.changes for entry in cache.outbox()] == [{"title": "queued"}]
+        assert [entry.changes for entry in cache.outbox.entries()] == [{"title": "queued"}]

@@ -158,7 +158,7 @@ def test_values_a_server_sent_are_shown_and_listed_but_not_set(cli: Cli, service
     kept, shown and filterable; setting either is refused the same way, naming the values."""
     record = dict(on_server(service)[9], status="wontfix", priority="p0")
     with open_cache("env", root=cli.home / "data") as cache:
-        cache.apply_page(Resource.ISSUES, [record])
+        cache.server.apply_page(Resource.ISSUES, [record])
     status, out, _ = cli.run("issues", "show", "#9")
     assert "status    wontfix" in out and "priority  p0" in out
     for option, value in (("--status", "wontfix"), ("--priority", "p0")):

@@ -88,8 +88,9 @@ def synced(env: dict[str, str], service: Loopback) -> dict[str, str]:
 
 def issue_title(env: dict[str, str], number: int) -> str | None:
     with open_cache("env", root=Path(env["TRACKER_HOME"]) / "data") as cache:
-        found = cache.issue_by_number(number)
-        return None if found is None else found.issue.title
+        found = cache.reads.resolve_issue(f"#{number}")
+        detail = None if found is None else cache.reads.issue(found)
+        return None if detail is None else detail.issue.title
 
 
 @pytest.mark.parametrize(("answer", "status", "kept"), [("n\r", 130, True), ("y\r", 0, False)])
@@ -216,6 +217,6 @@ def test_the_app_ended_by_a_signal_writes_the_last_keystrokes_of_a_draft(
         status = terminal.wait_exit().code
     assert status == 128 + signal.SIGHUP
     with open_cache("env", root=Path(with_server["TRACKER_HOME"]) / "data") as cache:
-        rows = cache.window(IssueFilter(), IssueSort(), 0, 12)
-        drafts = [cache.draft(f"comment:{row.id}") for row in rows]
+        rows = cache.reads.window(IssueFilter(), IssueSort(), 0, 12)
+        drafts = [cache.drafts.get(f"comment:{row.id}") for row in rows]
     assert [draft for draft in drafts if draft] == [{"body": typed}]

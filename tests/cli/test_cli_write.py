@@ -62,7 +62,7 @@ class Setup:
 
     def outbox_states(self) -> list[EntryState]:
         with open_cache(resolve_profile(None).cache_name) as cache:
-            return [entry.state for entry in cache.outbox()]
+            return [entry.state for entry in cache.outbox.entries()]
 
 
 @pytest.fixture
@@ -121,7 +121,7 @@ def test_a_forbidden_status_move_names_the_allowed_ones(setup: Setup) -> None:
     issue_id = str(setup.issues()[0]["id"])
     setup.server("PATCH", issue_id, {"status": "canceled"})
     with open_cache(resolve_profile(None).cache_name) as cache:
-        cache.apply_page(Resource.ISSUES, [setup.issue(issue_id)])
+        cache.server.apply_page(Resource.ISSUES, [setup.issue(issue_id)])
     status, _, err = setup.run("issues", "edit", issue_id, "--status", "done")
     assert status == 2 and "cannot move: Canceled → Done not allowed; allowed: todo" in err
     assert setup.outbox_states() == []

@@ -49,7 +49,7 @@ async def test_sync_prints_fetched_of_total_and_the_wait_for_the_rate_limit(
             ) as session:
                 now = time.time()
                 for _ in range(session.limiter.plan.per_minute):
-                    cache.reserve_request(now, "other", [])  # another process spent them
+                    cache.requests.reserve_request(now, "other", [])  # another process spent them
                 await sync_once(session, progress=shown)
     lines = stream.getvalue().splitlines()
     issues = [line for line in lines if line.startswith("issues:")]

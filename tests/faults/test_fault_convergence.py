@@ -63,28 +63,28 @@ def queue(session: SyncSession, seeded: list[str]) -> Intent:
     local: list[str] = []
     for n in range(150):
         title = f"created-{n}"
-        local.append(cache.create(Resource.ISSUES, {"title": title, "priority": "low"}))
+        local.append(cache.outbox.create(Resource.ISSUES, {"title": title, "priority": "low"}))
         intent.titles.append(title)
     for n in range(20):
-        cache.update(Resource.ISSUES, local[n], {"description": f"local edit {n}"})
+        cache.outbox.update(Resource.ISSUES, local[n], {"description": f"local edit {n}"})
         intent.described[f"created-{n}"] = f"local edit {n}"
     for n in range(20, 50):
-        cache.create(Resource.COMMENTS, {"issue_id": local[n], "body": f"on-created-{n}"})
+        cache.outbox.create(Resource.COMMENTS, {"issue_id": local[n], "body": f"on-created-{n}"})
         intent.comments[f"on-created-{n}"] = f"created-{n}"
     for n, issue_id in enumerate(seeded[:100]):
-        cache.update(Resource.ISSUES, issue_id, {"title": f"edited-{n}"})
+        cache.outbox.update(Resource.ISSUES, issue_id, {"title": f"edited-{n}"})
         intent.changed.setdefault(issue_id, {})["title"] = f"edited-{n}"
     for issue_id in seeded[100:140]:
-        cache.delete(Resource.ISSUES, issue_id)
+        cache.outbox.delete(Resource.ISSUES, issue_id)
         intent.deleted.add(issue_id)
     for n, issue_id in enumerate(seeded[140:200]):
-        cache.create(Resource.COMMENTS, {"issue_id": issue_id, "body": f"on-seeded-{n}"})
+        cache.outbox.create(Resource.COMMENTS, {"issue_id": issue_id, "body": f"on-seeded-{n}"})
         intent.comments[f"on-seeded-{n}"] = issue_id
     for ids, changes in (
         (seeded[:50], {"priority": "urgent"}),
         (seeded[150:200], {"labels": ["faulted"]}),
     ):
-        cache.update_many(Resource.ISSUES, ids, changes)
+        cache.outbox.update_many(Resource.ISSUES, ids, changes)
         for issue_id in ids:
             intent.changed.setdefault(issue_id, {}).update(changes)
     intent.writes = 150 + 20 + 30 + 100 + 40 + 60 + 100
@@ -114,7 +114,7 @@ async def sync_until_drained(session: SyncSession) -> list[SyncReport | SyncErro
             passes.append(error)
             continue
         passes.append(report)
-        if report.pull is not None and not session.cache.outbox(WAITING):
+        if report.pull is not None and not session.cache.outbox.entries(WAITING):
             return passes
     raise AssertionError(f"not drained after {MAX_PASSES} passes: {passes}")
 
@@ -133,23 +133,25 @@ async def test_500_writes_under_faults_converge_exactly(tmp_path: Path, rate: fl
             proxy = await stack.enter_async_context(FaultProxy(service.base_url, plan, delay=HELD))
             session = await open_under_faults(stack, service, proxy, tmp_path / "cache.db")
             await sync_until_drained(session)
-            assert session.cache.local_count(Resource.ISSUES) == SEEDED
+            assert session.cache.server.local_count(Resource.ISSUES) == SEEDED
             intent = queue(session, seeded)
             assert intent.writes == 500
             passes = await sync_until_drained(session)
             assert len(passes) <= FEW_PASSES, passes
             reports = [each for each in passes if isinstance(each, SyncReport)]
             cache = session.cache
-            assert cache.outbox(WAITING) == []
+            assert cache.outbox.entries(WAITING) == []
             issues = await fetch_all(service, "/issues")
             comments = await fetch_all(service, "/comments")
             for record in issues:
-                assert cache.server_record(Resource.ISSUES, record["id"]) == record
+                assert cache.server.server_record(Resource.ISSUES, record["id"]) == record
             for record in comments:
-                assert cache.server_record(Resource.COMMENTS, record["id"]) == record
-            assert [i for i in intent.deleted if cache.server_record(Resource.ISSUES, i)] == []
-            assert cache.local_count(Resource.ISSUES) == len(issues)
-            assert cache.local_count(Resource.COMMENTS) == len(comments)
+                assert cache.server.server_record(Resource.COMMENTS, record["id"]) == record
+            assert [
+                i for i in intent.deleted if cache.server.server_record(Resource.ISSUES, i)
+            ] == []
+            assert cache.server.local_count(Resource.ISSUES) == len(issues)
+            assert cache.server.local_count(Resource.COMMENTS) == len(comments)
 
     titles = Counter(issue["title"] for issue in issues)
     assert [t for t in intent.titles if titles[t] != 1] == []

@@ -81,11 +81,11 @@ async def test_each_fault_raises_its_error_and_a_push_through_it_writes_once(
         proxy.plan = Scripted(fault, "POST", "/issues")
         with pytest.raises(SyncError) as raised:
             await session.client.create_issue({"title": direct}, idempotency_key=direct)
-        local = session.cache.create(Resource.ISSUES, {"title": title})
-        session.cache.create(Resource.COMMENTS, {"issue_id": local, "body": title})
+        local = session.cache.outbox.create(Resource.ISSUES, {"title": title})
+        session.cache.outbox.create(Resource.COMMENTS, {"issue_id": local, "body": title})
         proxy.plan = Scripted(fault, "POST", "/issues/bulk")
         report = await push_outbox(session, backoff=FAST)
-        assert session.cache.outbox((EntryState.PENDING, EntryState.FAILED)) == []
+        assert session.cache.outbox.entries((EntryState.PENDING, EntryState.FAILED)) == []
     assert_maps(raised.value, fault)
     assert await titled(service, direct) == (1 if fault in FORWARDED else 0)
     assert (report.done, report.retried, report.stopped) == (2, 1, None)
@@ -119,8 +119,8 @@ async def test_a_pull_reads_through_one_fault(
         report = await pull(session, retry=Backoff(base=0.02))
         on_server = await fetch_all(service, "/issues")
         for issue in on_server:
-            assert session.cache.server_record(Resource.ISSUES, issue["id"]) == issue
-        assert session.cache.local_count(Resource.ISSUES) == len(on_server)
+            assert session.cache.server.server_record(Resource.ISSUES, issue["id"]) == issue
+        assert session.cache.server.local_count(Resource.ISSUES) == len(on_server)
     assert report.retries == 1
     assert proxy.count([fault]) == 1
     assert service.refused == 0
@@ -168,7 +168,7 @@ async def test_a_failed_look_for_unknown_creates_keeps_what_was_found(
     async with through_proxy(service, tmp_path / "cache.db") as (proxy, session):
         session.features = replace(session.features, comments_list=False)
         for target, body in zip(targets, bodies, strict=True):
-            session.cache.create(Resource.COMMENTS, {"issue_id": target, "body": body})
+            session.cache.outbox.create(Resource.COMMENTS, {"issue_id": target, "body": body})
         proxy.plan = plan
         report = await push_outbox(session, backoff=FAST)
     assert (report.done, report.reconciled, report.stopped) == (3, 3, None)

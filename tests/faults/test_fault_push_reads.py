@@ -72,13 +72,13 @@ async def test_a_create_looked_for_and_not_found_is_not_looked_for_again_by_the_
     target = (await fetch_all(service, "/issues"))[0]["id"]
     plan = LostThenFailing()
     async with through_proxy(service, tmp_path / "cache.db") as (proxy, session):
-        session.cache.create(Resource.ISSUES, {"title": title})
-        session.cache.create(Resource.COMMENTS, {"issue_id": target, "body": body})
+        session.cache.outbox.create(Resource.ISSUES, {"title": title})
+        session.cache.outbox.create(Resource.COMMENTS, {"issue_id": target, "body": body})
         proxy.plan, probes = plan, len(proxy.hops)
         first = await push_outbox(session, backoff=replace(FAST, tries=2), bulk_creates=False)
         assert first.stopped is not None and first.remaining == 2
         assert len(listings(proxy.hops[probes:], "/issues")) == 1
-        assert [e.attempts for e in session.cache.outbox((EntryState.PENDING,))] == [1, 1]
+        assert [e.attempts for e in session.cache.outbox.entries((EntryState.PENDING,))] == [1, 1]
         plan.failing = False
         seen = len(proxy.hops)
         second = await push_outbox(session, backoff=FAST, bulk_creates=False)
@@ -124,15 +124,15 @@ async def test_a_failed_listing_is_retried_in_place_as_the_server_asked(
     record = (await fetch_all(service, "/issues"))[1]
     edited = record["id"]
     async with through_proxy(service, tmp_path / "cache.db") as (proxy, session):
-        session.cache.apply_page(Resource.ISSUES, [record])
-        session.cache.create(Resource.ISSUES, {"title": title})
+        session.cache.server.apply_page(Resource.ISSUES, [record])
+        session.cache.outbox.create(Resource.ISSUES, {"title": title})
         proxy.plan = failing_reads(edited, Fault.LIMITED_RETRY_AFTER, Fault.STATUS_503)
         probes = len(proxy.hops)
         report = await push_outbox(session, backoff=FAST, bulk_creates=False)
-        session.cache.update(Resource.ISSUES, edited, {"description": "edited once"})
+        session.cache.outbox.update(Resource.ISSUES, edited, {"description": "edited once"})
         session.features = replace(session.features, bulk=False)
         edit = await push_outbox(session, backoff=FAST)
-        create, update = session.cache.outbox((EntryState.DONE,))
+        create, update = session.cache.outbox.entries((EntryState.DONE,))
         hops = proxy.hops[probes:]
     assert (report.done, report.retried, report.stopped) == (1, 1, None)
     assert (edit.done, edit.retried, edit.stopped) == (1, 0, None)
@@ -170,7 +170,7 @@ async def test_comments_on_many_issues_are_looked_for_with_one_listing(
     async with through_proxy(service, tmp_path / "cache.db") as (proxy, session):
         assert session.features.comments_list
         for target, text in zip(targets, texts, strict=True):
-            session.cache.create(Resource.COMMENTS, {"issue_id": target, "body": text})
+            session.cache.outbox.create(Resource.COMMENTS, {"issue_id": target, "body": text})
         proxy.plan, probes = plan, len(proxy.hops)
         report = await push_outbox(session, backoff=FAST)
         hops = proxy.hops[probes:]

@@ -101,10 +101,10 @@ async def test_requests_refused_while_the_server_is_down_cost_no_budget(tmp_path
     with downable(tmp_path) as service:
         async with watched(service, tmp_path / "cache.db", outcomes) as session:
             cache, client = session.cache, session.client
-            logged = len(cache.request_times(0.0))
+            logged = len(cache.requests.request_times(0.0))
             day = session.limiter.budget()[1]
             service.stop()
-            cache.create(Resource.ISSUES, {"title": "written while the server is down"})
+            cache.outbox.create(Resource.ISSUES, {"title": "written while the server is down"})
             for _ in range(3):
                 await push_outbox(session, backoff=Backoff(sleep=no_sleep))
             with pytest.raises(NetworkError):
@@ -114,12 +114,12 @@ async def test_requests_refused_while_the_server_is_down_cost_no_budget(tmp_path
                 with pytest.raises(NetworkError):
                     await view.list_issues(per_page=1)
             assert len(refused(outcomes)) >= 10
-            assert len(cache.request_times(0.0)) == logged
+            assert len(cache.requests.request_times(0.0)) == logged
             assert session.limiter.budget()[1] == day
 
             service.start()
             await client.list_issues(per_page=1)
-            assert len(cache.request_times(0.0)) == logged + 1
+            assert len(cache.requests.request_times(0.0)) == logged + 1
 
 
 async def test_a_request_that_left_without_an_answer_keeps_its_slot(tmp_path: Path) -> None:
@@ -128,12 +128,12 @@ async def test_a_request_that_left_without_an_answer_keeps_its_slot(tmp_path: Pa
     with running_service(tmp_path / "server.db", SEEDED) as service:
         async with through_proxy(service, tmp_path / "cache.db") as (proxy, session):
             for fault in (Fault.DROP_BEFORE, Fault.DROP_AFTER, Fault.DELAY):
-                logged = len(session.cache.request_times(0.0))
+                logged = len(session.cache.requests.request_times(0.0))
                 proxy.plan = lambda _request, fault=fault: fault  # type: ignore[misc]
                 with pytest.raises(NetworkError) as caught:
                     await session.client.list_issues(per_page=1)
                 assert caught.value.request_sent
-                assert len(session.cache.request_times(0.0)) == logged + 1
+                assert len(session.cache.requests.request_times(0.0)) == logged + 1
 
 
 @pytest.mark.parametrize("bulk", [True, False], ids=["bulk", "one-by-one"])
@@ -155,15 +155,15 @@ async def test_the_first_push_after_the_server_died_stops_at_its_first_refused_c
             session.features = replace(session.features, bulk=bulk)
             cache = session.cache
             first, second = sorted(local_issue_ids(session))[:2]
-            cache.update(Resource.ISSUES, first, {"title": "edited while down"})
-            cache.update(Resource.ISSUES, second, {"description": "described while down"})
-            cache.create(Resource.ISSUES, {"title": "created while down"})
-            cache.create(Resource.COMMENTS, {"issue_id": first, "body": "said while down"})
+            cache.outbox.update(Resource.ISSUES, first, {"title": "edited while down"})
+            cache.outbox.update(Resource.ISSUES, second, {"description": "described while down"})
+            cache.outbox.create(Resource.ISSUES, {"title": "created while down"})
+            cache.outbox.create(Resource.COMMENTS, {"issue_id": first, "body": "said while down"})
             service.stop()
             outcomes.clear()
             report = await push_outbox(session, backoff=Backoff(sleep=record))
-            entries = cache.outbox(ACTIVE_STATES)
-            unsure = cache.doubtful()
+            entries = cache.outbox.entries(ACTIVE_STATES)
+            unsure = cache.push.doubtful()
     tried = len(refused(outcomes))
     assert 1 <= tried <= (1 if bulk else CONCURRENCY)
     assert outcomes == refused(outcomes)
@@ -176,4 +176,4 @@ async def test_the_first_push_after_the_server_died_stops_at_its_first_refused_c
 
 
 def local_issue_ids(session: SyncSession) -> set[str]:
-    return {row.id for row in session.cache.window(IssueFilter(), IssueSort(), 0, 1000)}
+    return {row.id for row in session.cache.reads.window(IssueFilter(), IssueSort(), 0, 1000)}

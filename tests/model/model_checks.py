@@ -161,7 +161,7 @@ class Checker:
     def conflicts(self) -> None:
         for client in self.world.clients:
             done = self.conflicts_checked.get(client.name, 0)
-            rows = client.cache.conflicts(unresolved_only=False)
+            rows = client.cache.outbox.conflicts(unresolved_only=False)
             entries = {row["id"]: row for row in outbox_rows(client)}
             for conflict in rows:
                 if conflict.id <= done:
@@ -287,7 +287,7 @@ class Checker:
         """Nothing the quiet sync could send is left: what still waits, waits on the user (a
         conflict of the same field, a create refused or unsure)."""
         waiting = [row for row in rows if row["state"] == "sending"]
-        sendable = {entry.id for entry in client.cache.sendable()}
+        sendable = {entry.id for entry in client.cache.push.sendable()}
         waiting += [row for row in rows if row["id"] in sendable]
         for row in waiting:
             self.fail(
@@ -345,7 +345,9 @@ class Checker:
                 expected[target] = None
             else:
                 record.update(row["changes"])
-        shown = {row.id for row in client.cache.window(IssueFilter(), IssueSort(), 0, 100_000)}
+        shown = {
+            row.id for row in client.cache.reads.window(IssueFilter(), IssueSort(), 0, 100_000)
+        }
         wanted = {key for key, record in expected.items() if record is not None}
         if shown != wanted:
             self.fail(
@@ -354,7 +356,7 @@ class Checker:
                 f"{sorted(wanted - shown)}",
             )
         for key in shown & wanted:
-            detail = client.cache.issue(key)
+            detail = client.cache.reads.issue(key)
             record = expected[key] or {}
             for name in FIELDS:
                 if key in unknown and name not in record:

@@ -115,7 +115,7 @@ class Model(ColleagueRules, RuleBasedStateMachine):
     def visible(self, client: Client) -> list[str]:
         """The issues the client shows, in an order a replay meets again (ids are random):
         server records by number, then records made offline in the order they were made."""
-        rows = client.cache.window(IssueFilter(), IssueSort(), 0, 100_000)
+        rows = client.cache.reads.window(IssueFilter(), IssueSort(), 0, 100_000)
         made = {row["record_id"]: row["id"] for row in outbox_rows(client)}
         return [
             row.id
@@ -170,7 +170,8 @@ class Model(ColleagueRules, RuleBasedStateMachine):
             "429s the service sent a client": sum(world.oracle.refused[n] for n in names),
             "processes killed": sum(client.crashes for client in world.clients),
             "conflicts shown to users": sum(
-                len(client.cache.conflicts(unresolved_only=False)) for client in world.clients
+                len(client.cache.outbox.conflicts(unresolved_only=False))
+                for client in world.clients
             ),
             "waits for a rate limit (client limiter)": world.clock.waits["limiter"],
             "records made by the clients' creates": sum(
@@ -196,7 +197,7 @@ class Model(ColleagueRules, RuleBasedStateMachine):
         }
         if priority is not None:
             fields["priority"] = priority
-        local = client.cache.create(Resource.ISSUES, fields)
+        local = client.cache.outbox.create(Resource.ISSUES, fields)
         self.ledger.created(client.name, "issues", local, None)
 
     @rule(c=CLIENT, times=st.integers(2, 3), title=TITLE, priority=CREATE_PRIORITY)
@@ -210,7 +211,7 @@ class Model(ColleagueRules, RuleBasedStateMachine):
         if priority is not None:
             fields["priority"] = priority
         for _ in range(times):
-            local = client.cache.create(Resource.ISSUES, fields)
+            local = client.cache.outbox.create(Resource.ISSUES, fields)
             self.ledger.created(client.name, "issues", local, None)
 
     @rule(c=CLIENT, pick=PICK, name=FIELD, choice=st.integers(0, 9))
@@ -241,14 +242,14 @@ class Model(ColleagueRules, RuleBasedStateMachine):
         for key in changing:
             self.ledger.edited(client.name, key, name, shown[key], value)
         if len(keys) == 1:
-            client.cache.update(Resource.ISSUES, keys[0], {name: value})
+            client.cache.outbox.update(Resource.ISSUES, keys[0], {name: value})
         else:
-            client.cache.update_many(Resource.ISSUES, keys, {name: value})
+            client.cache.outbox.update_many(Resource.ISSUES, keys, {name: value})
         for key in changing:
             self._typed(client, key, name, value)
 
     def _shown(self, client: Client, key: str) -> dict[str, Any]:
-        detail = client.cache.issue(key)
+        detail = client.cache.reads.issue(key)
         assert detail is not None, f"{key} is listed but cannot be opened"
         return detail.record
 
@@ -268,7 +269,7 @@ class Model(ColleagueRules, RuleBasedStateMachine):
         if canon(shown) != canon(value):
             self.fail("view", f"client {client.name} typed {value!r} into {name} of {key}, "
                       f"shows {shown!r}")  # fmt: skip
-        target = client.cache.resolve_id(key)
+        target = client.cache.outbox.resolve_id(key)
         held = any(
             row["target"] == target
             and row["state"] in ACTIVE
@@ -277,7 +278,7 @@ class Model(ColleagueRules, RuleBasedStateMachine):
         )
         if held:
             return
-        copy = client.cache.server_record(Resource.ISSUES, target) or {}
+        copy = client.cache.server.server_record(Resource.ISSUES, target) or {}
         if canon(copy.get(name)) == canon(value):
             intent = self.ledger.fields[(client.name, key, name)]
             intent.void = True
@@ -292,7 +293,7 @@ class Model(ColleagueRules, RuleBasedStateMachine):
         if not ids:
             return
         key = ids[pick % len(ids)]
-        client.cache.delete(Resource.ISSUES, key)
+        client.cache.outbox.delete(Resource.ISSUES, key)
         if is_local(key) and not any(row["record_id"] == key for row in outbox_rows(client)):
             self.ledger.vanished(client.name, key)
         else:
@@ -307,23 +308,25 @@ class Model(ColleagueRules, RuleBasedStateMachine):
             return
         key = ids[pick % len(ids)]
         text = BODIES[body] if body < len(BODIES) else self.fresh(client.name, "comment")
-        local = client.cache.create(Resource.COMMENTS, {"issue_id": key, "body": text})
+        local = client.cache.outbox.create(Resource.COMMENTS, {"issue_id": key, "body": text})
         self.ledger.created(client.name, "comments", local, key)
 
     @precondition(lambda self: self.world is not None and self._any_conflict())
     @rule(c=CLIENT, pick=PICK, mine=st.booleans())
     def resolve(self, c: int, pick: int, mine: bool) -> None:
         self.note("resolve", c=c, pick=pick, mine=mine)
-        holders = [client for client in self.w.clients if client.cache.conflicts()]
+        holders = [client for client in self.w.clients if client.cache.outbox.conflicts()]
         if not holders:
             return
         client = holders[c % len(holders)]  # `c` counts the clients that have a conflict
-        open_ = client.cache.conflicts()
+        open_ = client.cache.outbox.conflicts()
         conflict = open_[pick % len(open_)]
-        entry = client.cache.outbox_entry(conflict.entry_id)
+        entry = client.cache.outbox.entry(conflict.entry_id)
         target = entry.target_id
         self.ledger.saw(client.name, target, conflict.field, conflict.theirs)
-        client.cache.resolve_conflict(conflict.id, Resolution.MINE if mine else Resolution.THEIRS)
+        client.cache.outbox.resolve_conflict(
+            conflict.id, Resolution.MINE if mine else Resolution.THEIRS
+        )
         if not mine:
             links = id_map(client)
             for (name, key, field_name), intent in self.ledger.fields.items():
@@ -333,7 +336,7 @@ class Model(ColleagueRules, RuleBasedStateMachine):
                     intent.void = True
 
     def _any_conflict(self) -> bool:
-        return any(client.cache.conflicts() for client in self.w.clients)
+        return any(client.cache.outbox.conflicts() for client in self.w.clients)
 
     # -- sync, faults, crashes, time ----------------------------------------------------------
 

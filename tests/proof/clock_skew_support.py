@@ -184,5 +184,5 @@ async def early_in_a_window() -> None:
 async def push(session: SyncSession, titles: list[str]) -> PushReport:
     """Queue creates and push them one request each, failing if the push stalls."""
     for title in titles:
-        session.cache.create(Resource.ISSUES, {"title": title})
+        session.cache.outbox.create(Resource.ISSUES, {"title": title})
     return await asyncio.wait_for(push_outbox(session, bulk_creates=False), STALL)

@@ -67,7 +67,7 @@ async def test_cursor_is_server_time_and_a_later_change_is_pulled_once(
         first = await sync_once(session)
         assert first.pull is not None and first.pull.changed >= 8
         assert session.limiter.offset.seconds == pytest.approx(-skew, abs=2.0)
-        cursor = session.cache.get_cursor(Resource.ISSUES)
+        cursor = session.cache.server.cursor(Resource.ISSUES)
         assert cursor is not None
         assert parse_timestamp(cursor.updated_at).timestamp() <= time.time() + 1
 
@@ -76,11 +76,11 @@ async def test_cursor_is_server_time_and_a_later_change_is_pulled_once(
             target = listing.value.data[0].id
             edited = await other.update_issue(target, {"title": "changed on the server"})
         second = await sync_once(session)
-        detail = session.cache.issue(target)
+        detail = session.cache.reads.issue(target)
         assert detail is not None and detail.issue.title == "changed on the server"
         assert second.pull is not None
         assert second.pull.resources["issues"].updated == 1
-        cursor = session.cache.get_cursor(Resource.ISSUES)
+        cursor = session.cache.server.cursor(Resource.ISSUES)
         assert cursor is not None and cursor.updated_at == edited.value.raw["updated_at"]
 
         third = await sync_once(session)
@@ -132,7 +132,7 @@ async def test_a_create_whose_answer_was_lost_is_found_after_a_restart(
     still reach back past the skew."""
     losing = LosesCreateAnswers()
     async with session_with_skew(service, skew, losing) as session:
-        session.cache.create(Resource.ISSUES, {"title": "answer lost"})
+        session.cache.outbox.create(Resource.ISSUES, {"title": "answer lost"})
         first = await push_outbox(session, backoff=Backoff(tries=1), bulk_creates=False)
     assert first.done == 0 and first.stopped is not None
     assert losing.creates() == 1

@@ -226,7 +226,7 @@ async def load_issues(session: SyncSession) -> list[dict[str, Any]]:
         page += 1
     newest = max(str(record["updated_at"]) for record in found) if found else None
     cursor = None if newest is None else Cursor(newest)
-    session.cache.apply_page(Resource.ISSUES, found, cursor)
+    session.cache.server.apply_page(Resource.ISSUES, found, cursor)
     return found
 
 

@@ -54,7 +54,7 @@ async def test_requests_over_a_real_socket_search_for_no_module(
         ServiceThread(create_app(db, window_seconds=1.0)) as service,
         Cache.open(tmp_path / "cache.db") as cache,
     ):
-        limiter = RateLimiter(cache, window_seconds=1.0, plan="pro")
+        limiter = RateLimiter(cache.requests, window_seconds=1.0, plan="pro")
         async with ApiClient(service.base_url, Secret(key), limiter=limiter) as client:
             await client.list_issues(per_page=2)  # modules loaded once, on first use
             lookups.names.clear()

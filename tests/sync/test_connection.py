@@ -120,7 +120,7 @@ async def test_a_wait_for_the_rate_limit_is_a_state_that_says_when_it_ends(
     ):
         now = time.time()
         for _ in range(session.limiter.plan.per_minute):
-            cache.reserve_request(now, "other", [])
+            cache.requests.reserve_request(now, "other", [])
         began = time.monotonic()
         report = await pull(session, retry=FAST_RETRY)
     assert report.resources["issues"].received == 5

@@ -30,8 +30,8 @@ async def test_sync_once_pushes_then_pulls(tmp_path: Path) -> None:
     wire = Wire(create_app(db, window_seconds=WINDOW))
     async with session_for(key, tmp_path / "c.db", transport=wire, window_seconds=WINDOW) as s:
         first = await sync_once(s)
-        assert first.pull is not None and s.cache.local_count(Resource.ISSUES) == 5
-        local = s.cache.create(Resource.ISSUES, {"title": "from here"})
+        assert first.pull is not None and s.cache.server.local_count(Resource.ISSUES) == 5
+        local = s.cache.outbox.create(Resource.ISSUES, {"title": "from here"})
         other = await s.client.create_issue({"title": "from elsewhere"})
         wire.reset()
         report = await sync_once(s)
@@ -39,9 +39,9 @@ async def test_sync_once_pushes_then_pulls(tmp_path: Path) -> None:
         assert wire.requests.index(("POST", "/v1/issues/bulk")) < wire.requests.index(
             ("GET", "/v1/issues")
         )
-        server_id = s.cache.resolve_id(local)
-        assert s.cache.server_record(Resource.ISSUES, server_id) is not None
-        assert s.cache.server_record(Resource.ISSUES, other.value.id) is not None
+        server_id = s.cache.outbox.resolve_id(local)
+        assert s.cache.server.server_record(Resource.ISSUES, server_id) is not None
+        assert s.cache.server.server_record(Resource.ISSUES, other.value.id) is not None
 
 
 async def test_another_process_pushing_does_not_keep_this_one_from_pulling(
@@ -53,14 +53,14 @@ async def test_another_process_pushing_does_not_keep_this_one_from_pulling(
     key = seed_workspace(db, "acme", 3, plan="enterprise")
     wire = Wire(create_app(db, window_seconds=WINDOW))
     async with session_for(key, tmp_path / "c.db", transport=wire, window_seconds=WINDOW) as s:
-        s.cache.create(Resource.ISSUES, {"title": "queued here"})
+        s.cache.outbox.create(Resource.ISSUES, {"title": "queued here"})
         with PushLock(s.cache.path) as other:
             assert other.acquired
             report = await sync_once(s)
         assert report.push.stopped_for(StopReason.BUSY) and report.push.done == 0
         assert report.pull is not None
         assert report.pull.resources["issues"].received == 3
-        assert [e.state for e in s.cache.outbox()] == [EntryState.PENDING]
+        assert [e.state for e in s.cache.outbox.entries()] == [EntryState.PENDING]
 
 
 async def test_the_loop_pushes_soon_after_a_poke_and_pulls_when_woken(tmp_path: Path) -> None:
@@ -71,7 +71,7 @@ async def test_the_loop_pushes_soon_after_a_poke_and_pulls_when_woken(tmp_path: 
     async with session_for(key, tmp_path / "c.db", transport=wire, window_seconds=WINDOW) as s:
         loop = SyncLoop(s, listener=heard.append, interval=3600, push_delay=0, wake_debounce=0)
         task = asyncio.create_task(loop.run())
-        s.cache.create(Resource.ISSUES, {"title": "poked"})
+        s.cache.outbox.create(Resource.ISSUES, {"title": "poked"})
         loop.poke()
         while not any(isinstance(item, PushReport) and item.done for item in heard):
             await asyncio.sleep(0.01)
@@ -81,7 +81,7 @@ async def test_the_loop_pushes_soon_after_a_poke_and_pulls_when_woken(tmp_path: 
             await asyncio.sleep(0.01)
         loop.stop()
         await task
-        assert s.cache.local_count(Resource.ISSUES) == 4
+        assert s.cache.server.local_count(Resource.ISSUES) == 4
 
 
 FAST_RETRY = Backoff(base=0.05, cap=0.4)
@@ -129,7 +129,7 @@ async def test_a_write_queued_while_the_server_is_down_is_sent_when_it_returns(
             await sync_once(s)
             service.__exit__(None, None, None)
             issue_id = sorted(local_issue_ids(s))[0]
-            s.cache.update(Resource.ISSUES, issue_id, {"title": "written offline"})
+            s.cache.outbox.update(Resource.ISSUES, issue_id, {"title": "written offline"})
             loop = fast_loop(s, heard)
             task = asyncio.create_task(loop.run())
             loop.poke()
@@ -138,7 +138,7 @@ async def test_a_write_queued_while_the_server_is_down_is_sent_when_it_returns(
             tries = loop.passes
             assert 2 <= tries <= 12
             service = ServiceThread(create_app(db, window_seconds=WINDOW), port=port).__enter__()
-            await eventually(lambda: not s.cache.outbox(ACTIVE_STATES))
+            await eventually(lambda: not s.cache.outbox.entries(ACTIVE_STATES))
             await eventually(lambda: loop.retry_at is None)
             loop.stop()
             await task
@@ -198,7 +198,7 @@ async def test_the_first_pass_after_the_server_died_plans_its_retry_after_one_re
             await sync_once(s)
             service.__exit__(None, None, None)
             issue_id = sorted(local_issue_ids(s))[0]
-            s.cache.update(Resource.ISSUES, issue_id, {"title": "just after it died"})
+            s.cache.outbox.update(Resource.ISSUES, issue_id, {"title": "just after it died"})
             loop = fast_loop(s, heard)
             sent_before = wire.requests
             task = asyncio.create_task(loop.run())
@@ -210,7 +210,7 @@ async def test_the_first_pass_after_the_server_died_plans_its_retry_after_one_re
             ]
             [pushed] = [item for item in first_pass if isinstance(item, PushReport)]
             service = ServiceThread(create_app(db, window_seconds=WINDOW), port=port).__enter__()
-            await eventually(lambda: not s.cache.outbox(ACTIVE_STATES))
+            await eventually(lambda: not s.cache.outbox.entries(ACTIVE_STATES))
             loop.stop()
             await task
         assert tried == 1
@@ -265,7 +265,7 @@ async def test_a_write_the_server_refused_is_not_retried(tmp_path: Path) -> None
     async with session_for(key, tmp_path / "c.db", transport=wire, window_seconds=WINDOW) as s:
         await sync_once(s)
         issue_id = sorted(local_issue_ids(s))[0]
-        s.cache.update(Resource.ISSUES, issue_id, {"title": ""})  # the service refuses it
+        s.cache.outbox.update(Resource.ISSUES, issue_id, {"title": ""})  # the service refuses it
         loop = fast_loop(s, heard)
         task = asyncio.create_task(loop.run())
         loop.poke()
@@ -274,10 +274,12 @@ async def test_a_write_the_server_refused_is_not_retried(tmp_path: Path) -> None
         await asyncio.sleep(1.0)
         loop.stop()
         await task
-        assert [entry.state for entry in s.cache.outbox(ACTIVE_STATES)] == [EntryState.FAILED]
+        assert [entry.state for entry in s.cache.outbox.entries(ACTIVE_STATES)] == [
+            EntryState.FAILED
+        ]
     assert loop.retry_at is None
     assert wire.count("PATCH", issue_id) == 0 and wire.count("POST", "/issues/bulk") == 0
 
 
 def local_issue_ids(session: SyncSession) -> set[str]:
-    return {row.id for row in session.cache.window(IssueFilter(), IssueSort(), 0, 1000)}
+    return {row.id for row in session.cache.reads.window(IssueFilter(), IssueSort(), 0, 1000)}

@@ -116,7 +116,7 @@ async def test_registration_is_reused_after_a_crash_and_removed_on_exit(tmp_path
             hooks = (await s.client.list_webhooks()).value.data
             assert [(h.id, h.url) for h in hooks] == [(live.webhook_id, live.receiver.url)]
         assert (await s.client.list_webhooks()).value.data == []
-        assert s.cache.get_state(STATE_KEY) is None
+        assert s.cache.state.get(STATE_KEY) is None
 
 
 async def test_a_server_without_webhooks_means_polling_only(tmp_path: Path) -> None:
@@ -152,10 +152,10 @@ async def test_a_delivery_from_the_server_triggers_a_pull(tmp_path: Path) -> Non
                 assert live.active
                 made = await s.client.create_issue({"title": "pushed to us"})
                 for _ in range(500):
-                    if s.cache.server_record(Resource.ISSUES, made.value.id) is not None:
+                    if s.cache.server.server_record(Resource.ISSUES, made.value.id) is not None:
                         break
                     await asyncio.sleep(0.02)
-                assert s.cache.server_record(Resource.ISSUES, made.value.id) is not None
+                assert s.cache.server.server_record(Resource.ISSUES, made.value.id) is not None
                 assert live.receiver.stats.accepted >= 1
             loop.stop()
             await task

@@ -19,7 +19,7 @@ from test_pull_support import (
     session_on,
 )
 
-from cache import Cache, CacheError, Cursor, IssueFilter, IssueSort, Resource
+from cache import Cache, CacheError, Cursor, IssueFilter, IssueSort, Resource, query
 from cache.records import BULK_LOAD_INDEXES
 from sync.errors import NetworkError
 from sync.pull import pull
@@ -61,12 +61,14 @@ def assert_whole(cache: Cache, real: dict[str, str]) -> None:
     assert index_sql(cache.path) == real
     assert bulk_state(cache.path) == []
     assert cache.integrity_check() == ["ok"]
-    plans = cache.query_plans(IssueFilter(), IssueSort("title", False))
+    db = cache.reads._db
+    with db.read():
+        plans = query.plans(query.prepare(db.state(), IssueFilter()), IssueSort("title", False))
     assert not any("TEMP B-TREE" in line for line in plans), plans
     for word in ("crash", "export"):
         expected = matching(cache, word)
         assert expected > 0
-        assert cache.count(IssueFilter(text=f"{word} ")) == expected
+        assert cache.reads.count(IssueFilter(text=f"{word} ")) == expected
 
 
 async def test_a_cold_pull_defers_the_scattered_indexes_and_builds_them_at_its_end(
@@ -80,7 +82,7 @@ async def test_a_cold_pull_defers_the_scattered_indexes_and_builds_them_at_its_e
         if served_count == 2 + 2 * GROUP_PAGES:  # a group is surely stored, the load goes on
             during.append(index_sql(cache.path))
             with Cache.open(cache.path) as reader:
-                rows = reader.window(IssueFilter(), IssueSort("title"), 0, 50)
+                rows = reader.reads.window(IssueFilter(), IssueSort("title"), 0, 50)
                 rows_seen.append(len(rows))
 
     def wrap(app: App) -> App:
@@ -127,10 +129,10 @@ async def test_a_cold_load_killed_midway_is_resumed_and_leaves_everything_whole(
         page = first.json()["data"]
         with Cache.open(path) as killed:  # what a kill leaves: a group stored, the load open
             real = index_sql(path)
-            assert killed.begin_bulk_load(Resource.ISSUES)
+            assert killed.server.begin_bulk_load(Resource.ISSUES)
             last = page[-1]
             cursor = Cursor(last["updated_at"], frozenset({last["id"]}))
-            killed.apply_page(Resource.ISSUES, page, cursor)
+            killed.server.apply_page(Resource.ISSUES, page, cursor)
         assert index_sql(path) != real
         with Cache.open(path) as cache:
             async with session_on(service, cache) as session:

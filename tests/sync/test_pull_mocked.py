@@ -90,7 +90,7 @@ def issues(
 @pytest.fixture
 async def session(tmp_path: Path) -> AsyncIterator[SyncSession]:
     cache = Cache.open(tmp_path / "cache.db")
-    limiter = RateLimiter(cache, plan="enterprise", jitter=0.0)
+    limiter = RateLimiter(cache.requests, plan="enterprise", jitter=0.0)
     async with ApiClient(BASE, Secret(KEY), limiter=limiter) as client:
         yield SyncSession("mock", BASE, cache, client, limiter, PUBLISHED_ONLY)
     cache.close()
@@ -101,7 +101,7 @@ def serve(httpx_mock: HTTPXMock, server: Callable[[httpx.Request], httpx.Respons
 
 
 def held(session: SyncSession) -> int:
-    return session.cache.local_count(Resource.ISSUES)
+    return session.cache.server.local_count(Resource.ISSUES)
 
 
 async def test_a_malformed_page_is_retried(httpx_mock: HTTPXMock, session: SyncSession) -> None:
@@ -125,7 +125,7 @@ async def test_a_body_that_stays_truncated_fails_and_keeps_earlier_pages(
     with pytest.raises(ProtocolError):
         await pull(session, retry=FAST)
     assert held(session) == 250
-    assert session.cache.get_cursor(Resource.ISSUES) is not None
+    assert session.cache.server.cursor(Resource.ISSUES) is not None
     report = await pull(session, retry=FAST)
     assert held(session) == 400 and report.resources["issues"].inserted == 150
 
@@ -171,7 +171,7 @@ async def test_whole_second_ties_across_pages(httpx_mock: HTTPXMock, session: Sy
     serve(httpx_mock, server)
     await pull(session, retry=FAST)
     assert held(session) == 300
-    cursor = session.cache.get_cursor(Resource.ISSUES)
+    cursor = session.cache.server.cursor(Resource.ISSUES)
     assert cursor is not None and "." not in cursor.updated_at
     assert all("." not in asked.get("updated_after", "") for asked in server.asked)
     assert len(server.asked) < 12
@@ -185,7 +185,7 @@ async def test_records_without_updated_at_use_the_server_date(
     serve(httpx_mock, server)
     report = await pull(session, retry=FAST)
     assert held(session) == 140 and report.resources["issues"].mode is Mode.PAGES
-    cursor = session.cache.get_cursor(Resource.ISSUES)
+    cursor = session.cache.server.cursor(Resource.ISSUES)
     assert cursor is not None and cursor.updated_at == "2027-03-01T12:00:00Z"
     await pull(session, retry=FAST)
     assert server.asked[-2]["updated_after"] == "2027-03-01T11:59:59Z"  # minus the overlap

@@ -32,10 +32,10 @@ async def test_cold_pull_stores_every_resource_in_few_requests(
     # ceil(250 / 100) pages, and a count check: no tombstone was seen yet to prove them working
     assert issues.requests == 4
     assert issues.inserted == 250 and not report.skipped
-    assert cache.local_count(Resource.PROJECTS) == 6
-    assert cache.local_count(Resource.USERS) == 8
-    assert cache.local_count(Resource.COMMENTS) == 125
-    assert cache.get_cursor(Resource.ISSUES) is not None
+    assert cache.server.local_count(Resource.PROJECTS) == 6
+    assert cache.server.local_count(Resource.USERS) == 8
+    assert cache.server.local_count(Resource.COMMENTS) == 125
+    assert cache.server.cursor(Resource.ISSUES) is not None
     assert seen[-1].received == seen[-1].total or seen[-1].resource != "issues"
 
 
@@ -81,7 +81,7 @@ async def test_incremental_pull_brings_edits_creations_and_tombstones(
     issues = report.resources["issues"]
     assert (issues.inserted, issues.updated, issues.deleted) == (1, 3, 1)
     assert issues.requests == 1 and not issues.swept
-    detail = cache.issue(ids[0])
+    detail = cache.reads.issue(ids[0])
     assert detail is not None and detail.issue.title == "edited"
 
 
@@ -105,13 +105,13 @@ async def test_deletes_without_tombstones_use_count_check_and_sweep(
         assert local_issues(cache) == await server_issues(service)
     issues = report.resources["issues"]
     assert issues.swept and issues.deleted == 2
-    assert cache.last_full_sweep(Resource.ISSUES) is not None
+    assert cache.server.last_full_sweep(Resource.ISSUES) is not None
 
 
 async def test_full_pull_sweeps_even_with_tombstones(tmp_path: Path, cache: Cache) -> None:
     async with served(tmp_path, 30) as service, session_on(service, cache) as session:
         await pull(session, retry=FAST_RETRY)
-        cache.apply_page(Resource.ISSUES, [{"id": "iss_stale", "title": "left over"}])
+        cache.server.apply_page(Resource.ISSUES, [{"id": "iss_stale", "title": "left over"}])
         report = await pull(session, full=True, retry=FAST_RETRY)
         assert local_issues(cache) == await server_issues(service)
     assert report.full and report.resources["issues"].swept
@@ -128,7 +128,7 @@ async def test_interrupted_pull_resumes_from_the_last_saved_page(
         async with session_on(service, cache, transport=failing) as session:
             with pytest.raises(NetworkError):
                 await pull(session, retry=FAST_RETRY)
-        stored = cache.local_count(Resource.ISSUES)
+        stored = cache.server.local_count(Resource.ISSUES)
         assert 100 <= stored < 450
         async with session_on(service, cache) as session:
             report = await pull(session, retry=FAST_RETRY)

@@ -61,7 +61,7 @@ async def test_a_page_full_of_one_second_neither_loops_nor_loses(
                 "UPDATE issues SET updated_at = ?, title = 'late' WHERE id = ?", (stamp, late)
             )
             again = await pull(session, retry=FAST_RETRY)
-    detail = cache.issue(late)
+    detail = cache.reads.issue(late)
     assert detail is not None and detail.issue.title == "late"
     assert again.resources["issues"].mode is Mode.KEYSET
 
@@ -90,7 +90,7 @@ async def test_records_edited_while_paging_are_not_lost(tmp_path: Path, cache: C
     async with served(tmp_path, 300, wrap=wrap) as service, session_on(service, cache) as session:
         await pull(session, retry=FAST_RETRY)
         assert local_issues(cache) == await server_issues(service)
-    assert edits and all(cache.issue(i).issue.title == "moved" for i in edits)  # type: ignore[union-attr]
+    assert edits and all(cache.reads.issue(i).issue.title == "moved" for i in edits)  # type: ignore[union-attr]
 
 
 async def test_a_server_without_sync_order_is_walked_and_rewalked(
@@ -141,7 +141,7 @@ async def test_unreadable_records_are_reported_and_skipped(tmp_path: Path, cache
     skipped = report.resources["issues"].skipped
     assert [item.id for item in skipped] == broken[-1:]
     assert "updated_at" in skipped[0].reason
-    assert cache.local_count(Resource.ISSUES) == 39
+    assert cache.server.local_count(Resource.ISSUES) == 39
 
 
 async def test_two_sessions_share_one_limit_and_get_no_429(tmp_path: Path) -> None:
@@ -178,7 +178,7 @@ async def test_two_sessions_share_one_limit_and_get_no_429(tmp_path: Path) -> No
                 reports = await asyncio.gather(
                     pull(one, retry=FAST_RETRY), pull(two, retry=FAST_RETRY)
                 )
-            times = first.request_times(0.0)
+            times = first.requests.request_times(0.0)
         finally:
             first.close()
             second.close()

@@ -20,7 +20,7 @@ from test_pull_support import (
     session_on,
 )
 
-from cache import ApplyResult, Cache, CacheError, Prepared, Resource
+from cache import ApplyResult, Cache, CacheError, Prepared, Resource, ServerCopy
 from sync.pull import PullReport, pull
 from sync.pull.writer import BEHIND, GROUP_PAGES
 
@@ -117,7 +117,7 @@ async def test_a_failed_write_stops_the_pull_and_the_next_resumes_after_the_last
     )
     issues = report.resources["issues"]
     assert issues.inserted == 1500 - stored and issues.requests <= 7
-    assert cache.get_cursor(Resource.ISSUES) is not None
+    assert cache.server.cursor(Resource.ISSUES) is not None
 
 
 async def test_pages_are_prepared_on_the_loops_thread_and_only_applied_on_the_writers(
@@ -126,18 +126,18 @@ async def test_pages_are_prepared_on_the_loops_thread_and_only_applied_on_the_wr
     """The writer thread runs SQLite (which releases the GIL), not the Python that turns
     records into rows: that runs where the page was parsed, while the next one is fetched."""
     threads: dict[str, set[str]] = {"prepare": set(), "apply": set()}
-    prepare, apply = Cache.prepare, Cache.apply_prepared
+    prepare, apply = ServerCopy.prepare, ServerCopy.apply_prepared
 
     def noting_prepare(resource: Resource, page: Iterable[Mapping[str, Any]]) -> list[Prepared]:
         threads["prepare"].add(threading.current_thread().name)
         return prepare(resource, page)
 
-    def noting_apply(self: Cache, *args: Any, **kwargs: Any) -> ApplyResult:
+    def noting_apply(self: ServerCopy, *args: Any, **kwargs: Any) -> ApplyResult:
         threads["apply"].add(threading.current_thread().name)
         return apply(self, *args, **kwargs)
 
-    monkeypatch.setattr(Cache, "prepare", staticmethod(noting_prepare))
-    monkeypatch.setattr(Cache, "apply_prepared", noting_apply)
+    monkeypatch.setattr(ServerCopy, "prepare", staticmethod(noting_prepare))
+    monkeypatch.setattr(ServerCopy, "apply_prepared", noting_apply)
     async with served(tmp_path, 250) as service:
         async with session_on(service, cache) as session:
             await pull(session, retry=FAST_RETRY)
@@ -151,12 +151,12 @@ async def test_fetching_goes_on_while_a_slow_group_is_written(
 ) -> None:
     """A group that takes long to commit (one that checkpoints the WAL) holds the pull back
     only once BEHIND groups wait: the pages of two more groups are fetched meanwhile."""
-    apply = Cache.apply_prepared
+    apply = ServerCopy.apply_prepared
     served_pages = 0
     first_group_done = threading.Event()
     fetched_while_writing: list[int] = []
 
-    def slow_first_group(self: Cache, *args: Any, **kwargs: Any) -> ApplyResult:
+    def slow_first_group(self: ServerCopy, *args: Any, **kwargs: Any) -> ApplyResult:
         if not first_group_done.is_set():
             started = served_pages
             deadline = time.monotonic() + 5
@@ -172,7 +172,7 @@ async def test_fetching_goes_on_while_a_slow_group_is_written(
         nonlocal served_pages
         served_pages = served_count
 
-    monkeypatch.setattr(Cache, "apply_prepared", slow_first_group)
+    monkeypatch.setattr(ServerCopy, "apply_prepared", slow_first_group)
 
     def wrap(app: App) -> App:
         return on_list_page(app, "/issues", count)
@@ -189,16 +189,16 @@ async def test_groups_queued_behind_a_failed_one_are_not_stored(
 ) -> None:
     """Groups commit in order or not at all: one that follows a failed group would save a
     cursor past the failed group's records, and the next pull would never fetch them."""
-    apply = Cache.apply_prepared
+    apply = ServerCopy.apply_prepared
 
-    def slow(self: Cache, *args: Any, **kwargs: Any) -> ApplyResult:
+    def slow(self: ServerCopy, *args: Any, **kwargs: Any) -> ApplyResult:
         time.sleep(0.2)  # so that groups queue up behind the one that fails
         return apply(self, *args, **kwargs)
 
-    monkeypatch.setattr(Cache, "apply_prepared", slow)
+    monkeypatch.setattr(ServerCopy, "apply_prepared", slow)
     await refuse_one_then_resume(
         tmp_path,
         cache,
         4000,  # two more groups queue up behind the refused one
-        before_resuming=lambda: monkeypatch.setattr(Cache, "apply_prepared", apply),
+        before_resuming=lambda: monkeypatch.setattr(ServerCopy, "apply_prepared", apply),
     )

@@ -37,12 +37,14 @@ def _queue(session: SyncSession, trial: int, targets: list[str]) -> None:
     """A mixed batch: creates (one edited and commented while still local), edits, comments."""
     cache = session.cache
     for n in range(CREATES):
-        cache.create(Resource.ISSUES, {"title": f"t{trial}-c{n}", "priority": "low"})
-    local = cache.create(Resource.ISSUES, {"title": f"t{trial}-parent"})
-    cache.update(Resource.ISSUES, local, {"description": f"edited t{trial}"})
-    cache.create(Resource.COMMENTS, {"issue_id": local, "body": f"t{trial}-on-local"})
-    cache.create(Resource.COMMENTS, {"issue_id": targets[trial], "body": f"t{trial}-comment"})
-    cache.update(Resource.ISSUES, targets[trial], {"title": f"t{trial}-renamed"})
+        cache.outbox.create(Resource.ISSUES, {"title": f"t{trial}-c{n}", "priority": "low"})
+    local = cache.outbox.create(Resource.ISSUES, {"title": f"t{trial}-parent"})
+    cache.outbox.update(Resource.ISSUES, local, {"description": f"edited t{trial}"})
+    cache.outbox.create(Resource.COMMENTS, {"issue_id": local, "body": f"t{trial}-on-local"})
+    cache.outbox.create(
+        Resource.COMMENTS, {"issue_id": targets[trial], "body": f"t{trial}-comment"}
+    )
+    cache.outbox.update(Resource.ISSUES, targets[trial], {"title": f"t{trial}-renamed"})
 
 
 def _kill_during_push(base_url: str, cache_path: Path, key: str, rng: random.Random) -> bool:
@@ -77,15 +79,15 @@ async def test_sigkill_at_random_points_leaves_every_write_exactly_once(tmp_path
             while trials < TRIALS or (killed < KILLS and trials < MAX_TRIALS):
                 trial, trials = trials, trials + 1
                 _queue(session, trial, targets)
-                before = len(session.cache.sendable())
+                before = len(session.cache.push.sendable())
                 killed += await asyncio.to_thread(_kill_during_push, base, cache_path, key, rng)
-                left = len(session.cache.outbox((EntryState.PENDING, EntryState.SENDING)))
+                left = len(session.cache.outbox.entries((EntryState.PENDING, EntryState.SENDING)))
                 interrupted += left > 0 and left != before
             assert killed >= KILLS and interrupted >= 1
             report = await push_outbox(session)
             assert report.stopped is None and report.remaining == 0
             waiting = (EntryState.PENDING, EntryState.SENDING, EntryState.FAILED)
-            assert session.cache.outbox(waiting) == []
+            assert session.cache.outbox.entries(waiting) == []
 
             issues = await server_issues(session)
             titles = [str(issue["title"]) for issue in issues]

@@ -122,13 +122,13 @@ async def two_comments(served: Served) -> tuple[str, str]:
     theirs = str(answer.json()["id"])
     ours = (await session.client.create_comment(issue_id, "mine")).value.id
     listed = (await session.client.list_comments(issue_id)).value.data
-    session.cache.apply_page(Resource.COMMENTS, [comment.raw for comment in listed])
+    session.cache.server.apply_page(Resource.COMMENTS, [comment.raw for comment in listed])
     served.wire.reset()
     return theirs, ours
 
 
 def entry_of(session: SyncSession, record_id: str) -> OutboxEntry:
-    [entry] = [e for e in session.cache.outbox() if e.target_id == record_id]
+    [entry] = [e for e in session.cache.outbox.entries() if e.target_id == record_id]
     return entry
 
 
@@ -148,9 +148,9 @@ async def test_another_authors_comment_fails_and_the_queue_goes_on(
         theirs, ours = await two_comments(served)
         issue_id = sorted(i.id for i in (await session.client.list_issues()).value.data)[1]
         wire.reset()
-        session.cache.update(Resource.COMMENTS, theirs, {"body": "edited by me"})
-        session.cache.update(Resource.COMMENTS, ours, {"body": "edited, mine"})
-        session.cache.update(Resource.ISSUES, issue_id, {"title": "goes on"})
+        session.cache.outbox.update(Resource.COMMENTS, theirs, {"body": "edited by me"})
+        session.cache.outbox.update(Resource.COMMENTS, ours, {"body": "edited, mine"})
+        session.cache.outbox.update(Resource.ISSUES, issue_id, {"title": "goes on"})
         report = await push_outbox(session, backoff=QUICK)
         refused = entry_of(session, theirs)
         assert report.stopped is None
@@ -174,7 +174,7 @@ async def test_a_lone_refusal_nothing_explains_fails_at_the_end_of_the_run(tmp_p
     async with serve(tmp_path, vague=True) as served:
         session, wire = served.session, served.wire
         theirs, _ours = await two_comments(served)
-        session.cache.delete(Resource.COMMENTS, theirs)
+        session.cache.outbox.delete(Resource.COMMENTS, theirs)
         report = await push_outbox(session, backoff=QUICK)
         assert (report.failed, report.stopped, report.remaining) == (1, None, 0)
         assert entry_of(session, theirs).last_error == "Forbidden."
@@ -195,8 +195,8 @@ async def test_a_key_without_the_permission_stops_the_run_and_keeps_the_writes(
     async with serve(tmp_path, vague=vague, bulk=bulk, lacking="issues:write") as served:
         session = served.session
         first, second = sorted(i.id for i in (await session.client.list_issues()).value.data)[:2]
-        session.cache.update(Resource.ISSUES, first, {"title": "not allowed"})
-        session.cache.update(Resource.ISSUES, second, {"title": "not allowed either"})
+        session.cache.outbox.update(Resource.ISSUES, first, {"title": "not allowed"})
+        session.cache.outbox.update(Resource.ISSUES, second, {"title": "not allowed either"})
         for _run in range(2):
             report = await push_outbox(session, backoff=QUICK)
             assert report.stopped is not None
@@ -204,6 +204,6 @@ async def test_a_key_without_the_permission_stops_the_run_and_keeps_the_writes(
             why = "not to be allowed to write issues" if vague else "lacks issues:write"
             assert why in report.stopped.message
             assert (report.failed, report.done, report.remaining) == (0, 0, 2)
-            entries = session.cache.outbox()
+            entries = session.cache.outbox.entries()
             assert [e.state for e in entries] == [EntryState.PENDING] * 2
             assert any(why in (e.last_error or "") for e in entries)

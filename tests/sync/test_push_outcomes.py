@@ -87,7 +87,7 @@ def first(method: str, suffix: str) -> Callable[[httpx.Request], bool]:
 async def test_a_lost_create_answer_creates_nothing_new(tmp_path: Path, idempotency: bool) -> None:
     rule = first("POST", "/v1/issues")
     async with serve(tmp_path, idempotency=idempotency, lose=rule) as (wire, session, _key):
-        session.cache.create(Resource.ISSUES, {"title": "only once", "priority": "high"})
+        session.cache.outbox.create(Resource.ISSUES, {"title": "only once", "priority": "high"})
         report = await push_outbox(session, backoff=QUICK, bulk_creates=False)
         assert wire.lost == 1 and report.remaining == 0
         assert report.reconciled == 1
@@ -100,7 +100,7 @@ async def test_a_lost_bulk_answer_creates_nothing_new(tmp_path: Path, idempotenc
     rule = first("POST", "/issues/bulk")
     async with serve(tmp_path, idempotency=idempotency, lose=rule) as (wire, session, _key):
         for n in range(7):
-            session.cache.create(
+            session.cache.outbox.create(
                 Resource.ISSUES, {"title": "twin"} if n < 2 else {"title": f"bulk {n}"}
             )
         report = await push_outbox(session, backoff=QUICK)
@@ -116,7 +116,7 @@ async def test_a_lost_comment_answer_creates_nothing_new(tmp_path: Path) -> None
     rule = first("POST", "/v1/comments")
     async with serve(tmp_path, issues=1, idempotency=False, lose=rule) as (_wire, session, _key):
         [issue] = await server_issues(session)
-        session.cache.create(Resource.COMMENTS, {"issue_id": issue["id"], "body": "once"})
+        session.cache.outbox.create(Resource.COMMENTS, {"issue_id": issue["id"], "body": "once"})
         await push_outbox(session, backoff=QUICK)
         comments = await session.client.list_comments(issue["id"])
         assert [c.raw["body"] for c in comments.value.data].count("once") == 1
@@ -124,29 +124,29 @@ async def test_a_lost_comment_answer_creates_nothing_new(tmp_path: Path) -> None
 
 async def test_a_run_killed_mid_request_is_reconciled_next_time(tmp_path: Path) -> None:
     async with serve(tmp_path, idempotency=False) as (_wire, session, _key):
-        local = session.cache.create(Resource.ISSUES, {"title": "sent before the crash"})
-        [entry] = session.cache.sendable()
-        session.cache.mark_sending(entry.id)
+        local = session.cache.outbox.create(Resource.ISSUES, {"title": "sent before the crash"})
+        [entry] = session.cache.push.sendable()
+        session.cache.push.mark_sending(entry.id)
         await session.client.create_issue({"title": "sent before the crash"})
         report = await push_outbox(session, backoff=QUICK)
         assert report.reconciled == 1
         titles = [i["title"] for i in await server_issues(session)]
         assert titles.count("sent before the crash") == 1
-        assert session.cache.resolve_id(local).startswith("iss_")
+        assert session.cache.outbox.resolve_id(local).startswith("iss_")
 
 
 @pytest.mark.parametrize("bulk", [True, False], ids=["bulk-listing", "single-if-match"])
 async def test_both_sides_editing_one_field_is_a_conflict(tmp_path: Path, bulk: bool) -> None:
     async with serve(tmp_path, issues=2, bulk=bulk) as (_wire, session, _key):
         issue_id = (await server_issues(session))[0]["id"]
-        session.cache.update(Resource.ISSUES, issue_id, {"title": "mine"})
+        session.cache.outbox.update(Resource.ISSUES, issue_id, {"title": "mine"})
         await session.client.update_issue(issue_id, {"title": "theirs"})
         report = await push_outbox(session, backoff=QUICK)
         assert report.conflicts == 1
-        [conflict] = session.cache.conflicts()
+        [conflict] = session.cache.outbox.conflicts()
         assert (conflict.field, conflict.mine, conflict.theirs) == ("title", "mine", "theirs")
         assert (await session.client.get_issue(issue_id)).value.title == "theirs"
-        session.cache.resolve_conflict(conflict.id, Resolution.MINE)
+        session.cache.outbox.resolve_conflict(conflict.id, Resolution.MINE)
         await push_outbox(session, backoff=QUICK)
         assert (await session.client.get_issue(issue_id)).value.title == "mine"
 
@@ -154,13 +154,13 @@ async def test_both_sides_editing_one_field_is_a_conflict(tmp_path: Path, bulk: 
 async def test_taking_theirs_sends_nothing_for_that_field(tmp_path: Path) -> None:
     async with serve(tmp_path, issues=2) as (_wire, session, _key):
         issue_id = (await server_issues(session))[0]["id"]
-        session.cache.update(Resource.ISSUES, issue_id, {"title": "mine"})
+        session.cache.outbox.update(Resource.ISSUES, issue_id, {"title": "mine"})
         await session.client.update_issue(issue_id, {"title": "theirs"})
         await push_outbox(session, backoff=QUICK)
-        [conflict] = session.cache.conflicts()
-        session.cache.resolve_conflict(conflict.id, Resolution.THEIRS)
+        [conflict] = session.cache.outbox.conflicts()
+        session.cache.outbox.resolve_conflict(conflict.id, Resolution.THEIRS)
         report = await push_outbox(session, backoff=QUICK)
-        assert report.done == 0 and session.cache.outbox((EntryState.PENDING,)) == []
+        assert report.done == 0 and session.cache.outbox.entries((EntryState.PENDING,)) == []
         assert (await session.client.get_issue(issue_id)).value.title == "theirs"
 
 
@@ -168,7 +168,7 @@ async def test_taking_theirs_sends_nothing_for_that_field(tmp_path: Path) -> Non
 async def test_different_fields_merge(tmp_path: Path, bulk: bool) -> None:
     async with serve(tmp_path, issues=2, bulk=bulk) as (_wire, session, _key):
         issue_id = (await server_issues(session))[0]["id"]
-        session.cache.update(Resource.ISSUES, issue_id, {"title": "my title"})
+        session.cache.outbox.update(Resource.ISSUES, issue_id, {"title": "my title"})
         await session.client.update_issue(issue_id, {"description": "their words"})
         report = await push_outbox(session, backoff=QUICK)
         assert report.conflicts == 0 and report.done == 1
@@ -192,7 +192,9 @@ async def test_a_partly_conflicting_edit_sends_the_clean_fields_and_parks_the_cl
         before = (await server_issues(session))[0]
         issue_id = before["id"]
         priority = "low" if before["priority"] == "urgent" else "urgent"
-        session.cache.update(Resource.ISSUES, issue_id, {"title": "mine", "priority": priority})
+        session.cache.outbox.update(
+            Resource.ISSUES, issue_id, {"title": "mine", "priority": priority}
+        )
         await session.client.update_issue(
             issue_id, {"title": "theirs", "description": "their words"}
         )
@@ -204,11 +206,11 @@ async def test_a_partly_conflicting_edit_sends_the_clean_fields_and_parks_the_cl
             priority,
             "their words",
         )
-        [conflict] = session.cache.conflicts()
+        [conflict] = session.cache.outbox.conflicts()
         assert (conflict.field, conflict.mine, conflict.theirs) == ("title", "mine", "theirs")
-        [parked] = session.cache.outbox((EntryState.CONFLICT,))
+        [parked] = session.cache.outbox.entries((EntryState.CONFLICT,))
         assert parked.changes == {"title": "mine"} and parked.id == conflict.entry_id
-        session.cache.resolve_conflict(conflict.id, Resolution.MINE)
+        session.cache.outbox.resolve_conflict(conflict.id, Resolution.MINE)
         report = await push_outbox(session, backoff=QUICK, preconditions=preconditions)
         assert (report.conflicts, report.done, report.remaining) == (0, 1, 0)
         issue = (await session.client.get_issue(issue_id)).value
@@ -220,7 +222,9 @@ async def test_the_split_off_fields_survive_a_412_and_go_out_once(tmp_path: Path
         before = (await server_issues(session))[0]
         issue_id = before["id"]
         priority = "low" if before["priority"] == "urgent" else "urgent"
-        session.cache.update(Resource.ISSUES, issue_id, {"title": "mine", "priority": priority})
+        session.cache.outbox.update(
+            Resource.ISSUES, issue_id, {"title": "mine", "priority": priority}
+        )
         await session.client.update_issue(issue_id, {"title": "theirs"})
         wire.reset()
         sneaked: list[str] = []
@@ -244,13 +248,13 @@ async def test_the_split_off_fields_survive_a_412_and_go_out_once(tmp_path: Path
             priority,
             "sneaked in",
         )
-        assert [c.field for c in session.cache.conflicts()] == ["title"]
+        assert [c.field for c in session.cache.outbox.conflicts()] == ["title"]
 
 
 async def test_a_write_between_check_and_patch_is_caught_by_if_match(tmp_path: Path) -> None:
     async with serve(tmp_path, issues=2, bulk=False) as (wire, session, key):
         issue_id = (await server_issues(session))[0]["id"]
-        session.cache.update(Resource.ISSUES, issue_id, {"title": "mine"})
+        session.cache.outbox.update(Resource.ISSUES, issue_id, {"title": "mine"})
         sneaked: list[str] = []
 
         async with ApiClient(
@@ -274,7 +278,9 @@ async def test_a_server_that_never_answers_readably_stops_the_run(tmp_path: Path
 
     async with serve(tmp_path, issues=2, bulk=False, lose=every_patch) as (wire, session, _key):
         issue_id = (await server_issues(session))[0]["id"]
-        session.cache.update(Resource.ISSUES, issue_id, {"title": "applied, never confirmed"})
+        session.cache.outbox.update(
+            Resource.ISSUES, issue_id, {"title": "applied, never confirmed"}
+        )
         report = await push_outbox(session, backoff=QUICK)
         assert report.stopped is not None and "no readable answer" in report.stopped.message
         assert report.stopped.reason is StopReason.NO_ANSWER

@@ -43,7 +43,7 @@ async def test_lost_comments_on_three_issues_are_found_once_each(
         assert session.features.comments_list
         issues = [issue["id"] for issue in await load_issues(session)]
         for issue_id in issues:
-            session.cache.create(Resource.COMMENTS, {"issue_id": issue_id, "body": "lost"})
+            session.cache.outbox.create(Resource.COMMENTS, {"issue_id": issue_id, "body": "lost"})
         wire.reset()
         wire.lose = lost_comment
         report = await push_outbox(session, backoff=QUICK)
@@ -90,7 +90,7 @@ async def test_a_colleagues_identical_comment_is_not_taken_for_our_lost_one(
         session_for(key, tmp_path / "cache.db", transport=wire, window_seconds=WINDOW) as session,
     ):
         [target] = [issue["id"] for issue in await load_issues(session)]
-        session.cache.create(Resource.COMMENTS, {"issue_id": target, "body": "+1"})
+        session.cache.outbox.create(Resource.COMMENTS, {"issue_id": target, "body": "+1"})
         wire.before = colleague_first
         wire.drop = lambda request: lost_comment(request) and len(dropped) == 1 and not wire.dropped
         report = await push_outbox(session, backoff=QUICK)

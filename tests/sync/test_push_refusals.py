@@ -50,7 +50,7 @@ def unassigned_and_a_user(issues: list[dict[str, Any]]) -> tuple[str, str]:
 
 
 def shown(session: SyncSession, issue_id: str) -> dict[str, Any]:
-    detail = session.cache.issue(issue_id)
+    detail = session.cache.reads.issue(issue_id)
     assert detail is not None
     return {**detail.record, "sync_state": detail.issue.sync_state}
 
@@ -67,27 +67,27 @@ async def test_a_refused_assignee_is_not_shown_and_the_next_edits_land(
     async with serve(tmp_path, bulk=bulk) as (_wire, session):
         cache = session.cache
         issue_id, user = unassigned_and_a_user(await server_issues(session))
-        cache.update(Resource.ISSUES, issue_id, {"assignee": "me"})
+        cache.outbox.update(Resource.ISSUES, issue_id, {"assignee": "me"})
         report = await push_outbox(session, backoff=QUICK)
         assert report.failed == 1
         after_refusal = shown(session, issue_id)
         assert after_refusal["assignee"] is None, "the server's value, not the refused one"
         assert after_refusal["sync_state"] is SyncState.FAILED
 
-        cache.update(Resource.ISSUES, issue_id, {"assignee": user})
+        cache.outbox.update(Resource.ISSUES, issue_id, {"assignee": user})
         report = await push_outbox(session, backoff=QUICK)
         assert (report.done, report.conflicts) == (1, 0)
         assert (await session.client.get_issue(issue_id)).value.raw["assignee"] == user
         assert shown(session, issue_id)["assignee"] == user
 
-        cache.update(Resource.ISSUES, issue_id, {"assignee": None, "priority": "urgent"})
+        cache.outbox.update(Resource.ISSUES, issue_id, {"assignee": None, "priority": "urgent"})
         report = await push_outbox(session, backoff=QUICK)
         assert (report.done, report.conflicts) == (1, 0)
-        assert cache.conflicts() == []
+        assert cache.outbox.conflicts() == []
         server = (await session.client.get_issue(issue_id)).value.raw
         assert (server["assignee"], server["priority"]) == (None, "urgent")
         assert shown(session, issue_id)["assignee"] is None
-        [failed] = cache.outbox((EntryState.FAILED,))
+        [failed] = cache.outbox.entries((EntryState.FAILED,))
         assert failed.changes == {"assignee": "me"}, "the refused write stays, for the panel"
 
 
@@ -100,13 +100,13 @@ async def test_an_edit_typed_while_the_refused_write_was_in_flight_lands(
     async with serve(tmp_path, bulk=bulk) as (wire, session):
         cache = session.cache
         issue_id, user = unassigned_and_a_user(await server_issues(session))
-        cache.update(Resource.ISSUES, issue_id, {"assignee": "me"})
+        cache.outbox.update(Resource.ISSUES, issue_id, {"assignee": "me"})
         typed: list[str] = []
 
         async def type_meanwhile(request: httpx.Request) -> None:
             if request.method in ("PATCH", "POST") and not typed:
                 typed.append(request.url.path)
-                cache.update(Resource.ISSUES, issue_id, {"assignee": user})
+                cache.outbox.update(Resource.ISSUES, issue_id, {"assignee": user})
 
         wire.before = type_meanwhile
         report = await push_outbox(session, backoff=QUICK)
@@ -127,13 +127,13 @@ async def test_retrying_a_refused_move_after_our_next_move_landed_is_no_conflict
         issue_id = (await server_issues(session))[0]["id"]
         await session.client.update_issue(issue_id, {"status": "canceled"})
         await load_issues(session)
-        refused = cache.update(Resource.ISSUES, issue_id, {"status": "in_progress"})
+        refused = cache.outbox.update(Resource.ISSUES, issue_id, {"status": "in_progress"})
         assert refused is not None
         assert (await push_outbox(session, backoff=QUICK)).failed == 1
         assert shown(session, issue_id)["status"] == "canceled"
-        cache.update(Resource.ISSUES, issue_id, {"status": "todo"})
+        cache.outbox.update(Resource.ISSUES, issue_id, {"status": "todo"})
         assert (await push_outbox(session, backoff=QUICK)).done == 1
-        cache.retry(refused.id)
+        cache.outbox.retry(refused.id)
         assert shown(session, issue_id)["status"] == "in_progress"
         report = await push_outbox(session, backoff=QUICK)
         assert (report.done, report.conflicts) == (1, 0)

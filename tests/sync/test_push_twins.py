@@ -102,7 +102,7 @@ def first_create() -> Callable[[httpx.Request], bool]:
 
 
 def create_twins(session: SyncSession, count: int = 3) -> list[str]:
-    return [session.cache.create(Resource.ISSUES, {"title": TITLE}) for _ in range(count)]
+    return [session.cache.outbox.create(Resource.ISSUES, {"title": TITLE}) for _ in range(count)]
 
 
 async def titled(session: SyncSession, title: str = TITLE) -> list[str]:
@@ -110,7 +110,7 @@ async def titled(session: SyncSession, title: str = TITLE) -> list[str]:
 
 
 def mapped(session: SyncSession, locals_: list[str]) -> list[str]:
-    return [session.cache.resolve_id(local) for local in locals_]
+    return [session.cache.outbox.resolve_id(local) for local in locals_]
 
 
 async def push(session: SyncSession) -> PushReport:
@@ -210,9 +210,9 @@ async def test_two_candidates_for_one_lost_create_make_it_unsure_never_sent(
         setup.wire.lose = lose
         report = await push(session)
         on_server = await titled(session)
-        [unsure] = session.cache.outbox((EntryState.UNSURE,))
-        suspects = session.cache.suspects(unsure.id)
-        detail = session.cache.issue(unsure.record_id)
+        [unsure] = session.cache.outbox.entries((EntryState.UNSURE,))
+        suspects = session.cache.outbox.suspects(unsure.id)
+        detail = session.cache.reads.issue(unsure.record_id)
     assert len(on_server) == 4 and len(suspects) == 2
     assert made[0] in [record["id"] for record in suspects] and unsure.record_id in twins
     assert unsure.last_error is not None and unsure.last_error.startswith("may be a duplicate")
@@ -233,12 +233,12 @@ async def test_an_unsure_create_settled_as_the_same_sends_nothing_more(tmp_path:
 
         setup.wire.before, setup.wire.lose = colleague, first_create()
         await push(session)
-        [unsure] = session.cache.outbox((EntryState.UNSURE,))
-        chosen = session.cache.suspects(unsure.id)[1]["id"]
-        session.cache.same_as(unsure.id, chosen)
+        [unsure] = session.cache.outbox.entries((EntryState.UNSURE,))
+        chosen = session.cache.outbox.suspects(unsure.id)[1]["id"]
+        session.cache.outbox.same_as(unsure.id, chosen)
         setup.wire.reset()
         again = await push(session)
-        assert session.cache.resolve_id(twins[0]) == chosen
+        assert session.cache.outbox.resolve_id(twins[0]) == chosen
     assert (again.requests, again.done, setup.wire.requests) == (0, 0, [])
 
 
@@ -256,8 +256,8 @@ async def test_an_unsure_create_sent_anyway_is_sent_once_without_another_look(
 
         setup.wire.before, setup.wire.lose = colleague, first_create()
         await push(session)
-        [unsure] = session.cache.outbox((EntryState.UNSURE,))
-        session.cache.send_anyway(unsure.id)
+        [unsure] = session.cache.outbox.entries((EntryState.UNSURE,))
+        session.cache.outbox.send_anyway(unsure.id)
         setup.wire.reset()
         again = await push(session)
         sent = list(setup.wire.requests)
@@ -279,8 +279,8 @@ async def test_a_create_whose_fate_stays_unknown_is_not_reported_as_sent(
         failing = listings_fail(setup.wire)
         report = await push(session)
         failing.stop()
-        [pending] = session.cache.outbox((EntryState.PENDING,))
-        assert pending.id in session.cache.doubtful()
+        [pending] = session.cache.outbox.entries((EntryState.PENDING,))
+        assert pending.id in session.cache.push.doubtful()
     assert (report.done, report.sent, report.unknown, report.remaining) == (2, 2, 1, 1)
     assert report.stopped is not None
 

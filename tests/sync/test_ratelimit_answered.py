@@ -128,11 +128,11 @@ async def test_creates_pushed_past_a_wide_margin_meet_no_429(tmp_path: Path) -> 
             resolved(key), cache=cache, transport=wire, window_seconds=1.0, margin=0.5
         ) as session:
             for n in range(40):
-                cache.create(Resource.ISSUES, {"title": f"created {n}"})
+                cache.outbox.create(Resource.ISSUES, {"title": f"created {n}"})
             wire.reset()
             await asyncio.sleep((0.4 - time.time() % 1.0) % 1.0)
             report = await push_outbox(session, bulk_creates=False)
-            sent = cache.request_times(0.0, Bucket.ISSUES_CREATE)
+            sent = cache.requests.request_times(0.0, Bucket.ISSUES_CREATE)
     assert report.done == 40 and report.remaining == 0
     assert wire.count("POST", "/issues") == 40 and wire.statuses.count(429) == 0
     assert len(sent) == 40

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 def make(cache: Cache, vtime: VirtualTime) -> RateLimiter:
-    return RateLimiter(cache, clock=vtime.clock, sleep=vtime.sleep, random=lambda: 0.5)
+    return RateLimiter(cache.requests, clock=vtime.clock, sleep=vtime.sleep, random=lambda: 0.5)
 
 
 async def test_a_slot_given_back_is_free_again_at_once(cache: Cache, vtime: VirtualTime) -> None:
@@ -39,8 +39,8 @@ async def test_background_slots_go_back_to_the_background_bucket(
     at = await limiter.acquire("other", RequestClass.BACKGROUND)
     other = await limiter.acquire("other", RequestClass.BACKGROUND)
     limiter.not_sent(at, "other", RequestClass.BACKGROUND)
-    assert cache.request_times(0.0, BACKGROUND_LOG_BUCKET) == [other]
-    assert cache.request_times(0.0) == [other]
+    assert cache.requests.request_times(0.0, BACKGROUND_LOG_BUCKET) == [other]
+    assert cache.requests.request_times(0.0) == [other]
 
 
 async def test_only_the_request_that_never_left_is_given_back(
@@ -50,8 +50,8 @@ async def test_only_the_request_that_never_left_is_given_back(
     entries goes (they count alike), never both; entries of other buckets stay."""
     limiter = make(cache, vtime)
     at = await limiter.acquire("other")
-    assert cache.reserve_request(at, "other", [])  # another process, the same instant
+    assert cache.requests.reserve_request(at, "other", [])  # another process, the same instant
     searched = await limiter.acquire("search")
     limiter.not_sent(at, "other")
-    assert cache.request_times(0.0, "other") == [at]
-    assert cache.request_times(0.0, "search") == [searched]
+    assert cache.requests.request_times(0.0, "other") == [at]
+    assert cache.requests.request_times(0.0, "search") == [searched]

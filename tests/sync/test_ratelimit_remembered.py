@@ -34,7 +34,7 @@ async def test_a_second_session_sends_its_first_request_at_once_at_the_learned_p
                     await first.client.list_issues(per_page=1)
                 assert first.limiter.plan.name == "pro"
         with Cache.open(path) as cache:
-            logged = len(cache.request_times(time.time() - WINDOW))
+            logged = len(cache.requests.request_times(time.time() - WINDOW))
             async with session_on(service, cache, window_seconds=WINDOW) as second:
                 plan = second.limiter.plan.name  # before any request
                 await second.client.list_issues(per_page=1)

@@ -75,24 +75,14 @@ def go_to(app: Terminal, number: int, *, timeout: float = 60.0) -> None:
     one burst), else from the top a screenful at a time; each move waits for the highlight to
     land, and a move the list re-sorted under is made again from where the highlight is."""
     deadline = time.monotonic() + timeout
-    paged = picked = False
+    paged = False
     while time.monotonic() < deadline:
         current = highlighted_issue(app)
         rows = visible_issues(app.text())
-        if current == number and (picked or rows[:1] != [number]):
-            return
         if current == number:
-            # The first row of a list just opened or searched is highlighted, but until the
-            # user moves, the highlight stays on the first row whatever comes to it, so a
-            # re-sort changes what enter acts on: the user picks it (home), and it is theirs
-            # once it stays highlighted for a moment.
-            app.press("home")
-            picked = True
-            with contextlib.suppress(AssertionError):
-                app.stays(lambda _: highlighted_issue(app) == number, seconds=0.3)
-                return
-            continue
-        picked = True
+            # The highlight follows its issue through re-sorts (while in view, until the
+            # user moves), so what is highlighted now is what space or enter acts on.
+            return
         if current is not None and number in rows and current in rows:
             steps = rows.index(number) - rows.index(current)
             app.burst(("down" if steps > 0 else "up") for _ in range(abs(steps)))

@@ -88,13 +88,14 @@ class Tracker:
     def cached(self, number: int) -> IssueDetail | None:
         """Issue `#number` as the app's cache has it now."""
         with self.cache() as cache:
-            return cache.issue_by_number(number)
+            found = cache.reads.resolve_issue(f"#{number}")
+            return None if found is None else cache.reads.issue(found)
 
     def draft(self, key: str) -> str:
         """The draft the app keeps in its cache under `key` ("comment:<issue id>",
         "issue:new"), as JSON text; "" when there is none."""
         with self.cache() as cache:
-            found = cache.draft(key)
+            found = cache.drafts.get(key)
         return "" if found is None else json.dumps(found)
 
     def cli(self, *args: str, stdin: str | None = None) -> tuple[int, str, str]:

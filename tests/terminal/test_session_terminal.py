@@ -104,7 +104,7 @@ class Session:
 def cache_issues(tracker: Tracker) -> dict[str, dict[str, Any]]:
     """Every issue of the app's cache, as `tracker-tui issues list --json` prints it."""
     with tracker.cache() as cache:
-        rows = cache.window(IssueFilter(), IssueSort(), 0, 1000)
+        rows = cache.reads.window(IssueFilter(), IssueSort(), 0, 1000)
     return {row.id: issue_json(row) for row in rows}
 
 

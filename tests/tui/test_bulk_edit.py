@@ -59,7 +59,7 @@ async def choose(pilot: object, label: str) -> None:
 async def test_marked_rows_get_a_preview_then_one_batch_then_undo(
     app_factory: AppFactory, cache: Cache
 ) -> None:
-    top = cache.window(IssueFilter(), IssueSort(), 0, 6)
+    top = cache.reads.window(IssueFilter(), IssueSort(), 0, 6)
     movable = [row for row in top if can_move(row.status or "", "in_progress")]
     already = [row for row in top if row.status == "in_progress"]
     blocked = [row for row in top if not can_move(row.status or "", "in_progress")]
@@ -88,7 +88,7 @@ async def test_marked_rows_get_a_preview_then_one_batch_then_undo(
         await settle(pilot)
         batch = app.screen.batch_id
         assert batch is not None and app.last_batch == batch
-        entries = [entry for entry in cache.outbox() if entry.batch_id == batch]
+        entries = [entry for entry in cache.outbox.entries() if entry.batch_id == batch]
         assert len(entries) == len(plan.updates)
         assert {entry.state for entry in entries} == {EntryState.PENDING}
         results = str(app.screen.query_one("#bulk-results", Static).render())
@@ -97,9 +97,9 @@ async def test_marked_rows_get_a_preview_then_one_batch_then_undo(
         assert isinstance(app.screen, IssueListScreen)
         await pilot.press("u")
         await settle(pilot)
-    assert cache.outbox() == [], "an unsent bulk change is simply dropped"
+    assert cache.outbox.entries() == [], "an unsent bulk change is simply dropped"
     for row in top:
-        detail = cache.issue(row.id)
+        detail = cache.reads.issue(row.id)
         assert detail is not None and detail.issue.status == row.status
 
 
@@ -109,7 +109,7 @@ async def test_all_in_query_with_labels_picked_and_typed(
     """ "Mark all" in a filtered query: resolved against the cache, one batch for all of it."""
     mine_todo = IssueQuery(IssueFilter(status=frozenset({"todo"})), mine=True)
     wanted = IssueFilter(status=frozenset({"todo"}), mine=ME)
-    total = cache.count(wanted)
+    total = cache.reads.count(wanted)
     assert total > 5
     app = app_factory()
     async with app.run_test(size=SIZE) as pilot:
@@ -131,13 +131,15 @@ async def test_all_in_query_with_labels_picked_and_typed(
         await pilot.press("enter")
         await settle(pilot)
     tagged = IssueFilter(label=frozenset({"triage"}))
-    assert cache.count(tagged) == total
-    assert cache.count(IssueFilter(label=frozenset({"triage"}), mine=ME)) == total
+    assert cache.reads.count(tagged) == total
+    assert cache.reads.count(IssueFilter(label=frozenset({"triage"}), mine=ME)) == total
     assert (
-        cache.count(IssueFilter(label=frozenset({"bug"}), mine=ME, status=frozenset({"todo"})))
+        cache.reads.count(
+            IssueFilter(label=frozenset({"bug"}), mine=ME, status=frozenset({"todo"}))
+        )
         == total
     )
-    assert len({entry.batch_id for entry in cache.outbox()}) == 1
+    assert len({entry.batch_id for entry in cache.outbox.entries()}) == 1
 
 
 async def test_undo_with_nothing_to_undo_says_so(app_factory: AppFactory, notices: Notices) -> None:
@@ -164,11 +166,11 @@ async def test_results_follow_the_batch_as_it_is_sent(
         assert len(screen.plan.updates) == 2, "the two newest demo issues are not low"
         await pilot.press("enter")
         await settle(pilot)
-        sent, refused = [e for e in cache.outbox() if e.batch_id == screen.batch_id]
-        cache.mark_sending(sent.id)
-        cache.mark_done(sent.id)
-        cache.mark_sending(refused.id)
-        cache.mark_failed(refused.id, "forbidden: issues:write")
+        sent, refused = [e for e in cache.outbox.entries() if e.batch_id == screen.batch_id]
+        cache.push.mark_sending(sent.id)
+        cache.push.mark_done(sent.id)
+        cache.push.mark_sending(refused.id)
+        cache.push.mark_failed(refused.id, "forbidden: issues:write")
         app.post_message(CacheChanged())
         await settle(pilot)
         results = str(screen.query_one("#bulk-results", Static).render())
@@ -213,7 +215,7 @@ async def service_and_cache(tmp_path: Path) -> AsyncIterator[SyncSession]:
 async def pull(session: SyncSession) -> None:
     """Copy the server's issues into the cache, as the engine's pull would."""
     listing = (await session.client.list_issues(per_page=100)).value.data
-    session.cache.apply_page(Resource.ISSUES, [issue.raw for issue in listing])
+    session.cache.server.apply_page(Resource.ISSUES, [issue.raw for issue in listing])
 
 
 async def server_statuses(session: SyncSession) -> dict[str, str | None]:
@@ -243,7 +245,7 @@ async def test_undo_of_a_sent_status_change_goes_back_by_allowed_moves(
     Todo, and no write failed."""
     async with service_and_cache(tmp_path) as session:
         cache = session.cache
-        top = cache.window(IssueFilter(), IssueSort(), 0, 6)
+        top = cache.reads.window(IssueFilter(), IssueSort(), 0, 6)
         before = await server_statuses(session)
         assert sorted(before[row.id] or "" for row in top) == sorted(WORKFLOW_MIX)
         app = make_app(cache=cache, clock=fixed_clock, sync=OfflineLink(), me=None)
@@ -263,10 +265,12 @@ async def test_undo_of_a_sent_status_change_goes_back_by_allowed_moves(
             app.post_message(CacheChanged())
             await settle(pilot)
         assert await server_statuses(session) == before
-        assert cache.outbox((EntryState.FAILED, EntryState.CONFLICT, EntryState.PENDING)) == []
+        assert (
+            cache.outbox.entries((EntryState.FAILED, EntryState.CONFLICT, EntryState.PENDING)) == []
+        )
         assert any("5 issues restored (2 via Todo)" in text for text in notices.texts())
         for row in top:
-            shown = cache.issue(row.id)
+            shown = cache.reads.issue(row.id)
             assert shown is not None and shown.issue.status == before[row.id]
             assert shown.issue.sync_state is SyncState.SYNCED
 
@@ -278,7 +282,7 @@ async def test_undo_names_what_it_cannot_restore_before_doing_anything(
     question before anything is queued; "Undo the rest" restores the others only."""
     async with service_and_cache(tmp_path) as session:
         cache = session.cache
-        top = cache.window(IssueFilter(), IssueSort(), 0, 6)
+        top = cache.reads.window(IssueFilter(), IssueSort(), 0, 6)
         before = await server_statuses(session)
         app = make_app(cache=cache, clock=fixed_clock, sync=OfflineLink(), me=None)
         async with app.run_test(size=SIZE) as pilot:
@@ -293,14 +297,14 @@ async def test_undo_names_what_it_cannot_restore_before_doing_anything(
             dialog = app.screen
             assert isinstance(dialog, ConfirmDialog)
             question = str(dialog.query_one(Label).render())
-            number = cache.server_record(Resource.ISSUES, theirs) or {}
+            number = cache.server.server_record(Resource.ISSUES, theirs) or {}
             assert f"#{number['number']} status: changed since (now In review)" in question
-            assert cache.outbox((EntryState.PENDING,)) == [], "nothing queued while asking"
+            assert cache.outbox.entries((EntryState.PENDING,)) == [], "nothing queued while asking"
             await pilot.press("y")
             await settle(pilot)
             await push_outbox(session, backoff=QUICK)
         after = await server_statuses(session)
         assert after[theirs] == "in_review", "the colleague's move is left alone"
         assert {key: after[key] for key in moved[1:]} == {key: before[key] for key in moved[1:]}
-        assert cache.outbox((EntryState.FAILED, EntryState.CONFLICT)) == []
+        assert cache.outbox.entries((EntryState.FAILED, EntryState.CONFLICT)) == []
         assert any("Left as they are" in text for text in notices.texts())

@@ -44,14 +44,14 @@ async def test_typing_narrows_the_assignees_and_enter_picks_the_first(
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, IssueDetailScreen)
-    detail = cache.issue(TOP)
+    detail = cache.reads.issue(TOP)
     assert detail is not None and detail.issue.assignee == "usr_barbara"
 
 
 async def test_the_list_keys_work_from_the_field_and_no_match_picks_nothing(
     app_factory: AppFactory, cache: Cache
 ) -> None:
-    before = cache.issue(TOP)
+    before = cache.reads.issue(TOP)
     assert before is not None
     app = app_factory()
     async with app.run_test(size=SIZE) as pilot:
@@ -69,9 +69,9 @@ async def test_the_list_keys_work_from_the_field_and_no_match_picks_nothing(
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, IssueDetailScreen)
-    after = cache.issue(TOP)
+    after = cache.reads.issue(TOP)
     assert after is not None and after.issue.assignee == before.issue.assignee
-    assert cache.outbox() == []
+    assert cache.outbox.entries() == []
 
 
 async def test_a_burst_of_keys_picks_what_was_typed(app_factory: AppFactory, cache: Cache) -> None:
@@ -81,7 +81,7 @@ async def test_a_burst_of_keys_picks_what_was_typed(app_factory: AppFactory, cac
         burst_keys(app, "t", "u", "r", "enter")
         await settle(pilot)
         assert isinstance(app.screen, IssueDetailScreen)
-    detail = cache.issue(TOP)
+    detail = cache.reads.issue(TOP)
     assert detail is not None and detail.issue.assignee == "usr_alan"
 
 

@@ -14,7 +14,7 @@ import pytest
 from textual.app import App
 from tui_support import AppFactory, Notices, settle
 
-from cache import Cache
+from cache import Reads
 from tracker_tui import launch
 from tracker_tui.app import TrackerApp
 from tracker_tui.crash_guard import exit_status
@@ -205,7 +205,7 @@ async def test_a_worker_failing_on_a_bug_is_shown_and_logged_with_its_traceback(
     app = app_factory(error_log=error_log)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        monkeypatch.setattr(Cache, "issue", boom)
+        monkeypatch.setattr(Reads, "issue", boom)
         await pilot.press("enter")
         await settle(pilot)
         assert "Could not read the issue: injected failure" in notices.texts()

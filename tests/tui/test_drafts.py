@@ -69,8 +69,8 @@ async def test_leaving_with_an_unsent_comment_asks_first(path: Path) -> None:
             await pilot.press("enter")
             await settle(pilot)
             assert comment_box(app).value == ""
-        assert cache.draft(comment_key(TOP)) is None
-        assert cache.outbox() == []
+        assert cache.drafts.get(comment_key(TOP)) is None
+        assert cache.outbox.entries() == []
 
 
 async def test_an_unsent_comment_is_back_after_the_app_was_closed(
@@ -86,7 +86,7 @@ async def test_an_unsent_comment_is_back_after_the_app_was_closed(
             await pilot.press("c", *"Seen on staging too")
             await pilot.press("ctrl+q")
     with Cache.open(path, clock=NOW.timestamp) as cache:
-        assert cache.draft(comment_key(TOP)) == {"body": "Seen on staging too"}
+        assert cache.drafts.get(comment_key(TOP)) == {"body": "Seen on staging too"}
         app = app_over(cache)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
@@ -97,10 +97,10 @@ async def test_an_unsent_comment_is_back_after_the_app_was_closed(
             await pilot.press("c", *", and on prod", "enter")
             await settle(pilot)
             assert comment_box(app).value == ""
-        [entry] = cache.outbox([EntryState.PENDING])
+        [entry] = cache.outbox.entries([EntryState.PENDING])
         assert entry.resource is Resource.COMMENTS
         assert entry.changes["body"] == "Seen on staging too, and on prod"
-        assert cache.draft(comment_key(TOP)) is None
+        assert cache.drafts.get(comment_key(TOP)) is None
 
 
 async def test_the_comment_kept_on_close_is_the_box_not_the_last_change_heard(
@@ -122,7 +122,7 @@ async def test_the_comment_kept_on_close_is_the_box_not_the_last_change_heard(
                 box.value = "Seen on staging too"
             await pilot.press("ctrl+q")
     with Cache.open(path, clock=NOW.timestamp) as cache:
-        assert cache.draft(comment_key(TOP)) == {"body": "Seen on staging too"}
+        assert cache.drafts.get(comment_key(TOP)) == {"body": "Seen on staging too"}
 
 
 async def test_a_sent_comment_never_comes_back_as_a_draft(path: Path) -> None:
@@ -136,8 +136,8 @@ async def test_a_sent_comment_never_comes_back_as_a_draft(path: Path) -> None:
             await pilot.press("c", *"Ship it", "enter")
             await pilot.pause(SAVE_INTERVAL * 3)
             await settle(pilot)
-        assert cache.draft(comment_key(TOP)) is None
-        assert len(cache.outbox()) == 1
+        assert cache.drafts.get(comment_key(TOP)) is None
+        assert len(cache.outbox.entries()) == 1
 
 
 async def test_a_new_issue_form_is_back_after_the_app_was_closed_until_discarded(
@@ -174,7 +174,7 @@ async def test_a_new_issue_form_is_back_after_the_app_was_closed_until_discarded
             await pilot.press("c")
             await settle(pilot)
             assert app.screen.query_one("#title", Input).value == ""
-        assert cache.draft(issue_key(None)) is None
+        assert cache.drafts.get(issue_key(None)) is None
 
 
 async def test_an_edit_is_back_after_the_app_was_closed_and_dropped_once_saved(
@@ -183,7 +183,7 @@ async def test_an_edit_is_back_after_the_app_was_closed_and_dropped_once_saved(
     """Only the fields changed are kept, so a field changed on the server meanwhile keeps the
     server's value."""
     with Cache.open(path, clock=NOW.timestamp) as cache:
-        before = cache.issue(TOP)
+        before = cache.reads.issue(TOP)
         assert before is not None
         app = app_over(cache)
         async with app.run_test(size=SIZE) as pilot:
@@ -193,8 +193,8 @@ async def test_an_edit_is_back_after_the_app_was_closed_and_dropped_once_saved(
             await pilot.press("end", *" (draft)")
             await pilot.pause(SAVE_INTERVAL * 2)
             await settle(pilot)
-        assert cache.draft(issue_key(TOP)) == {"title": f"{before.issue.title} (draft)"}
-        cache.apply_page(
+        assert cache.drafts.get(issue_key(TOP)) == {"title": f"{before.issue.title} (draft)"}
+        cache.server.apply_page(
             Resource.ISSUES,
             [{**before.record, "description": "Changed by a colleague", "updated_at": "2027"}],
         )
@@ -206,9 +206,9 @@ async def test_an_edit_is_back_after_the_app_was_closed_and_dropped_once_saved(
             assert app.screen.query_one("#title", Input).value == f"{before.issue.title} (draft)"
             await pilot.press("ctrl+s")
             await settle(pilot)
-        [entry] = cache.outbox([EntryState.PENDING])
+        [entry] = cache.outbox.entries([EntryState.PENDING])
         assert entry.changes == {"title": f"{before.issue.title} (draft)"}
-        assert cache.draft(issue_key(TOP)) is None
+        assert cache.drafts.get(issue_key(TOP)) is None
 
 
 TYPIST = """
@@ -257,4 +257,4 @@ def test_a_comment_typed_a_second_before_the_app_is_killed_survives(path: Path) 
         child.stdout.close()
     assert child.returncode == -signal.SIGKILL
     with Cache.open(path, clock=NOW.timestamp) as cache:
-        assert cache.draft(comment_key(TOP)) == {"body": typed}
+        assert cache.drafts.get(comment_key(TOP)) == {"body": typed}

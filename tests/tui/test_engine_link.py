@@ -81,12 +81,12 @@ async def test_pulled_issues_appear_and_a_local_edit_reaches_the_server(
             assert app.sync_status.connection.kind is Connection.ONLINE
             assert app.sync_status.budget_minute is not None
 
-            target = cache.window(IssueFilter(), IssueSort(), 0, 1)[0]
+            target = cache.reads.window(IssueFilter(), IssueSort(), 0, 1)[0]
             wanted = "low" if target.priority != "low" else "high"
-            cache.update(Resource.ISSUES, target.id, {"priority": wanted})
+            cache.outbox.update(Resource.ISSUES, target.id, {"priority": wanted})
             link.poke()
             await until(lambda: server_priority(service, target.id) == wanted, pilot)
-            await until(lambda: not cache.outbox(ACTIVE_STATES), pilot)
+            await until(lambda: not cache.outbox.entries(ACTIVE_STATES), pilot)
 
 
 async def test_times_are_read_against_the_servers_clock(
@@ -210,7 +210,7 @@ async def test_an_edit_made_offline_is_sent_when_the_server_returns(tmp_path: Pa
                     pilot,
                 )
                 service = start_service(db, port)
-                await until(lambda: not cache.outbox(ACTIVE_STATES), pilot)
+                await until(lambda: not cache.outbox.entries(ACTIVE_STATES), pilot)
                 assert server_value(service, key, issue_id, "priority") == wanted
                 await until(lambda: "● online" in bar_text(app), pilot)
                 await until(lambda: "↑ 0 pending" in bar_text(app), pilot)
@@ -252,7 +252,7 @@ async def change_a_priority(app: TrackerApp, cache: Cache, pilot: Any) -> tuple[
     await pilot.press("enter")
     await settle(pilot)
     issue_id: str = app.screen.issue_id  # type: ignore[attr-defined]
-    before = cache.issue(issue_id)
+    before = cache.reads.issue(issue_id)
     assert before is not None
     wanted = "low" if before.issue.priority != "low" else "high"
     await pilot.press("p")
@@ -288,10 +288,10 @@ async def test_a_refused_write_is_counted_as_failed_on_the_bar_and_the_panel(
             app = make_app(cache=cache, sync=link, profile="demo")
             async with app.run_test(size=(120, 36)) as pilot:
                 await until(lambda: listed(app) == 10 and "● online" in bar_text(app), pilot)
-                target = cache.window(IssueFilter(), IssueSort(), 0, 1)[0]
-                cache.update(Resource.ISSUES, target.id, {"title": ""})  # refused: 400
+                target = cache.reads.window(IssueFilter(), IssueSort(), 0, 1)[0]
+                cache.outbox.update(Resource.ISSUES, target.id, {"title": ""})  # refused: 400
                 link.poke()
-                await until(lambda: bool(cache.outbox([EntryState.FAILED])), pilot)
+                await until(lambda: bool(cache.outbox.entries([EntryState.FAILED])), pilot)
                 await until(lambda: "↑ 0 pending · 1 failed" in bar_text(app), pilot)
                 await pilot.press("y")
                 await settle(pilot)
@@ -322,8 +322,8 @@ async def test_writes_the_key_may_not_make_are_told_not_only_counted(tmp_path: P
             app = make_app(cache=cache, sync=link, profile="demo")
             async with app.run_test(size=(120, 36), message_hook=hook) as pilot:
                 await until(lambda: listed(app) == 10 and "● online" in bar_text(app), pilot)
-                target = cache.window(IssueFilter(), IssueSort(), 0, 1)[0]
-                cache.update(Resource.ISSUES, target.id, {"title": "Not allowed"})
+                target = cache.reads.window(IssueFilter(), IssueSort(), 0, 1)[0]
+                cache.outbox.update(Resource.ISSUES, target.id, {"title": "Not allowed"})
                 link.poke()
                 await until(lambda: bool(told), pilot)
                 link.poke()  # the next attempt is refused the same way: not told again

@@ -22,7 +22,7 @@ async def test_the_labels_dialog_fits_with_many_labels(
 ) -> None:
     """Twenty labels ticked: the line naming them wraps instead of being cut."""
     ticked = [f"area-{n:02d}" for n in range(20)]
-    cache.update(Resource.ISSUES, TOP, {"labels": ticked})
+    cache.outbox.update(Resource.ISSUES, TOP, {"labels": ticked})
     app = app_factory()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -48,7 +48,7 @@ async def test_bulk_add_labels_fits(app_factory: AppFactory) -> None:
 
 
 async def test_the_issue_screen_fits(app_factory: AppFactory, cache: Cache) -> None:
-    detail = cache.issue(TOP)
+    detail = cache.reads.issue(TOP)
     assert detail is not None
     app = app_factory()
     async with app.run_test(size=SIZE) as pilot:

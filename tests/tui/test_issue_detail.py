@@ -32,7 +32,7 @@ async def test_enter_opens_the_issue_and_escape_goes_back(
         screen = app.screen
         assert isinstance(screen, IssueDetailScreen)
         assert screen.data is not None and screen.data.detail is not None
-        detail = cache.issue(TOP)
+        detail = cache.reads.issue(TOP)
         assert detail is not None
         assert screen.data.detail.issue.title == detail.issue.title
         assert "Steps to reproduce" in screen.query_one(Markdown).source
@@ -46,7 +46,7 @@ async def test_enter_opens_the_issue_and_escape_goes_back(
 async def test_status_picker_offers_only_allowed_moves_and_queues_the_pick(
     app_factory: AppFactory, cache: Cache, link: OfflineLink
 ) -> None:
-    before = cache.issue(TOP)
+    before = cache.reads.issue(TOP)
     assert before is not None and before.issue.status is not None
     allowed = status_choices(before.issue.status)
     app = app_factory()
@@ -65,11 +65,11 @@ async def test_status_picker_offers_only_allowed_moves_and_queues_the_pick(
         assert isinstance(app.screen, IssueDetailScreen)
         assert app.screen.data is not None and app.screen.data.detail is not None
         assert app.screen.data.detail.issue.status == allowed[1]
-    after = cache.issue(TOP)
+    after = cache.reads.issue(TOP)
     assert after is not None
     assert after.issue.status == allowed[1]
     assert after.issue.sync_state == "pending"
-    [entry] = cache.outbox([EntryState.PENDING])
+    [entry] = cache.outbox.entries([EntryState.PENDING])
     assert entry.changes == {"status": allowed[1]}
     assert link.pokes == 1
 
@@ -77,7 +77,7 @@ async def test_status_picker_offers_only_allowed_moves_and_queues_the_pick(
 async def test_priority_assignee_and_labels_are_edited_in_place(
     app_factory: AppFactory, cache: Cache
 ) -> None:
-    before = cache.issue(TOP)
+    before = cache.reads.issue(TOP)
     assert before is not None
     app = app_factory()
     async with app.run_test(size=SIZE) as pilot:
@@ -96,7 +96,7 @@ async def test_priority_assignee_and_labels_are_edited_in_place(
             await pilot.press(*label, "enter")
         await pilot.press(*"bug, triage", "enter", "ctrl+s")
         await settle(pilot)
-    detail = cache.issue(TOP)
+    detail = cache.reads.issue(TOP)
     assert detail is not None
     assert detail.issue.assignee is None
     assert detail.issue.labels == ("bug", "triage")
@@ -114,9 +114,11 @@ async def test_a_comment_is_queued_and_shown_pending(app_factory: AppFactory, ca
         assert "Looks good to me" in shown
         pending = str(app.screen.query_one("#detail-pending", Static).render())
         assert "new comment" in pending
-    bodies = {comment.body: comment for comment in cache.comments(TOP)}
+    shown_detail = cache.reads.issue(TOP)
+    assert shown_detail is not None
+    bodies = {comment.body: comment for comment in shown_detail.comments}
     assert bodies["Looks good to me"].sync_state == "pending"
-    [entry] = cache.outbox()
+    [entry] = cache.outbox.entries()
     assert entry.resource is Resource.COMMENTS
     assert entry.changes["issue_id"] == TOP
 
@@ -152,4 +154,4 @@ async def test_read_only_shows_no_write_key_and_no_comment_box(
             await pilot.pause()
             assert app.screen is screen
         assert not isinstance(screen.focused, Input)
-    assert cache.outbox() == []
+    assert cache.outbox.entries() == []

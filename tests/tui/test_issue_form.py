@@ -45,11 +45,11 @@ async def test_create_shows_a_validation_error_then_saves_once_fixed(
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert isinstance(app.screen, IssueListScreen)
-    [entry] = cache.outbox([EntryState.PENDING])
+    [entry] = cache.outbox.entries([EntryState.PENDING])
     assert entry.operation is Operation.CREATE
     assert entry.changes["title"] == "Crash on save"
     assert entry.changes["status"] == "todo"
-    assert cache.count(IssueFilter(text="Crash on save")) == 1
+    assert cache.reads.count(IssueFilter(text="Crash on save")) == 1
     assert link.pokes == 1
 
 
@@ -73,7 +73,7 @@ async def test_labels_are_picked_from_those_in_use_or_typed_new(
 ) -> None:
     """Typing narrows the known labels; space ticks one; enter adds a new one (nothing else
     matches it); both are saved."""
-    known = [label for label in cache.distinct_values(LABELS) if label]
+    known = [label for label in cache.reads.distinct_values(LABELS) if label]
     assert "security" in known and "perf" in known
     app = app_factory()
     async with app.run_test(size=SIZE) as pilot:
@@ -100,7 +100,7 @@ async def test_labels_are_picked_from_those_in_use_or_typed_new(
         await pilot.press(*"perf", "enter", "ctrl+s")
         await settle(pilot)
         assert isinstance(app.screen, IssueListScreen)
-    [entry] = cache.outbox([EntryState.PENDING])
+    [entry] = cache.outbox.entries([EntryState.PENDING])
     assert entry.changes["labels"] == ["needs-repro", "perf"]
 
 
@@ -113,7 +113,7 @@ async def test_edit_queues_only_the_changed_fields(app_factory: AppFactory, cach
         assert isinstance(app.screen, IssueFormScreen)
         await pilot.press("end", *" (again)", "ctrl+s")
         await settle(pilot)
-    [entry] = cache.outbox()
+    [entry] = cache.outbox.entries()
     assert entry.operation is Operation.UPDATE
     assert list(entry.changes) == ["title"]
     assert str(entry.changes["title"]).endswith(" (again)")
@@ -142,7 +142,7 @@ async def test_escape_asks_before_discarding_a_dirty_form(
         await pilot.press("y")
         await pilot.pause()
         assert isinstance(app.screen, IssueListScreen)
-    assert cache.outbox() == []
+    assert cache.outbox.entries() == []
 
 
 async def test_ctrl_s_in_a_burst_saves_every_key_typed_before_it(
@@ -159,5 +159,5 @@ async def test_ctrl_s_in_a_burst_saves_every_key_typed_before_it(
             app.post_message(events.Key(key, key if len(key) == 1 else None))
         await settle(pilot)
         assert isinstance(app.screen, IssueListScreen)
-    [entry] = cache.outbox([EntryState.PENDING])
+    [entry] = cache.outbox.entries([EntryState.PENDING])
     assert entry.changes["title"] == "Burst title"

@@ -224,16 +224,16 @@ async def test_rows_show_sync_state_and_marks(app_factory: AppFactory, cache: Ca
         assert "ago" in first
         refused_row = issues.render_line(4).text
         refused_number = refused_row.split()[0]
-        _, edited, mine, refused = cache.window(IssueFilter(), IssueSort(), 0, 4)
+        _, edited, mine, refused = cache.reads.window(IssueFilter(), IssueSort(), 0, 4)
         assert f"#{refused.number}" == refused_number
-        pending = cache.update(Resource.ISSUES, edited.id, {"title": "Edited"})
-        conflicting = cache.update(Resource.ISSUES, mine.id, {"title": "Mine"})
-        failing = cache.update(Resource.ISSUES, refused.id, {"title": "Refused"})
+        pending = cache.outbox.update(Resource.ISSUES, edited.id, {"title": "Edited"})
+        conflicting = cache.outbox.update(Resource.ISSUES, mine.id, {"title": "Mine"})
+        failing = cache.outbox.update(Resource.ISSUES, refused.id, {"title": "Refused"})
         assert pending and conflicting and failing
         for entry in (conflicting, failing):
-            cache.mark_sending(entry.id)
-        cache.record_conflicts(conflicting.id, [FieldConflict("title", "a", "Mine", "b")])
-        cache.mark_failed(failing.id, "invalid_request")
+            cache.push.mark_sending(entry.id)
+        cache.push.record_conflicts(conflicting.id, [FieldConflict("title", "a", "Mine", "b")])
+        cache.push.mark_failed(failing.id, "invalid_request")
         app.post_message(CacheChanged())
         await settle(pilot)
         await pilot.press("g")

@@ -170,7 +170,7 @@ async def test_mine_works_once_the_sync_engine_learns_who_i_am(
         await pilot.press("m")
         await settle(pilot)
         assert screen(app).query_one(IssueList).highlighted_row is None
-        cache.set_state(ME_STATE_KEY, "usr_ada")
+        cache.state.set(ME_STATE_KEY, "usr_ada")
         app.post_message(CacheChanged())
         await settle(pilot)
         row = screen(app).query_one(IssueList).highlighted_row
@@ -251,7 +251,7 @@ async def test_cache_changes_reload_and_keep_the_highlighted_issue(
         chosen = issues.highlighted_row
         assert chosen is not None
         more = generate(510, NOW).issues[500:]
-        cache.apply_page(
+        cache.server.apply_page(
             Resource.ISSUES, [dict(record, id=f"iss_new_{n}") for n, record in enumerate(more)]
         )
         app.post_message(CacheChanged())

@@ -46,7 +46,7 @@ async def test_a_burst_that_empties_the_list_then_enter_keeps_the_app_up(
     app_factory: AppFactory, cache: Cache
 ) -> None:
     """`c` matches labels, `cr` none: the list shrinks to nothing under a queued highlight."""
-    before = cache.issue(TOP)
+    before = cache.reads.issue(TOP)
     assert before is not None
     app = app_factory()
     async with app.run_test(size=SIZE) as pilot:
@@ -63,7 +63,7 @@ async def test_a_burst_that_empties_the_list_then_enter_keeps_the_app_up(
         await settle(pilot)
         assert isinstance(app.screen, IssueDetailScreen)
     assert app.return_code in (None, 0)
-    after = cache.issue(TOP)
+    after = cache.reads.issue(TOP)
     assert after is not None
     assert set(after.issue.labels) == {*before.issue.labels, "cr"} ^ {"security"}
 
@@ -90,7 +90,7 @@ async def test_enter_ticks_the_only_match_instead_of_creating_what_was_typed(
     app_factory: AppFactory, cache: Cache
 ) -> None:
     """`secu` + enter with "security" the only match ticks "security"; no label "secu"."""
-    before = cache.issue(TOP)
+    before = cache.reads.issue(TOP)
     assert before is not None and "security" not in before.issue.labels
     app = app_factory()
     async with app.run_test(size=SIZE) as pilot:
@@ -101,7 +101,7 @@ async def test_enter_ticks_the_only_match_instead_of_creating_what_was_typed(
         assert picker.labels == [*before.issue.labels, "security"]
         await pilot.press("ctrl+s")
         await settle(pilot)
-    after = cache.issue(TOP)
+    after = cache.reads.issue(TOP)
     assert after is not None
     assert after.issue.labels == (*before.issue.labels, "security")
 

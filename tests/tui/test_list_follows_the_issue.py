@@ -51,11 +51,11 @@ def pull(cache: Cache, changes: dict[str, JsonObject], seconds_later: int = 60) 
     the default order), as the sync engine stores them."""
     records = []
     for n, (issue_id, fields) in enumerate(changes.items()):
-        record = cache.server_record(Resource.ISSUES, issue_id)
+        record = cache.server.server_record(Resource.ISSUES, issue_id)
         assert record is not None
         when = NOW + timedelta(seconds=seconds_later + n)
         records.append({**record, **fields, "updated_at": when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")})
-    cache.apply_page(Resource.ISSUES, records)
+    cache.server.apply_page(Resource.ISSUES, records)
 
 
 async def test_a_pull_re_sorting_the_list_keeps_the_highlight_and_the_viewport(

@@ -66,7 +66,7 @@ async def test_at_80x24_the_title_takes_the_slack(app_factory: AppFactory, cache
         title_width = header.index("Status") - header.index("Title") - 1
         assert title_width >= 35
         assert issues.scrollable_content_region.width >= 79
-        titles = [row.title for row in cache.window(IssueFilter(), IssueSort(), 0, 20)]
+        titles = [row.title for row in cache.reads.window(IssueFilter(), IssueSort(), 0, 20)]
         longest = max((title for title in titles if len(title) <= title_width), key=len)
         assert len(longest) > 19
         lines = [issues.render_line(y).text for y in range(1, 21)]

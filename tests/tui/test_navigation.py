@@ -56,7 +56,7 @@ async def test_read_only_refuses_writes_on_every_screen(
         assert "u" not in app.screen.active_bindings  # undo is not offered at all
         await pilot.press("u")
         await pilot.pause()
-    assert cache.outbox() == []
+    assert cache.outbox.entries() == []
     # n, e and a on the projects screen, and u: hidden keys still say why nothing happens.
     assert notices.texts().count("Read-only mode: changes are off.") == 4
 

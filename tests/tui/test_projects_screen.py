@@ -26,7 +26,7 @@ async def test_enter_shows_the_projects_issues(app_factory: AppFactory, cache: C
         await settle(pilot)
         assert isinstance(app.screen, IssueListScreen)
         assert app.screen.issue_query.filter.project == {first}
-        expected = cache.count(IssueFilter(project=frozenset({first})))
+        expected = cache.reads.count(IssueFilter(project=frozenset({first})))
         assert app.screen.query_one(IssueList).count == expected
 
 
@@ -50,7 +50,7 @@ async def test_create_and_archive_go_through_the_outbox(
         await settle(pilot)
         assert isinstance(app.screen, ProjectsScreen)
         assert app.screen.query_one(OptionList).option_count == 4
-    entries = cache.outbox()
+    entries = cache.outbox.entries()
     assert [entry.operation for entry in entries] == [Operation.UPDATE, Operation.CREATE]
     assert entries[0].changes == {"state": "archived"}
     assert entries[1].changes["key"] == "DB"

@@ -72,5 +72,5 @@ async def test_read_only_hides_the_write_keys_of_the_list_and_the_projects(
         assert footer_keys(app).isdisjoint(PROJECT_WRITE_KEYS)
         await pilot.press("n", "escape", *WRITE_KEYS)
         await settle(pilot)
-    assert cache.outbox() == []
+    assert cache.outbox.entries() == []
     assert notices.texts().count("Read-only mode: changes are off.") == 1 + len(WRITE_KEYS)

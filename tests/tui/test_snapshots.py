@@ -86,7 +86,7 @@ def test_issue_detail_screen(
     """An issue with Markdown, a comment, and a pending edit of its priority."""
     when = stamp(NOW - timedelta(hours=3))
     comment = {"issue_id": "iss_000000", "author": "usr_grace", "created_at": when}
-    cache.apply_page(
+    cache.server.apply_page(
         Resource.COMMENTS,
         [comment | {"id": "cmt_snap", "body": "Seen on main too.", "updated_at": when}],
     )
@@ -124,7 +124,7 @@ def test_sync_panel_screen(
     """A failed write with the server's words, a conflict side by side, pending writes."""
     make_conflict(cache)
     make_failure(cache)
-    cache.update(Resource.ISSUES, "iss_000117", {"status": "canceled"})
+    cache.outbox.update(Resource.ISSUES, "iss_000117", {"status": "canceled"})
     app = app_factory(profile="work")
 
     async def open_panel(pilot: Pilot[Any]) -> None:

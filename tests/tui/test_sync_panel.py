@@ -22,20 +22,20 @@ SIZE = (120, 36)
 
 def make_conflict(cache: Cache, issue_id: str = "iss_000119") -> int:
     """An edit of the title that the server's copy contradicts, parked as a conflict."""
-    entry = cache.update(Resource.ISSUES, issue_id, {"title": "Mine"})
+    entry = cache.outbox.update(Resource.ISSUES, issue_id, {"title": "Mine"})
     assert entry is not None
-    cache.mark_sending(entry.id)
-    [conflict] = cache.record_conflicts(
+    cache.push.mark_sending(entry.id)
+    [conflict] = cache.push.record_conflicts(
         entry.id, [FieldConflict("title", entry.base["title"], "Mine", "Theirs")]
     )
     return conflict.id
 
 
 def make_failure(cache: Cache, issue_id: str = "iss_000118") -> int:
-    entry = cache.update(Resource.ISSUES, issue_id, {"title": f"Renamed {issue_id}"})
+    entry = cache.outbox.update(Resource.ISSUES, issue_id, {"title": f"Renamed {issue_id}"})
     assert entry is not None
-    cache.mark_sending(entry.id)
-    cache.mark_failed(entry.id, "invalid_request: title is locked")
+    cache.push.mark_sending(entry.id)
+    cache.push.mark_failed(entry.id, "invalid_request: title is locked")
     return entry.id
 
 
@@ -58,7 +58,7 @@ async def test_panel_shows_state_failures_and_conflicts(
 ) -> None:
     make_conflict(cache)
     make_failure(cache)
-    cache.update(Resource.ISSUES, "iss_000117", {"status": "canceled"})
+    cache.outbox.update(Resource.ISSUES, "iss_000117", {"status": "canceled"})
     app = app_factory()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -92,9 +92,9 @@ async def test_taking_theirs_settles_the_conflict(app_factory: AppFactory, cache
         assert "No conflicts." in str(
             app.screen.query_one("#conflicts", OptionList).get_option_at_index(0).prompt
         )
-    assert cache.conflicts() == []
-    assert all(entry.state is not EntryState.CONFLICT for entry in cache.outbox())
-    assert conflict_id not in [conflict.id for conflict in cache.conflicts()]
+    assert cache.outbox.conflicts() == []
+    assert all(entry.state is not EntryState.CONFLICT for entry in cache.outbox.entries())
+    assert conflict_id not in [conflict.id for conflict in cache.outbox.conflicts()]
 
 
 async def test_keeping_mine_requeues_the_edit(app_factory: AppFactory, cache: Cache) -> None:
@@ -106,8 +106,8 @@ async def test_keeping_mine_requeues_the_edit(app_factory: AppFactory, cache: Ca
         await settle(pilot)
         await pilot.press("m")
         await settle(pilot)
-    assert cache.conflicts() == []
-    assert [entry.state for entry in cache.outbox()] == [EntryState.PENDING]
+    assert cache.outbox.conflicts() == []
+    assert [entry.state for entry in cache.outbox.entries()] == [EntryState.PENDING]
 
 
 async def test_failed_writes_are_retried_discarded_or_edited(
@@ -122,7 +122,7 @@ async def test_failed_writes_are_retried_discarded_or_edited(
         await settle(pilot)
         await pilot.press("r")
         await settle(pilot)
-        assert cache.outbox_entry(first).state is EntryState.PENDING
+        assert cache.outbox.entry(first).state is EntryState.PENDING
         await pilot.press("e")
         await settle(pilot)
         assert isinstance(app.screen, IssueFormScreen)
@@ -131,8 +131,8 @@ async def test_failed_writes_are_retried_discarded_or_edited(
         await settle(pilot)
         await pilot.press("x")
         await settle(pilot)
-    assert [entry.id for entry in cache.outbox([EntryState.FAILED])] == []
-    assert second not in [entry.id for entry in cache.outbox()]
+    assert [entry.id for entry in cache.outbox.entries([EntryState.FAILED])] == []
+    assert second not in [entry.id for entry in cache.outbox.entries()]
 
 
 async def test_panel_names_issues_by_number_never_by_internal_id(
@@ -142,11 +142,11 @@ async def test_panel_names_issues_by_number_never_by_internal_id(
     defect 12's rule, in the sync panel)."""
     make_conflict(cache, "iss_000119")
     make_failure(cache, "iss_000118")
-    cache.update(Resource.ISSUES, "iss_000117", {"status": "canceled"})
+    cache.outbox.update(Resource.ISSUES, "iss_000117", {"status": "canceled"})
     numbers = {
         issue_id: detail.issue.number
         for issue_id in ("iss_000117", "iss_000118", "iss_000119")
-        if (detail := cache.issue(issue_id)) is not None
+        if (detail := cache.reads.issue(issue_id)) is not None
     }
     app = app_factory()
     async with app.run_test(size=SIZE) as pilot:
@@ -202,13 +202,15 @@ class CountingLink(OfflineLink):
 def make_unsure(cache: Cache, *look_alikes: str) -> int:
     """A create whose answer was lost while the server holds records like it (issue 15): it
     may have made one of `look_alikes`."""
-    cache.create(Resource.ISSUES, {"title": "Weekly review"})
-    [entry] = cache.outbox([EntryState.PENDING])
-    cache.mark_sending(entry.id)
-    cache.release(entry.id)
-    found = [cache.server_record(Resource.ISSUES, issue_id) or {} for issue_id in look_alikes]
+    cache.outbox.create(Resource.ISSUES, {"title": "Weekly review"})
+    [entry] = cache.outbox.entries([EntryState.PENDING])
+    cache.push.mark_sending(entry.id)
+    cache.push.release(entry.id)
+    found = [
+        cache.server.server_record(Resource.ISSUES, issue_id) or {} for issue_id in look_alikes
+    ]
     numbers = ", ".join(f"#{record['number']}" for record in found)
-    cache.mark_unsure(entry.id, found, f"may be a duplicate: check {numbers}")
+    cache.push.mark_unsure(entry.id, found, f"may be a duplicate: check {numbers}")
     return entry.id
 
 
@@ -218,7 +220,9 @@ async def test_an_unsure_create_is_shown_counted_and_settled_as_one_of_its_look_
     """It shows in its own list with the records it may have made, the bar counts it, and
     `s` links it to the one the user picks: nothing more is sent."""
     entry_id = make_unsure(cache, "iss_000117", "iss_000118")
-    first, second = (cache.server_record(Resource.ISSUES, f"iss_00011{n}") or {} for n in (7, 8))
+    first, second = (
+        cache.server.server_record(Resource.ISSUES, f"iss_00011{n}") or {} for n in (7, 8)
+    )
     app = app_factory(sync=CountingLink(cache), profile="work")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -237,9 +241,9 @@ async def test_an_unsure_create_is_shown_counted_and_settled_as_one_of_its_look_
         assert labels == [f"#{record['number']} {record['title']}" for record in (first, second)]
         await pilot.press("down", "enter")
         await settle(pilot)
-    assert cache.outbox_entry(entry_id).state is EntryState.DONE
-    assert cache.linked(Resource.ISSUES, [second["id"]]) == {second["id"]}
-    assert cache.outbox([EntryState.PENDING, EntryState.UNSURE]) == []
+    assert cache.outbox.entry(entry_id).state is EntryState.DONE
+    assert cache.push.linked(Resource.ISSUES, [second["id"]]) == {second["id"]}
+    assert cache.outbox.entries([EntryState.PENDING, EntryState.UNSURE]) == []
 
 
 async def test_an_unsure_create_is_sent_anyway_or_discarded(
@@ -254,11 +258,11 @@ async def test_an_unsure_create_is_sent_anyway_or_discarded(
         await settle(pilot)
         await pilot.press("n")
         await settle(pilot)
-        assert cache.outbox_entry(sent).state is EntryState.PENDING
+        assert cache.outbox.entry(sent).state is EntryState.PENDING
         app.screen.query_one("#unsure", OptionList).focus()
         await pilot.press("x")
         await settle(pilot)
-    assert dropped not in [entry.id for entry in cache.outbox()]
+    assert dropped not in [entry.id for entry in cache.outbox.entries()]
 
 
 async def test_editing_a_failed_write_starts_from_what_was_refused_and_replaces_it(
@@ -280,6 +284,6 @@ async def test_editing_a_failed_write_starts_from_what_was_refused_and_replaces_
         title.value = "Renamed, shorter"
         await pilot.press("ctrl+s")
         await settle(pilot)
-    assert failed not in [entry.id for entry in cache.outbox()]
-    [queued] = cache.outbox([EntryState.PENDING])
+    assert failed not in [entry.id for entry in cache.outbox.entries()]
+    [queued] = cache.outbox.entries([EntryState.PENDING])
     assert queued.changes == {"title": "Renamed, shorter"}

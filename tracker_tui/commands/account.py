@@ -132,7 +132,7 @@ def run_login(args: argparse.Namespace) -> int:
     profile = Profile(name=name, server=server, workspace=workspace)
     where = save_login(profile, key, insecure=args.insecure_storage)
     with open_cache(name) as cache:
-        cache.set_state(ME_STATE_KEY, identity.user_id)
+        cache.state.set(ME_STATE_KEY, identity.user_id)
     default = store.load().default == name
     who = f" as {identity.user}" if identity.user else ""
     print(

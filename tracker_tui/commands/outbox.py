@@ -84,7 +84,7 @@ UNSURE_HELP = (
 def run_list(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
         names = Names(cache)
-        entries = cache.outbox(ACTIVE_STATES)
+        entries = cache.outbox.entries(ACTIVE_STATES)
         for entry in entries:
             what = names.entry(entry)
             if args.json:
@@ -100,7 +100,7 @@ def run_list(args: argparse.Namespace) -> int:
                     "error": entry.last_error,
                 }
                 if entry.state is EntryState.UNSURE:
-                    row["may_be"] = [record.get("id") for record in cache.suspects(entry.id)]
+                    row["may_be"] = [record.get("id") for record in cache.outbox.suspects(entry.id)]
                 print(json.dumps(row, sort_keys=True))
             else:
                 fields = (
@@ -121,7 +121,7 @@ def run_list(args: argparse.Namespace) -> int:
 def run_retry(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
         if args.all:
-            entries = [cache.retry(e.id) for e in cache.outbox((EntryState.FAILED,))]
+            entries = [cache.outbox.retry(e.id) for e in cache.outbox.entries((EntryState.FAILED,))]
         else:
             entries = [_queue_again(cache, args.id)]
         return outcome(args, cache, entries)
@@ -140,12 +140,12 @@ def _numbered_by_the_user() -> Iterator[None]:
 def _queue_again(cache: Cache, entry_id: int) -> OutboxEntry:
     """A failed write back in the queue; an unsure create queued to be sent anyway."""
     with _numbered_by_the_user():
-        entry = cache.outbox_entry(entry_id)
+        entry = cache.outbox.entry(entry_id)
     if entry.state is EntryState.UNSURE:
-        return cache.send_anyway(entry.id)
+        return cache.outbox.send_anyway(entry.id)
     if entry.state is not EntryState.FAILED:
         raise UsageError(f"outbox entry {entry_id} is {entry.state.value}, not failed")
-    return cache.retry(entry.id)
+    return cache.outbox.retry(entry.id)
 
 
 def run_same(args: argparse.Namespace) -> int:
@@ -153,18 +153,19 @@ def run_same(args: argparse.Namespace) -> int:
 
     with open_local_cache(args) as cache:
         with _numbered_by_the_user():
-            entry = cache.outbox_entry(args.id)
+            entry = cache.outbox.entry(args.id)
         if entry.state is not EntryState.UNSURE:
             raise UsageError(f"outbox entry {args.id} is {entry.state.value}, not unsure")
         labels = {
-            str(record.get("id")): record_label(record) for record in cache.suspects(entry.id)
+            str(record.get("id")): record_label(record)
+            for record in cache.outbox.suspects(entry.id)
         }
         chosen = _suspect(labels, args.record) if args.record else None
         if chosen is None and len(labels) != 1:
             names = ", ".join(labels.values())
             raise UsageError(f"outbox entry {args.id} may be any of {names}: say which with --as")
-        done = cache.same_as(entry.id, chosen)
-        record_id = cache.resolve_id(done.record_id)
+        done = cache.outbox.same_as(entry.id, chosen)
+        record_id = cache.outbox.resolve_id(done.record_id)
         if done.resource is Resource.ISSUES:
             print(f"issue {Names(cache).issue(record_id, title=True)}")
         else:
@@ -185,8 +186,8 @@ def _suspect(labels: dict[str, str], given: str) -> str:
 def run_discard(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
         with _numbered_by_the_user():
-            what = Names(cache).entry(cache.outbox_entry(args.id))
-            cache.discard(args.id)
+            what = Names(cache).entry(cache.outbox.entry(args.id))
+            cache.outbox.discard(args.id)
         print(f"discarded: {what}")
         return Exit.OK
 
@@ -194,9 +195,9 @@ def run_discard(args: argparse.Namespace) -> int:
 def run_conflicts(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
         names = Names(cache)
-        found = cache.conflicts()
+        found = cache.outbox.conflicts()
         for conflict in found:
-            entry = cache.outbox_entry(conflict.entry_id)
+            entry = cache.outbox.entry(conflict.entry_id)
             if args.json:
                 row = {
                     "id": conflict.id,
@@ -226,6 +227,6 @@ def run_resolve(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
         resolution = Resolution.MINE if args.mine else Resolution.THEIRS
         with _numbered_by_the_user():
-            entry = cache.resolve_conflict(args.id, resolution)
+            entry = cache.outbox.resolve_conflict(args.id, resolution)
         ready = entry is not None and entry.state is EntryState.PENDING
         return outcome(args, cache, [entry] if ready and entry is not None else [])

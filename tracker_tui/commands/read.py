@@ -103,7 +103,7 @@ def run_list(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise UsageError("--limit must be at least 1")
     with open_profile_cache(args) as cache:
-        rows = cache.window(_filter(cache, args), _sort(args.sort), 0, args.limit)
+        rows = cache.reads.window(_filter(cache, args), _sort(args.sort), 0, args.limit)
         names = Names(cache)
         if args.json:
             print_json([issue_json(row) for row in rows])
@@ -142,7 +142,7 @@ def issue_json(row: IssueRow) -> dict[str, JsonValue]:
 def _filter(cache: Cache, args: argparse.Namespace) -> IssueFilter:
     """The filter as typed, each value checked: statuses and priorities the cache knows (the
     client's and any a server sent), users as `--assignee` takes them for writes."""
-    projects = cache.projects()
+    projects = cache.reads.projects()
 
     def project(value: str) -> str | None:
         if value.lower() in NONE_WORDS:
@@ -180,7 +180,7 @@ def _sort(text: str) -> IssueSort:
 
 def run_show(args: argparse.Namespace) -> int:
     with open_profile_cache(args) as cache:
-        detail = cache.issue(refs.issue_id(cache, args.id))
+        detail = cache.reads.issue(refs.issue_id(cache, args.id))
         if detail is None:
             raise UsageError(f"issue {args.id} was just deleted")
         names = Names(cache)
@@ -221,7 +221,7 @@ def _shown(field: Field, issue: IssueRow, names: Names) -> str:
 
 def run_projects(args: argparse.Namespace) -> int:
     with open_profile_cache(args) as cache:
-        rows = cache.projects()
+        rows = cache.reads.projects()
         names = Names(cache)
         if args.json:
             print_json([{**row.record, "sync_state": row.sync_state.value} for row in rows])

@@ -2,7 +2,7 @@
 what a user reads (`#42`, a name, a project key), so no message shows an internal id where a
 readable one exists.
 
-Issues go through `Cache.resolve_issue`, the one resolver of the cache, so `42`, `#42` and an
+Issues go through `Cache.reads.resolve_issue`, the one resolver of the cache, so `42`, `#42` and an
 id mean the same issue in every command. Users are matched here, since only the command line
 takes them as typed text: `me`, an id, or a name or the start of one of its words.
 """
@@ -41,7 +41,7 @@ def issue_id(cache: Cache, ref: str) -> str:
     """The id of the issue the user named (`42`, `#42`, or an id); refused when none matches
     or when the digits name two issues."""
     try:
-        found = cache.resolve_issue(ref)
+        found = cache.reads.resolve_issue(ref)
     except AmbiguousIssueError as error:
         names = Names(cache)
         both = " and ".join(f"{names.issue(one)} (id {one})" for one in error.ids)
@@ -55,7 +55,7 @@ def issue_id(cache: Cache, ref: str) -> str:
 
 def me(cache: Cache) -> str:
     """The current user's id, as stored by `login`, `sync` or the app."""
-    found = cache.get_state(ME_STATE_KEY)
+    found = cache.state.get(ME_STATE_KEY)
     if not isinstance(found, str):
         raise UsageError(
             "who 'me' is is not known yet: run `tracker-tui sync` once online "
@@ -72,7 +72,7 @@ def user_id(cache: Cache, given: str, option: str = "--assignee") -> str | None:
         return None
     if text.lower() == ME_WORD:
         return me(cache)
-    users = cache.users()
+    users = cache.reads.users()
     if any(user.id == text for user in users):
         return text
     if not users:
@@ -115,7 +115,7 @@ def known_value(value: str, allowed: Sequence[str], option: str) -> str:
 def listed_value(cache: Cache, value: str, field: Field, option: str) -> str:
     """A value to filter on: a known one, or one the server sent that the client does not
     know (kept and shown, so it can be looked for)."""
-    present = [found for found in cache.distinct_values(field) if found is not None]
+    present = [found for found in cache.reads.distinct_values(field) if found is not None]
     if value not in present:
         raise UsageError(f"{option} {value!r} is not one of: {', '.join(present)}")
     return value
@@ -142,16 +142,18 @@ class Names:
         return f"#{number} {quoted}" if title else f"#{number}"
 
     def _issue_record(self, issue_id: str) -> JsonObject | None:
-        detail = self.cache.issue(issue_id)
+        detail = self.cache.reads.issue(issue_id)
         if detail is not None:
             return detail.record
-        return self.cache.server_record(Resource.ISSUES, self.cache.resolve_id(issue_id))
+        return self.cache.server.server_record(
+            Resource.ISSUES, self.cache.outbox.resolve_id(issue_id)
+        )
 
     def user(self, user_id: str | None) -> str | None:
         if user_id is None:
             return None
         if self._users is None:
-            self._users = {user.id: user.name for user in self.cache.users()}
+            self._users = {user.id: user.name for user in self.cache.reads.users()}
         return self._users.get(user_id, user_id)
 
     def project(self, project_id: str | None) -> str | None:
@@ -159,7 +161,7 @@ class Names:
             return None
         if self._projects is None:
             self._projects = {
-                project.id: project.key or project.name for project in self.cache.projects()
+                project.id: project.key or project.name for project in self.cache.reads.projects()
             }
         return self._projects.get(project_id, project_id)
 

@@ -50,21 +50,21 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 def run_status(args: argparse.Namespace) -> int:
     with open_profile_cache(args) as cache:
         now = time.time()
-        last = cache.get_state(LAST_PULL_STATE_KEY)
+        last = cache.state.get(LAST_PULL_STATE_KEY)
         features = remembered_features(cache)
         plan = _plan(remembered_limits(cache), features)
-        used_minute = len(cache.request_times(now - MINUTE))
-        used_day = len(cache.request_times(now - DAY))
+        used_minute = len(cache.requests.request_times(now - MINUTE))
+        used_day = len(cache.requests.request_times(now - DAY))
         cursors = {}
         for resource in (Resource.ISSUES, Resource.PROJECTS, Resource.USERS, Resource.COMMENTS):
-            cursor = cache.get_cursor(resource)
+            cursor = cache.server.cursor(resource)
             cursors[resource.value] = {
                 "cursor": cursor.updated_at if cursor else None,
-                "records": cache.local_count(resource),
-                "last_full_sweep": cache.last_full_sweep(resource),
+                "records": cache.server.local_count(resource),
+                "last_full_sweep": cache.server.last_full_sweep(resource),
             }
-        pending = len(cache.outbox(ACTIVE_STATES))
-        unsure = len(cache.outbox((EntryState.UNSURE,)))
+        pending = len(cache.outbox.entries(ACTIVE_STATES))
+        unsure = len(cache.outbox.entries((EntryState.UNSURE,)))
     state: dict[str, Any] = {
         "last_sync": last if isinstance(last, dict) else None,
         "resources": cursors,

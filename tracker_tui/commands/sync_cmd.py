@@ -158,20 +158,20 @@ async def _until_reached(
 async def _learn_me(session: SyncSession) -> None:
     """Who the key belongs to, once: `--assignee me` needs it offline later. Only a help:
     when it fails, the sync's own requests meet the same failure and say it."""
-    if not session.features.me or session.cache.get_state(ME_STATE_KEY) is not None:
+    if not session.features.me or session.cache.state.get(ME_STATE_KEY) is not None:
         return
     try:
         user = (await session.client.me()).value.user
     except SyncError:
         return
     if user is not None:
-        session.cache.set_state(ME_STATE_KEY, user.id)
+        session.cache.state.set(ME_STATE_KEY, user.id)
 
 
 def exit_status(cache: Cache, done: Outcome) -> Exit:
     """Refused key or a failed sync with nothing queued: failed; writes refused, in conflict
     or unsure remain: partly done; writes queued but the server unreachable: offline."""
-    states = {entry.state for entry in cache.outbox(ACTIVE_STATES)}
+    states = {entry.state for entry in cache.outbox.entries(ACTIVE_STATES)}
     unreachable = isinstance(done.error, NetworkError | ServerError)
     if done.key_refused or (done.error is not None and not unreachable):
         return Exit.FAILED
@@ -217,11 +217,11 @@ def left_over(cache: Cache, done: Outcome) -> list[str]:
     how many stay queued and why."""
     names = Names(cache)
     conflicts: dict[int, list[str]] = {}
-    for conflict in cache.conflicts():
+    for conflict in cache.outbox.conflicts():
         conflicts.setdefault(conflict.entry_id, []).append(
             f"{conflict.field} (conflict {conflict.id})"
         )
-    entries = cache.outbox(ACTIVE_STATES)
+    entries = cache.outbox.entries(ACTIVE_STATES)
     failed = [e for e in entries if e.state is EntryState.FAILED]
     conflicting = [e for e in entries if e.state is EntryState.CONFLICT]
     unsure = [e for e in entries if e.state is EntryState.UNSURE]
@@ -250,7 +250,7 @@ def left_over(cache: Cache, done: Outcome) -> list[str]:
 def outbox_json(cache: Cache) -> dict[str, Any]:
     """What is left in the outbox after the sync, for scripts."""
     names = Names(cache)
-    entries = cache.outbox(ACTIVE_STATES)
+    entries = cache.outbox.entries(ACTIVE_STATES)
     return {
         "queued": sum(e.state in (EntryState.PENDING, EntryState.SENDING) for e in entries),
         "unsure": [
@@ -264,7 +264,7 @@ def outbox_json(cache: Cache) -> dict[str, Any]:
             if e.state is EntryState.FAILED
         ],
         "conflicts": [
-            {"id": c.id, "entry": c.entry_id, "field": c.field} for c in cache.conflicts()
+            {"id": c.id, "entry": c.entry_id, "field": c.field} for c in cache.outbox.conflicts()
         ],
     }
 

@@ -29,8 +29,8 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 
 def run_users(args: argparse.Namespace) -> int:
     with open_profile_cache(args) as cache:
-        rows = cache.users()
-        me = cache.get_state(ME_STATE_KEY)
+        rows = cache.reads.users()
+        me = cache.state.get(ME_STATE_KEY)
     if args.json:
         print_json([{"id": u.id, "name": u.name, "email": u.email, "me": u.id == me} for u in rows])
         return Exit.OK

@@ -86,7 +86,7 @@ def outcome(args: argparse.Namespace, cache: Cache, entries: Sequence[OutboxEntr
     status = Exit.OK
     for entry in entries:
         try:
-            now = cache.outbox_entry(entry.id)
+            now = cache.outbox.entry(entry.id)
         except CacheError:
             continue
         if now.state in (EntryState.FAILED, EntryState.CONFLICT, EntryState.UNSURE):
@@ -182,7 +182,7 @@ def _refuse(problem: str | None, option: str) -> None:
 def _project(cache: Cache, given: str) -> str | None:
     if given.lower() in refs.NONE_WORDS:
         return None
-    for project in cache.projects():
+    for project in cache.reads.projects():
         if given in (project.id, project.key):
             return project.id
     raise UsageError(f"--project: no project {given!r} in the local cache")
@@ -196,7 +196,7 @@ def workflow_refusals(
     target = fields.get(STATUS.member)
     if not isinstance(target, str):
         return {}
-    rows = [found.issue for i in issue_ids if (found := cache.issue(i)) is not None]
+    rows = [found.issue for i in issue_ids if (found := cache.reads.issue(i)) is not None]
     return dict(plan(rows, BulkChange(STATUS.member, target)).blocked)
 
 
@@ -249,10 +249,10 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 def run_create(args: argparse.Namespace) -> int:
     with open_local_cache(args) as cache:
         fields = issue_fields(args, cache)
-        local = cache.create(Resource.ISSUES, fields)
-        [entry] = [e for e in cache.outbox() if e.record_id == local]
+        local = cache.outbox.create(Resource.ISSUES, fields)
+        [entry] = [e for e in cache.outbox.entries() if e.record_id == local]
         status = outcome(args, cache, [entry])
-        print(cache.resolve_id(local))
+        print(cache.outbox.resolve_id(local))
         return status
 
 
@@ -265,7 +265,7 @@ def run_edit(args: argparse.Namespace) -> int:
         refused = workflow_refusals(cache, [issue_id], fields)
         if refused:
             raise UsageError(_move_refused(cache, issue_id, refused[issue_id]))
-        entry = cache.update(Resource.ISSUES, issue_id, fields)
+        entry = cache.outbox.update(Resource.ISSUES, issue_id, fields)
         status = outcome(args, cache, [] if entry is None else [entry])
         what = "already so" if entry is None else _where(cache, entry, "changed", "change")
         print(f"{Names(cache).issue(issue_id)} {what}")
@@ -275,7 +275,7 @@ def run_edit(args: argparse.Namespace) -> int:
 def _where(cache: Cache, entry: OutboxEntry, done: str, noun: str) -> str:
     """Where a write stands after the command: `changed` only once the server has it."""
     try:
-        state = cache.outbox_entry(entry.id).state
+        state = cache.outbox.entry(entry.id).state
     except CacheError:
         return done
     return {
@@ -286,7 +286,7 @@ def _where(cache: Cache, entry: OutboxEntry, done: str, noun: str) -> str:
 
 
 def _move_refused(cache: Cache, issue_id: str, reason: str) -> str:
-    found = cache.issue(issue_id)
+    found = cache.reads.issue(issue_id)
     current = found.issue.status if found is not None else None
     allowed = ", ".join(TRANSITIONS.get(current or "", ())) or "none known"
     return f"{Names(cache).issue(issue_id)} cannot move: {reason}; allowed: {allowed}"
@@ -303,7 +303,7 @@ def run_delete(args: argparse.Namespace) -> int:
             if answer.strip().lower() not in ("y", "yes"):
                 notice(f"tracker-tui: {named} not deleted")
                 return Exit.INTERRUPTED
-        entry = cache.delete(Resource.ISSUES, issue_id)
+        entry = cache.outbox.delete(Resource.ISSUES, issue_id)
         status = outcome(args, cache, [] if entry is None else [entry])
         print(
             f"{named} {'deleted' if entry is None else _where(cache, entry, 'deleted', 'delete')}"
@@ -317,10 +317,10 @@ def run_comment(args: argparse.Namespace) -> int:
         raise UsageError(f"--body: {_help(COMMENT_BODY)} ({len(body):,} given)")
     with open_local_cache(args) as cache:
         issue_id = refs.issue_id(cache, args.id)
-        local = cache.create(Resource.COMMENTS, {"issue_id": issue_id, "body": body})
-        entries = [e for e in cache.outbox() if e.record_id == local]
+        local = cache.outbox.create(Resource.COMMENTS, {"issue_id": issue_id, "body": body})
+        entries = [e for e in cache.outbox.entries() if e.record_id == local]
         status = outcome(args, cache, entries)
-        print(cache.resolve_id(local))
+        print(cache.outbox.resolve_id(local))
         return status
 
 
@@ -338,8 +338,8 @@ def run_bulk_edit(args: argparse.Namespace) -> int:
         if not allowed:
             reasons = "; ".join(f"{names.issue(i)}: {why}" for i, why in refused.items())
             raise UsageError(f"no issue can make this change ({reasons})")
-        batch = cache.update_many(Resource.ISSUES, allowed, fields)
-        entries = [e for e in cache.outbox() if e.batch_id == batch]
+        batch = cache.outbox.update_many(Resource.ISSUES, allowed, fields)
+        entries = [e for e in cache.outbox.entries() if e.batch_id == batch]
         status = outcome(args, cache, entries)
         print(f"{len(entries)} of {len(ids)} issues changed")
         for issue_id, why in refused.items():

@@ -141,11 +141,11 @@ def queue(cache: Cache, plan: BulkPlan) -> str | None:
         return None
     ids = [issue_id for issue_id, _changes in plan.updates]
     if plan.change.action != BULK_DELETE and plan.uniform:
-        return cache.update_many(Resource.ISSUES, ids, plan.updates[0][1])
-    batch = cache.new_batch_id()
+        return cache.outbox.update_many(Resource.ISSUES, ids, plan.updates[0][1])
+    batch = cache.outbox.new_batch_id()
     for issue_id, changes in plan.updates:
         if plan.change.action == BULK_DELETE:
-            cache.delete(Resource.ISSUES, issue_id, batch_id=batch)
+            cache.outbox.delete(Resource.ISSUES, issue_id, batch_id=batch)
         else:
-            cache.update(Resource.ISSUES, issue_id, changes, batch_id=batch)
+            cache.outbox.update(Resource.ISSUES, issue_id, changes, batch_id=batch)
     return batch

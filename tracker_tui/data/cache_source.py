@@ -58,21 +58,21 @@ class CacheIssueSource:
         stored it. A first run (and every demo) starts on an empty cache, before `GET /me`
         has answered, and "mine" must not stay empty for the rest of the session."""
         if self._me is None:
-            found = self.cache.get_state(ME_STATE_KEY)
+            found = self.cache.state.get(ME_STATE_KEY)
             self._me = found if isinstance(found, str) else None
         return self._me
 
     def count(self, query: IssueQuery) -> int:
-        return self.cache.count(to_filter(query, self.me))
+        return self.cache.reads.count(to_filter(query, self.me))
 
     def window(self, query: IssueQuery, offset: int, limit: int) -> list[IssueRow]:
-        return self.cache.window(to_filter(query, self.me), query.sort, offset, limit)
+        return self.cache.reads.window(to_filter(query, self.me), query.sort, offset, limit)
 
     def position(self, query: IssueQuery, issue_id: str, near: int | None) -> int | None:
-        return self.cache.position(to_filter(query, self.me), query.sort, issue_id, near=near)
+        return self.cache.reads.position(to_filter(query, self.me), query.sort, issue_id, near=near)
 
     def snapshot(self) -> AbstractContextManager[object]:
-        return self.cache.snapshot()
+        return self.cache.reads.snapshot()
 
     def names(self) -> dict[str, str]:
         return {**self.user_names(), **self.project_keys()}
@@ -81,7 +81,7 @@ class CacheIssueSource:
         """Every matching row in the query's order, a page at a time (bulk edits walk these)."""
         issue_filter = to_filter(query, self.me)
         offset = 0
-        while rows := self.cache.window(issue_filter, query.sort, offset, page):
+        while rows := self.cache.reads.window(issue_filter, query.sort, offset, page):
             yield from rows
             offset += len(rows)
 
@@ -91,11 +91,11 @@ class CacheIssueSource:
         marks = selection.marks
         if marks.all_in_query:
             return [row for row in self.rows(selection.query) if marks.is_marked(row.id)]
-        details = (self.cache.issue(issue_id) for issue_id in sorted(marks.ids))
+        details = (self.cache.reads.issue(issue_id) for issue_id in sorted(marks.ids))
         return [detail.issue for detail in details if detail is not None]
 
     def distinct_values(self, field: Field) -> list[tuple[FilterValue, str]]:
-        values = self.cache.distinct_values(field)
+        values = self.cache.reads.distinct_values(field)
         if field.kind in (Kind.USER, Kind.PROJECT):
             names = self.user_names() if field.kind is Kind.USER else self.project_keys()
             return [
@@ -105,7 +105,7 @@ class CacheIssueSource:
         return [(value, field.label_of(value)) for value in values if value is not None]
 
     def user_names(self) -> dict[str, str]:
-        return {user.id: user.name for user in self.cache.users()}
+        return {user.id: user.name for user in self.cache.reads.users()}
 
     def project_keys(self) -> dict[str, str]:
-        return {project.id: project.key or project.name for project in self.cache.projects()}
+        return {project.id: project.key or project.name for project in self.cache.reads.projects()}

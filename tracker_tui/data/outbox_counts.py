@@ -44,4 +44,4 @@ class OutboxCounts:
 
 def count_outbox(cache: Cache) -> OutboxCounts:
     """The counts of `cache`'s outbox now (two reads)."""
-    return OutboxCounts.of(cache.outbox(ACTIVE_STATES), len(cache.conflicts()))
+    return OutboxCounts.of(cache.outbox.entries(ACTIVE_STATES), len(cache.outbox.conflicts()))

@@ -1,6 +1,6 @@
 """Undoing the last bulk change by allowed moves only, and saying first what cannot be undone.
 
-The cache does the undo (`Cache.undo_batch`) but knows no workflow; `route` gives it the
+The cache does the undo (`Cache.outbox.undo_batch`) but knows no workflow; `route` gives it the
 workflow's (docs/api.md#statuses-and-workflow), the one the bulk preview checks moves against: a
 status goes back along allowed moves (In progress → Todo → Backlog, two writes sent in order), never
 as a move the server would refuse and leave as a failed write. `check` previews the undo without
@@ -111,7 +111,7 @@ def _described(source: CacheIssueSource, result: UndoResult) -> UndoCheck:
     ids = {*result.restored, *result.dropped, *(item.record_id for item in result.unrestored)}
     refs: dict[str, str] = {}
     for record_id in ids:
-        record = source.cache.server_record(Resource.ISSUES, record_id) or {}
+        record = source.cache.server.server_record(Resource.ISSUES, record_id) or {}
         number = record.get("number")
         refs[record_id] = issue_reference(number if isinstance(number, int) else None, record_id)
     return UndoCheck(result, refs, {**source.user_names(), **source.project_keys()})
@@ -119,9 +119,9 @@ def _described(source: CacheIssueSource, result: UndoResult) -> UndoCheck:
 
 def check(source: CacheIssueSource, batch_id: str) -> UndoCheck:
     """What undoing the batch would do; changes nothing (run it in a worker)."""
-    return _described(source, source.cache.undo_batch(batch_id, route, preview=True))
+    return _described(source, source.cache.outbox.undo_batch(batch_id, route, preview=True))
 
 
 def run(source: CacheIssueSource, batch_id: str) -> UndoCheck:
     """Undo the batch (run it in a worker)."""
-    return _described(source, source.cache.undo_batch(batch_id, route))
+    return _described(source, source.cache.outbox.undo_batch(batch_id, route))

@@ -109,7 +109,7 @@ class BulkEditScreen(ModalScreen[None]):
         services = self._services
 
         def read() -> Names:
-            labels = services.cache.distinct_values(LABELS)
+            labels = services.cache.reads.distinct_values(LABELS)
             return Names(
                 services.source.user_names(),
                 services.source.project_keys(),

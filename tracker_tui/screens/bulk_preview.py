@@ -114,7 +114,7 @@ class BulkPreviewScreen(Screen[None]):
         read_in_thread(
             self,
             "read the bulk results",
-            lambda: [entry for entry in cache.outbox() if entry.batch_id == batch],
+            lambda: [entry for entry in cache.outbox.entries() if entry.batch_id == batch],
             self.Results,
         )
 

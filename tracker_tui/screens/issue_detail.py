@@ -150,17 +150,22 @@ class IssueDetailScreen(Screen[None]):
 
         def read() -> DetailData:
             cache = services.cache
-            labels = [value for value in cache.distinct_values(LABELS) if value]
-            detail = cache.issue(self.issue_id)
+            labels = [value for value in cache.reads.distinct_values(LABELS) if value]
+            detail = cache.reads.issue(self.issue_id)
             issue_id = detail.issue.id if detail else self.issue_id
             children = tuple(
                 entry
-                for entry in cache.outbox(ACTIVE_STATES)
+                for entry in cache.outbox.entries(ACTIVE_STATES)
                 if entry.resource is Resource.COMMENTS and entry.parent_id == issue_id
             )
-            draft = cache.draft(comment_key(issue_id)) if self.draft is None else None
+            draft = cache.drafts.get(comment_key(issue_id)) if self.draft is None else None
             return DetailData(
-                detail, services.source.user_names(), cache.projects(), labels, children, draft
+                detail,
+                services.source.user_names(),
+                cache.reads.projects(),
+                labels,
+                children,
+                draft,
             )
 
         read_in_thread(self, "read the issue", read, self.Loaded)
@@ -386,7 +391,7 @@ class IssueDetailScreen(Screen[None]):
         cache, issue_id = self._services.cache, self.issue_id
 
         def queue() -> object:
-            return cache.create(Resource.COMMENTS, {"issue_id": issue_id, "body": body})
+            return cache.outbox.create(Resource.COMMENTS, {"issue_id": issue_id, "body": body})
 
         write = queue if self.draft is None else self.draft.then_discard(queue)
         write_in_thread(self, "queue the comment", write, done="Comment queued.")
@@ -409,7 +414,7 @@ class IssueDetailScreen(Screen[None]):
         write_in_thread(
             self,
             f"change the {field}",
-            lambda: cache.update(Resource.ISSUES, issue_id, {field: value}),
+            lambda: cache.outbox.update(Resource.ISSUES, issue_id, {field: value}),
         )
 
     def _set_labels(self, labels: list[str] | None) -> None:

@@ -97,17 +97,17 @@ class IssueFormScreen(Screen[None]):
         key, replacing = self.draft.key, self.replacing
 
         def read() -> FormData:
-            detail = services.cache.issue(issue_id) if issue_id else None
-            labels = services.cache.distinct_values(LABELS)
+            detail = services.cache.reads.issue(issue_id) if issue_id else None
+            labels = services.cache.reads.distinct_values(LABELS)
             refused = None
             if replacing is not None:
-                refused = as_shown(services.cache.outbox_entry(replacing).changes)
+                refused = as_shown(services.cache.outbox.entry(replacing).changes)
             return FormData(
                 detail,
                 services.source.user_names(),
-                services.cache.projects(),
+                services.cache.reads.projects(),
                 [label for label in labels if label],
-                services.cache.draft(key),
+                services.cache.drafts.get(key),
                 refused,
             )
 
@@ -288,7 +288,7 @@ class IssueFormScreen(Screen[None]):
             write_in_thread(
                 self,
                 "queue the new issue",
-                self.draft.then_discard(lambda: cache.create(Resource.ISSUES, fields)),
+                self.draft.then_discard(lambda: cache.outbox.create(Resource.ISSUES, fields)),
                 done="Issue queued.",
             )
         else:
@@ -299,9 +299,9 @@ class IssueFormScreen(Screen[None]):
 
             def queue() -> None:
                 if changed:
-                    cache.update(Resource.ISSUES, issue_id, changed)
+                    cache.outbox.update(Resource.ISSUES, issue_id, changed)
                 if replacing is not None:
-                    cache.discard(replacing)
+                    cache.outbox.discard(replacing)
 
             if changed or replacing is not None:
                 done = "Changes queued." if changed else "The refused change is dropped."

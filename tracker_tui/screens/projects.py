@@ -69,7 +69,7 @@ class ProjectsScreen(ReadOnlyScreen[str | None]):
         self._load()
 
     def _load(self) -> None:
-        read_in_thread(self, "read the projects", self._services.cache.projects, self.Loaded)
+        read_in_thread(self, "read the projects", self._services.cache.reads.projects, self.Loaded)
 
     @on(Loaded)
     def show_projects(self, message: Loaded) -> None:
@@ -122,7 +122,7 @@ class ProjectsScreen(ReadOnlyScreen[str | None]):
             write_in_thread(
                 self,
                 "queue the project",
-                lambda: cache.create(Resource.PROJECTS, fields),
+                lambda: cache.outbox.create(Resource.PROJECTS, fields),
                 done="Project queued.",
             )
 
@@ -132,6 +132,6 @@ class ProjectsScreen(ReadOnlyScreen[str | None]):
             write_in_thread(
                 self,
                 "queue the project change",
-                lambda: cache.update(Resource.PROJECTS, project_id, fields),
+                lambda: cache.outbox.update(Resource.PROJECTS, project_id, fields),
                 done="Project change queued.",
             )

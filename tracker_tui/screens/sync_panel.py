@@ -129,8 +129,8 @@ class SyncPanelScreen(Screen[None]):
         services = self._services
 
         def read() -> OutboxState:
-            entries = services.cache.outbox(ACTIVE_STATES)
-            conflicts = services.cache.conflicts()
+            entries = services.cache.outbox.entries(ACTIVE_STATES)
+            conflicts = services.cache.outbox.conflicts()
             names = services.source.user_names() | services.source.project_keys()
             shown = [entry for entry in entries if entry.state is not EntryState.PENDING]
             shown += [entry for entry in entries if entry.state is EntryState.PENDING][
@@ -274,7 +274,7 @@ class SyncPanelScreen(Screen[None]):
         if (entry_id := self._chosen("#failed")) is not None and self._writable():
             cache = self._services.cache
             write_in_thread(
-                self, "retry the write", lambda: cache.retry(entry_id), done="Queued again."
+                self, "retry the write", lambda: cache.outbox.retry(entry_id), done="Queued again."
             )
 
     def action_discard(self) -> None:
@@ -285,7 +285,7 @@ class SyncPanelScreen(Screen[None]):
         if (entry_id := self._chosen(selector)) is not None and self._writable():
             cache = self._services.cache
             write_in_thread(
-                self, "discard the write", lambda: cache.discard(entry_id), done="Discarded."
+                self, "discard the write", lambda: cache.outbox.discard(entry_id), done="Discarded."
             )
 
     def action_edit(self) -> None:
@@ -309,7 +309,7 @@ class SyncPanelScreen(Screen[None]):
 
         def read() -> None:
             try:
-                found = cache.suspects(entry_id)
+                found = cache.outbox.suspects(entry_id)
             except Exception as error:
                 self.post_message(SourceFailed("read what the write may have made", str(error)))
                 return
@@ -328,7 +328,7 @@ class SyncPanelScreen(Screen[None]):
                 write_in_thread(
                     self,
                     "settle the write",
-                    lambda: cache.same_as(entry_id, record_id),
+                    lambda: cache.outbox.same_as(entry_id, record_id),
                     done="Linked: nothing more is sent.",
                 )
 
@@ -344,7 +344,10 @@ class SyncPanelScreen(Screen[None]):
         if (entry_id := self._chosen("#unsure")) is not None and self._writable():
             cache = self._services.cache
             write_in_thread(
-                self, "send the write", lambda: cache.send_anyway(entry_id), done="Queued again."
+                self,
+                "send the write",
+                lambda: cache.outbox.send_anyway(entry_id),
+                done="Queued again.",
             )
 
     def action_resolve(self, side: str) -> None:
@@ -355,7 +358,7 @@ class SyncPanelScreen(Screen[None]):
         write_in_thread(
             self,
             "resolve the conflict",
-            lambda: cache.resolve_conflict(conflict_id, resolution),
+            lambda: cache.outbox.resolve_conflict(conflict_id, resolution),
             done="Kept mine." if resolution is Resolution.MINE else "Took theirs.",
         )
 
@@ -376,7 +379,7 @@ def targets(cache: Cache, entries: Iterable[OutboxEntry], names: dict[str, str])
         if issue_id is None:
             return "an issue"
         if issue_id not in numbers:
-            detail = cache.issue(issue_id)
+            detail = cache.reads.issue(issue_id)
             number = detail.issue.number if detail is not None else None
             numbers[issue_id] = "new issue" if number is None else f"#{number}"
         return numbers[issue_id]

@@ -1,0 +1,94 @@
+"""What the screens and the command line read: the effective view, the server copy with the
+outbox's pending writes laid over it (cache.overlay), never waiting on the network.
+
+Each read runs in one read transaction, so its queries see one state of the cache;
+`snapshot` stretches that over several reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from cache import outbox, overlay, query, views
+from cache.db import Connector
+from cache.errors import AmbiguousIssueError
+from cache.models import (
+    IssueDetail,
+    IssueFilter,
+    IssueRow,
+    IssueSort,
+    ProjectRow,
+    UserRow,
+)
+from cache.overlay import Overlay
+from issuefields import Field
+
+
+class Reads:
+    """`Cache.reads`: the issue list, one issue, the values pickers offer, and what a user
+    typed to name an issue."""
+
+    def __init__(self, connector: Connector) -> None:
+        self._db = connector
+
+    def _overlay(self) -> Overlay:
+        return overlay.current(self._db.state())
+
+    def window(
+        self, filter: IssueFilter, sort: IssueSort, offset: int, limit: int
+    ) -> list[IssueRow]:
+        """Rows `[offset, offset + limit)` of the effective issue list."""
+        with self._db.read():
+            return query.window(query.prepare(self._db.state(), filter), sort, offset, limit)
+
+    def count(self, filter: IssueFilter) -> int:
+        with self._db.read():
+            return query.count(query.prepare(self._db.state(), filter))
+
+    def position(
+        self, filter: IssueFilter, sort: IssueSort, issue_id: str, *, near: int | None = None
+    ) -> int | None:
+        """The offset at which `window` shows the issue (a local id is followed to the server
+        id once its create has landed), or None when the filter does not show it. Costs
+        about what a window at that offset costs, less when `near` (where it was last seen)
+        says which end of the list it is closer to."""
+        with self._db.read():
+            return query.position(query.prepare(self._db.state(), filter), sort, issue_id, near)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Make the reads inside (on this thread) see one state of the cache: a count, a
+        position and a window that agree, however many writes commit meanwhile."""
+        with self._db.read():
+            yield
+
+    def issue(self, issue_id: str) -> IssueDetail | None:
+        """One issue with its comments, pending entries and open conflicts; local ids of
+        records whose create has landed are followed to the server id."""
+        with self._db.read() as conn:
+            return views.issue_detail(conn, self._overlay(), outbox.resolve_id(conn, issue_id))
+
+    def distinct_values(self, field: Field) -> list[str | None]:
+        with self._db.read() as conn:
+            return views.distinct_values(conn, self._overlay(), field)
+
+    def projects(self) -> list[ProjectRow]:
+        with self._db.read() as conn:
+            return views.projects(conn, self._overlay())
+
+    def users(self) -> list[UserRow]:
+        with self._db.read() as conn:
+            return views.users(conn)
+
+    def resolve_issue(self, ref: str) -> str | None:
+        """The id of the issue a user means: `#42` or `42` (the number the server shows), or
+        an id, server or local (followed to the server id once its create landed). None when
+        no issue of the effective view matches; `AmbiguousIssueError` when digits are one
+        issue's number and another's id. The one place every command and screen turns what a
+        user typed into an issue."""
+        with self._db.read() as conn:
+            found = views.resolve_issue_ref(conn, self._overlay(), ref)
+        if len(found) > 1:
+            raise AmbiguousIssueError(ref, found)
+        return found[0] if found else None
