@@ -2,14 +2,14 @@
 
     .venv/bin/python benchmarks/crash_trials.py [--trials 50] [--seed 8] [--window 1.0]
 
-The reference service runs in a thread on loopback with SPEC's minute scaled to `--window`
-seconds, over a small seeded Pro workspace. Before each trial this process queues a batch of
-writes in the cache (creates, some edited, commented or deleted while still local, edits,
-deletes, comments, a bulk edit); then a child process (this script with `--child`) opens a
-session on the same cache and runs one `sync_once` (push, then pull). After the child says it
-has started, it is killed with SIGKILL after a random (seeded) delay, unless it finished first;
-the next trial restarts it with more writes queued. A last clean run must drain the outbox;
-then every queued write must be on the server exactly once, the cache must hold exactly the
+The reference service runs in a thread on loopback with its rate-limit minute scaled to `--window`
+seconds (docs/service.md#window-scaling), over a small seeded Pro workspace. Before each trial this
+process queues a batch of writes in the cache (creates, some edited, commented or deleted while
+still local, edits, deletes, comments, a bulk edit); then a child process (this script with
+`--child`) opens a session on the same cache and runs one `sync_once` (push, then pull). After the
+child says it has started, it is killed with SIGKILL after a random (seeded) delay, unless it
+finished first; the next trial restarts it with more writes queued. A last clean run must drain the
+outbox; then every queued write must be on the server exactly once, the cache must hold exactly the
 server's records, and `PRAGMA integrity_check` must be ok.
 
 The table goes to stdout, progress to stderr. `run_trials` is what the test calls.
@@ -429,7 +429,7 @@ def table(figures: Figures, window: float) -> str:
         f"| records where cache and server differ | {f.cache_mismatches} | 0 |",
         f"| integrity check failures | {f.integrity_failures} | 0 |",
         f"| wall time | {f.seconds:.1f} s | |",
-        f"| window (SPEC's minute, scaled) | {window:g} s | |",
+        f"| window (the service's minute, scaled) | {window:g} s | |",
     ]
     return "\n".join(rows)
 
@@ -453,7 +453,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--trials", type=int, default=50)
     parser.add_argument("--seed", type=int, default=8)
-    parser.add_argument("--window", type=float, default=1.0, help="seconds per SPEC minute")
+    parser.add_argument("--window", type=float, default=1.0, help="seconds per rate-limit minute")
     parser.add_argument("--child", nargs=2, metavar=("BASE_URL", "CACHE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:

@@ -1,4 +1,4 @@
-"""Measure the push engine against the reference service with SPEC's minute scaled to 1 s.
+"""Measure the push engine against the reference service, its rate-limit minute scaled to 1 s.
 
     .venv/bin/python benchmarks/push.py [--window 1.0]
 
@@ -274,13 +274,13 @@ def table(results: Sequence[Result], window: float) -> str:
             f"| {r.name}: first request after / end after last answer | "
             f"{r.first * 1000:.1f} ms / {r.tail * 1000:.1f} ms | |"
         )
-    rows.append(f"| window (SPEC's minute, scaled) | {window:g} s | |")
+    rows.append(f"| window (the service's minute, scaled) | {window:g} s | |")
     return "\n".join(rows)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--window", type=float, default=1.0, help="seconds per SPEC minute")
+    parser.add_argument("--window", type=float, default=1.0, help="seconds per rate-limit minute")
     args = parser.parse_args(argv)
     print(table(asyncio.run(run(args.window)), args.window))
     return 0

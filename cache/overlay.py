@@ -1,7 +1,7 @@
 """The effective view: server rows with the active outbox entries laid over them.
 
-Server rows and local intent live apart (SYNC.md principle 1): pulls write only the server
-tables, edits only the outbox, and what the screen shows is computed from both, so a pull can
+Server rows and local intent live apart (docs/sync.md#server-copy-and-outbox): pulls write only the
+server tables, edits only the outbox, and what the screen shows is computed from both, so a pull can
 never undo an edit and the server copy can be wiped without losing one.
 
 Only records some active entry touches differ from their server row, and the outbox is

@@ -89,7 +89,8 @@ class Push:
 
     def doubtful(self) -> set[int]:
         """Ids of pending creates whose earlier attempt may have been applied: each must be
-        looked for on the server before it is sent again (SYNC.md 4)."""
+        looked for on the server before it is sent again
+        (docs/sync.md#unknown-outcomes)."""
         with self._db.read() as conn:
             return outbox_life.doubtful(conn)
 

@@ -116,7 +116,8 @@ def issue_id_by_number(conn: sqlite3.Connection, overlay: Overlay, number: int) 
 
 def resolve_issue_ref(conn: sqlite3.Connection, overlay: Overlay, ref: str) -> list[str]:
     """The ids of the issues a user may mean by `ref`: `#42` is a number; bare digits are a
-    number or an id (a SPEC-only server may use numeric ids), both when they name two issues;
+    number or an id (a server with only the published API may use numeric
+    ids: docs/api.md#issues-and-ids), both when they name two issues;
     anything else is an id, server or local (one created offline is followed to its server
     id once it landed). Empty when no issue in the effective view matches."""
     text = ref.strip()

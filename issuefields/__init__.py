@@ -11,8 +11,9 @@ Why a package of its own at the bottom of the client: the cache, the sync engine
 the command line all need these facts, and none of them may import the others upward (the
 cache imports neither `sync` nor `tracker_tui`); they are no part of storage either. So this
 package imports nothing but the standard library, and every client package may import it.
-The reference service (`server/`) keeps its own copy: the client relies on the published
-contract, not on the service's code. `tests/test_issuefields.py` checks that the two agree.
+The reference service (`server/`) keeps its own copy: the client relies on the values written
+down in docs/api.md#known-values, not on the service's code. `tests/test_issuefields.py` checks that
+the two agree.
 
 Values a server sends that are not listed here (a status another vendor invented) are kept,
 shown as sent and sorted last, but never offered for setting.
@@ -75,8 +76,9 @@ class Choice:
 
 @dataclass(frozen=True, slots=True)
 class Check:
-    """What the contract allows a value of the field; the client checks it before anything is
-    queued (so the user hears at once, offline too), and the server checks it again."""
+    """What the known limits allow a value of the field (docs/api.md#field-limits); the client
+    checks it before anything is queued (so the user hears at once, offline too), and the server
+    checks it again."""
 
     required: bool = False
     """At least one character that is not blank."""
@@ -153,7 +155,7 @@ STATUS_CHOICES = (
     Choice("done", "Done", Tone.CLOSED),
     Choice("canceled", "Canceled", Tone.CLOSED),
 )
-"""CONTRACT's statuses in workflow order."""
+"""The statuses the client knows, in workflow order (docs/api.md#statuses-and-workflow)."""
 
 PRIORITY_CHOICES = (
     Choice("urgent", "Urgent", Tone.URGENT),
@@ -162,10 +164,10 @@ PRIORITY_CHOICES = (
     Choice("low", "Low"),
     Choice("none", "No priority", Tone.MUTED, short="—"),
 )
-"""CONTRACT's priorities, most pressing first."""
+"""The priorities the client knows, most pressing first (docs/api.md#priorities)."""
 
 TEXT_MAX = 65_535
-"""The longest description or comment CONTRACT allows."""
+"""The longest description or comment the client lets through (docs/api.md#field-limits)."""
 
 NUMBER = Field("number", "Number", Kind.NUMBER, column=ListColumn(7, keep=None, header="#"))
 TITLE = Field(
@@ -301,9 +303,9 @@ TRANSITIONS: Mapping[str, tuple[str, ...]] = {
     "done": ("todo",),
     "canceled": ("todo",),
 }
-"""CONTRACT's workflow: from a status, the statuses it may move to (setting the same status
-again is no move). The server has the last word; the client offers only moves that can
-succeed and names the ones that would when one is refused."""
+"""The workflow (docs/api.md#statuses-and-workflow): from a status, the statuses it may move to
+(setting the same status again is no move). The server has the last word; the client offers only
+moves that can succeed and names the ones that would when one is refused."""
 
 
 def status_choices(current: str) -> tuple[str, ...]:
@@ -333,8 +335,8 @@ def status_path(current: str, target: str) -> tuple[str, ...] | None:
 
 
 def new_issue_defaults() -> dict[str, object]:
-    """What a new issue holds in every editable field the create leaves out (CONTRACT's
-    defaults); required fields have none."""
+    """What a new issue holds in every editable field the create leaves out (the
+    defaults of docs/api.md#priorities); required fields have none."""
     empty: dict[Kind, object] = {Kind.TEXT: "", Kind.MARKDOWN: ""}
     return {
         f.member: [] if f.kind is Kind.LABELS else empty.get(f.kind, f.default)

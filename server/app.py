@@ -46,8 +46,8 @@ def create_app(
 ) -> FastAPI:
     """Build the service over the database at `db_path` (created and migrated if needed).
 
-    `window_seconds` is the length of a rate-limit "minute" (CONTRACT time scale); it scales
-    the limiter's windows and the webhook retry schedule alike. `clock` returns aware UTC
+    `window_seconds` is the length of a rate-limit "minute" (docs/service.md#window-scaling); it
+    scales the limiter's windows and the webhook retry schedule alike. `clock` returns aware UTC
     datetimes and defaults to the wall clock. Every committed change goes to the app's webhook
     dispatcher and, when given, to `events` as well. `limiter` replaces the one built over
     `db_path`; `allow_private_webhooks` lets webhooks call non-loopback hosts.
@@ -75,7 +75,10 @@ def create_app(
     app = TrackerAPI(
         title="Issue Tracking Service",
         version="1.0.0",
-        description="The reference implementation of the tracker API (SPEC.md and CONTRACT.md).",
+        description=(
+            "The reference implementation of the tracker API: the published API, and the "
+            "optional features and known values the tracker-tui client uses when a server has them."
+        ),
         openapi_url=OPENAPI_PATH,
         docs_url=None,
         redoc_url=None,

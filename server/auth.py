@@ -51,7 +51,8 @@ ENDPOINT_CLASSES: dict[tuple[str, str], EndpointClass] = {
     ("GET", "/search"): "search",
     ("POST", "/issues/bulk"): "bulk",
 }
-"""The SPEC's per-endpoint limits, keyed by method and path below the version prefix."""
+"""The published per-endpoint limits (docs/api.md#plans-and-their-limits), keyed by method and path
+below the version prefix."""
 
 
 def generate_key() -> str:

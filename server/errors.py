@@ -1,10 +1,11 @@
-"""The service's errors: each one is an HTTP answer with a CONTRACT error code.
+"""The service's errors: each one is an HTTP answer with one of the service's error codes
+(docs/api.md#error-codes).
 
 Everything the service refuses on purpose is raised as a `ServiceError`. The handlers in
-`server.handlers` render it as the SPEC envelope `{"error": {"code", "message", ...}}`, and a bulk
-operation puts the same envelope into its result. The base class is Starlette's `HTTPException`
-so that an error raised while FastAPI reads a request body (the streamed size limit) passes
-through FastAPI unchanged instead of becoming a generic 400.
+`server.handlers` render it as the published error body `{"error": {"code", "message", ...}}`, and a
+bulk operation puts the same envelope into its result. The base class is Starlette's `HTTPException`
+so that an error raised while FastAPI reads a request body (the streamed size limit) passes through
+FastAPI unchanged instead of becoming a generic 400.
 
     ServiceError (starlette HTTPException)
     ├── InvalidRequest            400 invalid_request, optional details [{field, message}]
@@ -53,7 +54,7 @@ class ServiceError(HTTPException):
         self.details = details
 
     def envelope(self) -> dict[str, Any]:
-        """The SPEC error body for this error."""
+        """The published error body for this error (docs/api.md#errors)."""
         error: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.details:
             error["details"] = self.details

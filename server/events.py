@@ -2,9 +2,10 @@
 
 Every write (single endpoints and each bulk operation) calls `EventSink.emit` once per changed
 record, after its transaction has committed, so a sink never announces a change that was rolled
-back. Event types are CONTRACT's: `issue.created`, `issue.updated`, `issue.deleted`, and the same
-three for `project` and `comment`. `obj` is the record as the API shows it (for a deletion, as it
-was); `previous` is given for `*.updated` only and holds the old values of the changed fields.
+back. Event types are those of docs/service.md#webhooks: `issue.created`, `issue.updated`,
+`issue.deleted`, and the same three for `project` and `comment`. `obj` is the record as the API
+shows it (for a deletion, as it was); `previous` is given for `*.updated` only and holds the old
+values of the changed fields.
 """
 
 from __future__ import annotations

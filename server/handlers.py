@@ -1,8 +1,9 @@
-"""Every error the application can produce, answered in the SPEC error envelope.
+"""Every error the application can produce, answered in the published error body.
 
 FastAPI's own failures (validation, unknown routes, wrong methods, unparseable bodies) are
-translated to CONTRACT codes here, and anything unexpected becomes a 500 `internal_error` whose
-body says nothing about the cause (the traceback goes to the server log only).
+translated to the service's codes here (docs/api.md#error-codes), and anything unexpected becomes a
+500 `internal_error` whose body says nothing about the cause (the traceback goes to the server log
+only).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from server.validation import invalid_request
 
 
 def _code(status: int) -> str:
-    """The CONTRACT code of a framework error: `invalid_request` for 400, otherwise the
+    """The service's code for a framework error: `invalid_request` for 400, otherwise the
     status phrase (`not_found`, `method_not_allowed`)."""
     if status == 400:
         return "invalid_request"

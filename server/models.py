@@ -1,10 +1,10 @@
 """Request bodies: what each endpoint accepts, validated by pydantic.
 
-Every body model forbids unknown members (CONTRACT: 400 naming the member). Update models
-accept any subset of the writable fields (`omittable`, read with
-`model_dump(exclude_unset=True)`); an explicit `null` for a field that cannot be null is refused
-by `_not_null`. Every string refuses lone surrogates (`"\\ud800"` is valid JSON but not
-storable UTF-8 text).
+Every body model forbids unknown members (a 400 naming the member: docs/service.md#requests). Update
+models accept any subset of the writable fields (`omittable`, read with
+`model_dump(exclude_unset=True)`); an explicit `null` for a field that cannot be null is refused by
+`_not_null`. Every string refuses lone surrogates (`"\\ud800"` is valid JSON but not storable UTF-8
+text).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 def _iso_text(value: Any) -> Any:
-    """Left alone, pydantic reads a number (`1.0`) as Unix time; CONTRACT times are ISO 8601."""
+    """Left alone, pydantic reads a number (`1.0`) as Unix time; the API's times are ISO 8601."""
     if isinstance(value, datetime) or (isinstance(value, str) and _ISO_DATE.match(value)):
         return value
     raise PydanticCustomError("datetime_iso", "must be an ISO 8601 date and time")
@@ -192,7 +192,7 @@ EventFilter = Literal[
     "comment.updated",
     "comment.deleted",
 ]
-"""CONTRACT's event types, or `*` for all of them."""
+"""The event types a webhook may subscribe to, or `*` for all of them (docs/service.md#webhooks)."""
 
 WebhookURL = Annotated[str, StringConstraints(min_length=1, max_length=2048), Storable]
 Events = Annotated[list[EventFilter], Field(min_length=1, max_length=10)]

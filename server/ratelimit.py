@@ -4,7 +4,8 @@ The counts live in the service's database rather than in memory because they mus
 threads, across processes serving the same file and across restarts; one ``BEGIN IMMEDIATE``
 transaction per request gives all three without another service.
 
-Limits (CONTRACT "Rate limits", SPEC "Limits"), each a counter in its own fixed window:
+Limits (the published plans and per-endpoint limits, docs/api.md#plans-and-their-limits, counted
+as docs/service.md#rate-limits says), each a counter in its own fixed window:
 
 =================  ===========  ========================================================
 counter            subject      window and size
@@ -54,9 +55,9 @@ ENDPOINT_LIMITS: dict[str, int] = {
 POST /issues/bulk."""
 
 AUTH_FAILURE_LIMIT = 20
-"""CONTRACT: "more than 20 failed authentications from one address in a window: 429". The 21st
-failure is still answered (401) and recorded; from then on the address is refused until the
-window ends."""
+"""More than this many failed authentications from one address in a window, and the address gets 429
+(docs/service.md#rate-limits). The 21st failure is still answered (401) and recorded; from then on
+the address is refused until the window ends."""
 
 MINUTES_PER_DAY = 1_440
 _MICROS = 1_000_000

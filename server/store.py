@@ -1,9 +1,9 @@
 """Write transactions scoped to one workspace, with its clock and its events.
 
-A `Transaction` hands out stamps that are strictly increasing per workspace (CONTRACT: every
-write bumps `updated_at` to a value never seen before, even when the clock stands still or goes
-back), and it collects events that `Store.transaction` passes to the sink only once the
-transaction has committed.
+A `Transaction` hands out stamps that are strictly increasing per workspace
+(docs/service.md#timestamps: every write bumps `updated_at` to a value never seen before, even when
+the clock stands still or goes back), and it collects events that `Store.transaction` passes to the
+sink only once the transaction has committed.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Stamps are stored as integer microseconds since the Unix epoch: they compare and index as
 integers, and `updated_after` needs no string parsing in SQL. They are shown as ISO 8601 UTC
-with microseconds and `Z`, the CONTRACT format.
+with microseconds and `Z` (docs/service.md#timestamps).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def to_micros(moment: datetime) -> int:
 
 
 def format_micros(micros: int) -> str:
-    """The CONTRACT text form, e.g. `2026-11-21T15:33:11.561385Z`."""
+    """The text form the API shows, e.g. `2026-11-21T15:33:11.561385Z`."""
     clamped = min(max(micros, _MIN_MICROS), _MAX_MICROS)
     moment = EPOCH + timedelta(microseconds=clamped)
     return moment.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"

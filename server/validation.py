@@ -1,4 +1,5 @@
-"""Pydantic's error lists turned into the CONTRACT's 400 `invalid_request`.
+"""Pydantic's error lists turned into the service's 400 `invalid_request`
+(docs/service.md#requests).
 
 Used by the handler for FastAPI's request validation errors and by bulk operations, which
 validate each operation themselves, so both speak the same way: `details` lists every problem as

@@ -71,7 +71,8 @@ CREATE TABLE IF NOT EXISTS webhook_attempts (
 
 
 def iso(micros: int | None) -> str | None:
-    """CONTRACT timestamp form: ISO 8601 UTC with microseconds and ``Z``."""
+    """The service's timestamp form: ISO 8601 UTC with microseconds and ``Z``
+    (docs/service.md#timestamps)."""
     if micros is None:
         return None
     return (_EPOCH + timedelta(microseconds=micros)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

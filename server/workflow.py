@@ -1,4 +1,4 @@
-"""The issue workflow: which status may follow which (CONTRACT table)."""
+"""The issue workflow: which status may follow which (docs/api.md#statuses-and-workflow)."""
 
 from __future__ import annotations
 

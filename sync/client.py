@@ -1,4 +1,5 @@
-"""The HTTP API client: SPEC's endpoints over one long-lived `httpx.AsyncClient`.
+"""The HTTP API client: the published endpoints (docs/api.md) over one long-lived
+`httpx.AsyncClient`.
 
 Every call returns a `Response[T]`: the parsed `value` and the `meta` of its response (status,
 `Date`, `X-RateLimit-*`, `Retry-After`, `ETag`). Per call rather than "the latest meta" on the
@@ -82,7 +83,7 @@ class Response(Generic[T]):
 
 
 class ApiClient:
-    """A client for any server implementing SPEC; one per process and profile.
+    """A client for any server with the published API; one per process and profile.
 
     Use as `async with ApiClient(...) as client:` or call `aclose()`. `transport` replaces the
     network (tests: `httpx.MockTransport`, `httpx.ASGITransport`).
@@ -147,7 +148,8 @@ class ApiClient:
     # --- the key ---------------------------------------------------------------------------
 
     async def me(self) -> Response[Me]:
-        """`GET /me` [ext]. Tells the limiter the plan when the answer names one."""
+        """`GET /me` (docs/api.md#current-user-get-me). Tells the limiter the plan when the answer
+        names one."""
         payload, meta = await self._exchange("GET", "/me")
         answer = self._parsed(meta, lambda: Me.model_validate(payload))
         if self._limiter is not None:
@@ -168,7 +170,8 @@ class ApiClient:
     ) -> Response[Page[Issue]]:
         """`GET /issues`. Pass `updated_after` as the server's own string when you have it.
 
-        `filters` [ext]: status, priority, assignee, project_id, label. `peek`: see `Peek`.
+        `filters` (docs/api.md#list-filters): status, priority, assignee, project_id, label. `peek`:
+        see `Peek`.
         """
         query = _listing(page, per_page, updated_after, include_deleted) | dict(filters)
         return await self._list("/issues", Issue, query, peek)
@@ -239,7 +242,8 @@ class ApiClient:
         include_deleted: bool | None = None,
         peek: Peek | None = None,
     ) -> Response[Page[Comment]]:
-        """`GET /comments` [ext], of one issue or (where the server allows) of all."""
+        """`GET /comments` (docs/api.md#comment-and-user-lists), of one issue or (where the server
+        allows) of all."""
         query = _listing(page, per_page, updated_after, include_deleted) | {"issue_id": issue_id}
         return await self._list("/comments", Comment, query, peek)
 
@@ -268,7 +272,8 @@ class ApiClient:
         updated_after: str | datetime | None = None,
         peek: Peek | None = None,
     ) -> Response[Page[User]]:
-        """`GET /users` [ext]: the workspace's members, for assignee pickers."""
+        """`GET /users` (docs/api.md#comment-and-user-lists): the workspace's members, for assignee
+        pickers."""
         query = _listing(page, per_page, updated_after, None)
         return await self._list("/users", User, query, peek)
 
@@ -344,7 +349,8 @@ class ApiClient:
         return Response(self._parsed(meta, lambda: model.model_validate(payload)), meta)
 
     async def _delete(self, path: str, model: type[R], if_match: str | None) -> Response[R | None]:
-        """SPEC leaves DELETE's answer open: the 2xx is what counts; a record is a bonus."""
+        """The published API leaves DELETE's answer open: the 2xx is what counts; a record is a
+        bonus."""
         payload, meta = await self._exchange("DELETE", path, if_match=if_match)
         try:
             return Response(model.model_validate(payload), meta)
@@ -490,7 +496,8 @@ def _listing(
 
 
 def _query(params: Mapping[str, QueryValue]) -> dict[str, str | list[str]]:
-    """Query parameters as strings: booleans as `true`/`false`, times as CONTRACT writes them."""
+    """Query parameters as strings: booleans as `true`/`false`, times as the reference service
+    writes them (docs/api.md#timestamps)."""
     query: dict[str, str | list[str]] = {}
     for name, value in params.items():
         if value is None:

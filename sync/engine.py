@@ -4,8 +4,8 @@ Push comes before pull, so the pull sees our own writes land and never shows a s
 over a just-sent edit. The loop pushes soon after a local write (`poke`), pulls when a webhook
 says something changed (`wake`, debounced so a burst of deliveries costs one pull), and
 otherwise polls at the pace the limiter's background budget allows (`poll_interval`), since
-deliveries can be lost (SYNC.md 9). User-facing pushes go as the user's requests; polls and
-webhook pulls as background ones, so they never crowd out what the user is doing.
+deliveries can be lost (docs/sync.md#webhooks). User-facing pushes go as the user's requests; polls
+and webhook pulls as background ones, so they never crowd out what the user is doing.
 
 `sync.pull` is imported when first needed: the push half works, and is tested, on its own.
 """

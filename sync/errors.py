@@ -20,10 +20,10 @@ key's storage or the config file fail with `accounts.errors` instead (their own 
     ├── ProtocolError              a response that cannot be read: bad JSON, truncated, wrong shape
     └── NoCredentials              no API key for the profile: log in, or set TRACKER_API_KEY
 
-How SYNC.md's three outcomes map: *retryable* are NetworkError with `request_sent` False,
-RateLimited and ServerError; *rejected* are the other ApiErrors; *unknown* are NetworkError with
-`request_sent` True and a ProtocolError on a write with a 2xx `status` (the write happened, its
-answer is unreadable).
+How the three outcomes of an attempt (docs/sync.md#three-outcomes) map: *retryable* are NetworkError
+with `request_sent` False, RateLimited and ServerError; *rejected* are the other ApiErrors;
+*unknown* are NetworkError with `request_sent` True and a ProtocolError on a write with a 2xx
+`status` (the write happened, its answer is unreadable).
 
 No exception here holds an `httpx.Request`, a header or the API key, and the client raises
 them outside the `except` block that caught httpx's, so no traceback (with locals or not)
@@ -53,12 +53,13 @@ DEFAULT_CODES: dict[int, str] = {
     422: "invalid_request",
     429: "rate_limit_exceeded",
 }
-"""CONTRACT's code for each status, for error bodies that do not name one."""
+"""The code for each status (docs/api.md#error-codes), for error bodies that do not name one."""
 
 
 @dataclass(frozen=True)
 class ErrorDetail:
-    """One field-level complaint: CONTRACT's `{field, message}` or FastAPI's `{loc, msg}`."""
+    """One field-level complaint: the reference service's `{field, message}`
+    (docs/service.md#requests) or FastAPI's `{loc, msg}`."""
 
     field: str | None
     message: str
@@ -66,7 +67,8 @@ class ErrorDetail:
 
 @dataclass(frozen=True)
 class ErrorBody:
-    """An error body, read leniently: SPEC's envelope, FastAPI's `detail`, or plain text."""
+    """An error body, read leniently: the published body (docs/api.md#errors), FastAPI's `detail`,
+    or plain text."""
 
     code: str | None = None
     message: str | None = None
@@ -175,7 +177,7 @@ def _permission_in(message: str) -> str | None:
 
 
 class NotFound(ApiError):
-    """404: no such record, or one of another workspace (CONTRACT never reveals which)."""
+    """404: no such record, or one of another workspace (the reference service never says which)."""
 
 
 class PreconditionFailed(ApiError):
@@ -183,7 +185,7 @@ class PreconditionFailed(ApiError):
 
 
 class PayloadTooLarge(ApiError):
-    """413: the request body is over the server's limit (1 MiB in CONTRACT)."""
+    """413: the request body is over the server's limit (1 MiB on the reference service)."""
 
 
 class RateLimited(ApiError):
@@ -199,7 +201,8 @@ class ServerError(ApiError):
 
 
 class UnexpectedStatus(ApiError):
-    """A status SPEC does not use for this request: 405 for an absent endpoint, 409, a 3xx."""
+    """A status the published API does not use for this request: 405 for an absent endpoint, 409, a
+    3xx."""
 
 
 class NetworkError(SyncError):

@@ -1,7 +1,8 @@
-"""Which [ext] features a server has: found by asking (`sync.probe`), never assumed.
+"""Which optional features (docs/api.md#optional-features) a server has: found by asking
+(`sync.probe`), never assumed.
 
-A user may point the client at another vendor's server that implements SPEC alone, so every
-CONTRACT extension is probed once, stored (`ServerFeatures.to_json`, in the cache's key/value
+A user may point the client at another vendor's server that has only the published API, so every
+optional feature is probed once, stored (`ServerFeatures.to_json`, in the cache's key/value
 state, `sync.remembered`) and used only when present. A feature is True (seen working), False
 (seen absent or refused) or None (not determinable yet: the caller falls back as for False, and
 may upgrade it with `dataclasses.replace` when sync observes it, e.g. the first tombstone).

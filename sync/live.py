@@ -1,7 +1,7 @@
 """Live updates: a webhook registered with the server and a receiver on a loopback port.
 
-Webhooks are pokes (SYNC.md 9): a genuine, new delivery only says "something changed", and
-the caller (`SyncLoop.wake`) turns any number of them into one debounced pull. Polling stays
+Webhooks are pokes (docs/sync.md#webhooks): a genuine, new delivery only says "something changed",
+and the caller (`SyncLoop.wake`) turns any number of them into one debounced pull. Polling stays
 as the backstop, since deliveries can be lost or late.
 
 The receiver is a minimal HTTP/1.1 server on asyncio (no web framework: it answers one POST

@@ -1,12 +1,13 @@
 """Records as a real server sends them, read without losing anything.
 
-SPEC leaves most of a record open and another vendor's server may send more, or other values,
-than CONTRACT lists. So: unknown members are kept (`extra="allow"`, and `raw` gives back the
-dict exactly as received, for the cache); status and priority are plain strings (the values the
-client knows are in `issuefields`), never a closed enum that would reject a new one; ids are
-opaque strings; timestamps are read whatever their precision or zone into aware UTC, while `raw`
-keeps the server's own string for cursors. In a list, a record that cannot be read is reported
-and skipped (`Page.skipped`) instead of failing the whole page.
+The published API leaves most of a record open (docs/api.md#issues-and-ids), and another vendor's
+server may send more, or other values, than the client knows (docs/api.md#known-values). So: unknown
+members are kept (`extra="allow"`, and `raw` gives back the dict exactly as received, for the
+cache); status and priority are plain strings (the values the client knows are in `issuefields`),
+never a closed enum that would reject a new one; ids are opaque strings; timestamps are read
+whatever their precision or zone into aware UTC, while `raw` keeps the server's own string for
+cursors. In a list, a record that cannot be read is reported and skipped (`Page.skipped`) instead of
+failing the whole page.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from sync.timeutil import format_timestamp, parse_timestamp
 
 def _timestamp(value: object) -> datetime:
     if type(value) is str and len(value) == 27 and value[26] == "Z":
-        # CONTRACT's own form (microseconds and `Z`), most of what a pull reads: already UTC,
-        # and with nothing around it to strip, `parse_timestamp` would return the same.
+        # The reference service's form (microseconds and `Z`), most of what a pull reads: already
+        # UTC, and with nothing around it to strip, `parse_timestamp` would return the same.
         try:
             return datetime.fromisoformat(value)
         except ValueError:
@@ -87,7 +88,8 @@ class ServerModel(BaseModel):
 
 
 class Record(ServerModel):
-    """Any record with an id. CONTRACT gives every record both timestamps; SPEC does not."""
+    """Any record with an id. The reference service gives every record both timestamps; the
+    published API promises neither."""
 
     id: str = Field(min_length=1)
     created_at: Timestamp | None = None
@@ -95,13 +97,15 @@ class Record(ServerModel):
 
 
 class Tombstone(Record):
-    """A record deleted after `updated_after` [ext]: `{"id", "deleted": true, "updated_at"}`."""
+    """A record deleted after `updated_after`: `{"id", "deleted": true, "updated_at"}`
+    (docs/api.md#tombstones)."""
 
     deleted: bool = True
 
 
 class Issue(Record):
-    """An issue. Only `id` is needed to keep one; SPEC makes `title` required on creation."""
+    """An issue. Only `id` is needed to keep one; the published API makes `title` required on
+    creation."""
 
     number: int | None = None
     title: str = ""
@@ -114,7 +118,7 @@ class Issue(Record):
 
 
 class Project(Record):
-    """A project (SPEC shows no fields; these are CONTRACT's)."""
+    """A project (the published API shows no fields; these are the reference service's)."""
 
     key: str | None = None
     name: str = ""
@@ -154,7 +158,8 @@ class Webhook(Record):
 
 
 class Me(ServerModel):
-    """`GET /me` [ext]: who the key is, where, with which permissions, on which plan."""
+    """`GET /me` (docs/api.md#current-user-get-me): who the key is, where, with which permissions,
+    on which plan."""
 
     user: User | None = None
     workspace: Workspace | None = None
@@ -168,7 +173,8 @@ class Me(ServerModel):
 
 
 class Pagination(ServerModel):
-    """SPEC's paging information; any member may be missing from a loose server."""
+    """The published paging information (docs/api.md#list-envelope-and-paging); any member may be
+    missing from a loose server."""
 
     page: int | None = None
     per_page: int | None = None
@@ -203,7 +209,7 @@ class Page(Generic[R]):
 
     @property
     def tombstones(self) -> list[Tombstone]:
-        """The deleted records [ext]."""
+        """The deleted records (docs/api.md#tombstones)."""
         return [item for item in self.items if isinstance(item, Tombstone)]
 
     @property

@@ -1,16 +1,17 @@
-"""Finding out which [ext] features a server has (`sync.features.ServerFeatures`) by asking.
+"""Finding out which optional features (docs/api.md#optional-features) a server has
+(`sync.features.ServerFeatures`) by asking.
 
 `detect_features` costs, on a server with every extension: 1 (`/me`) + 1 (a list of issues,
 which also answers updated_after, include_deleted, order, page size and usually ETag) + 1 (one
 issue, only when the list had no `ETag`) + 1 (bulk) + 1 (comments) + 1 (users) = 5 or 6
 requests. A server refusing list parameters costs one more list request per parameter refused
-(at most 3); a SPEC-only server that refuses `include_deleted` costs 8.
+(at most 3); a server with only the published API that refuses `include_deleted` costs 8.
 
 Idempotency cannot be probed safely: the only test is to create something twice. It stays None
 until sync observes it: a retry with the same `Idempotency-Key` answered with the first
 attempt's record (True), an `idempotency_key_reused` error (True), or a duplicate (False).
 Until then the push engine sends keys anyway (harmless when ignored) and, after an unknown
-outcome, looks for its write before sending it again (SYNC.md 4).
+outcome, looks for its write before sending it again (docs/sync.md#unknown-outcomes).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ T = TypeVar("T")
 
 
 async def detect_features(client: ApiClient, *, retries: int = 0) -> ServerFeatures:
-    """Probe a server for CONTRACT's extensions with as few requests as possible.
+    """Probe a server for the optional features with as few requests as possible.
 
     Raises `Unauthorized`, `RateLimited` and `NetworkError` (nothing can be learned then);
     every other refusal just leaves a feature False or None. Features are stored and trusted
@@ -197,7 +198,7 @@ def _page_size(page: Page[Issue] | None, requested: int | None) -> int | None:
 async def _probe_bulk(probe: _Prober, client: ApiClient) -> bool | None:
     """A bulk update of no fields on a record that does not exist: it cannot change anything.
 
-    A 400 naming `title` is a SPEC-only server routing the path to `POST /issues`.
+    A 400 naming `title` is a server with only the published API routing the path to `POST /issues`.
     """
     outcome = await probe.run(lambda: client.bulk([BulkUpdate(PROBE_ID, {})]), exists_on_400=True)
     if outcome.error is not None and "title" in outcome.error.message.lower():

@@ -36,7 +36,7 @@ from sync.errors import ApiError, NetworkError, ProtocolError, RateLimited, Serv
 T = TypeVar("T")
 
 RETRYABLE = (NetworkError, ProtocolError, RateLimited, ServerError)
-"""Failures of a read worth another attempt (SYNC.md 4, "retryable")."""
+"""Failures of a read worth another attempt (retryable, in docs/sync.md#three-outcomes)."""
 MAX_DOUBLINGS = 64
 """Past this many failures the step stops doubling (2^64 s is far past any cap)."""
 

@@ -46,7 +46,7 @@ class SyncSession:
     limiter: RateLimiter
     features: ServerFeatures
     user: str | None = None
-    """The id of the key's user once `/me` was asked (`sync.reconcile`), for this session only:
+    """The id of the key's user once `/me` was asked (`sync.push.reconcile`), for this session only:
     the profile's key may change between sessions."""
 
 

@@ -1,9 +1,10 @@
 """Timestamps as servers write them, read into one form.
 
-SPEC promises "ISO 8601 UTC" and CONTRACT adds microseconds and `Z`, but a server that only
-follows SPEC may send whole seconds, an offset instead of `Z`, nanoseconds or no zone at all.
-Everything is read into an aware UTC `datetime`; callers that need to send a time back to the
-server (a sync cursor) should send the server's own string, which the models keep.
+The published API promises "ISO 8601 UTC" and the reference service adds microseconds and `Z`
+(docs/api.md#timestamps), but a server with only the published API may send whole seconds, an offset
+instead of `Z`, nanoseconds or no zone at all. Everything is read into an aware UTC `datetime`;
+callers that need to send a time back to the server (a sync cursor) should send the server's own
+string, which the models keep.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from email.utils import parsedate_to_datetime
 
 
 def parse_timestamp(text: str) -> datetime:
-    """Read an ISO 8601 timestamp; a missing zone means UTC, as SPEC says every time is UTC.
+    """Read an ISO 8601 timestamp; a missing zone means UTC, since every time of the
+    published API is UTC.
 
     Raises `ValueError` for anything that is not a timestamp, so a model can report the record.
     """
@@ -27,7 +29,7 @@ def parse_timestamp(text: str) -> datetime:
 
 
 def format_timestamp(moment: datetime) -> str:
-    """Write a time the way CONTRACT does (microseconds and `Z`), for query parameters.
+    """Write a time the way the reference service does (microseconds and `Z`), for query parameters.
 
     A naive `datetime` is taken to be UTC already rather than local time: every time in this
     package is UTC, and guessing the local zone would shift cursors by hours.

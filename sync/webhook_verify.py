@@ -1,4 +1,5 @@
-"""Is this webhook delivery genuine, recent and new? (SYNC.md 9, CONTRACT "Webhooks")
+"""Is this webhook delivery genuine, recent and new? (docs/sync.md#webhooks,
+docs/api.md#webhooks)
 
 `X-Tracker-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`: the HMAC proves
 the body came from a holder of the secret, the time bound (5 minutes either way, judged on the
@@ -21,7 +22,8 @@ from collections import OrderedDict
 
 MAX_AGE = 300.0
 MAX_BODY = 1024 * 1024
-"""CONTRACT's request limit; one event holds one record, far smaller."""
+"""The reference service's request limit (docs/api.md#field-limits); one event holds one record, far
+smaller."""
 REMEMBERED_DELIVERIES = 10_000
 
 

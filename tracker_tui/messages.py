@@ -1,8 +1,8 @@
 """App-wide messages: events that are not any one widget's business.
 
 A widget's own messages are nested in its class (`IssueList.Opened`); these are the ones that
-cross the whole app, posted to the app (or bubbling up to it) from screens, workers and, later,
-the sync engine integration.
+cross the whole app, posted to the app (or bubbling up to it) from screens, workers and the sync
+engine's thread (`tracker_tui/engine_link.py`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Pages of records: the SPEC list envelope, sync order and tombstones.
+"""Pages of records: the published list envelope, sync order and tombstones.
 
-Without `updated_after` a list is in creation order. With it (CONTRACT "sync order") the order
+Without `updated_after` a list is in creation order. With it (docs/api.md#sync-order) the order
 is `(updated_at, id)` so a client can page by moving its cursor; `include_deleted=true` mixes in
 tombstones, ordered by deletion time on the same axis, and also switches to that order.
 """
@@ -32,7 +32,7 @@ class Paging:
         return min((self.page - 1) * self.per_page, MAX_OFFSET)
 
     def envelope(self, data: list[Record], total: int) -> dict[str, Any]:
-        """The SPEC list envelope around one page."""
+        """The published list envelope around one page (docs/api.md#list-envelope-and-paging)."""
         return {
             "data": data,
             "pagination": {"page": self.page, "per_page": self.per_page, "total": total},
@@ -53,7 +53,7 @@ def list_page(
     query: ListQuery,
     conditions: Sequence[Condition] = (),
 ) -> dict[str, Any]:
-    """One page of a table in the workspace, as the SPEC list envelope.
+    """One page of a table in the workspace, as the published list envelope.
 
     Tombstones ignore `conditions`: a deleted record has no fields left to filter on, and a
     client told about a deletion it never saw loses nothing.

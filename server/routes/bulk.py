@@ -60,7 +60,7 @@ def bulk_issues(
     store: StoreDep,
 ) -> JSONResponse:
     """Results come in the order of the operations: `{index, status, issue}` for a success,
-    `{index, status, error}` (the SPEC error object) for a failure."""
+    `{index, status, error}` (the published error object) for a failure."""
     results: list[dict[str, Any]] = []
     for index, operation in enumerate(request.operations):
         try:

@@ -1,4 +1,4 @@
-"""The pull engine: incremental sync from the server into the local cache (SYNC.md 5-7).
+"""The pull engine: incremental sync from the server into the local cache (docs/sync.md#the-pull).
 
 `pull(session)` is the entry point; modules, one job each: `engine` (per-resource strategy),
 `keyset` and `walk` (the two ways of paging), `deletes` (count check and id sweep), `context`

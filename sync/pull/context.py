@@ -18,7 +18,8 @@ from sync.retry import Retrier
 from sync.session import SyncSession, remember_features
 
 REQUEST_PAGE_SIZE = 100
-"""What every list asks for: CONTRACT's maximum; the server's `pagination.per_page` wins."""
+"""What every list asks for: the largest page the reference service allows
+(docs/api.md#page-size); the server's `pagination.per_page` wins."""
 
 
 class Lister(Protocol):

@@ -1,4 +1,5 @@
-"""Deletes without tombstones (SYNC.md 7): a count check, and a full id sweep when it fails.
+"""Deletes without tombstones (docs/sync.md#deletes): a count check, and a full id sweep when it
+fails.
 
 `updated_after` never returns a deleted record. A one-record list says how many records the
 server holds; when that differs from the local count, every id is listed and whatever the

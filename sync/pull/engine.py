@@ -1,4 +1,4 @@
-"""The pull: each resource's changes since its cursor, then its deletions (SYNC.md 5-7).
+"""The pull: each resource's changes since its cursor, then its deletions (docs/sync.md#the-pull).
 
 Strategy per resource, from what the server was found to support (`ServerFeatures`):
 

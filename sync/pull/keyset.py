@@ -1,4 +1,5 @@
-"""Keyset paging (SYNC.md 5-6), for servers that sort `updated_after` lists by (updated_at, id).
+"""Keyset paging (docs/sync.md#keyset-paging), for servers that sort `updated_after` lists by
+(updated_at, id).
 
 Every request asks for the records after a point in time, so records edited meanwhile move to
 the end of what is still to read instead of shifting the pages. Each query starts one timestamp

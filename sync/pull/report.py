@@ -9,7 +9,7 @@ from sync.models import SkippedRecord
 
 
 class Mode(StrEnum):
-    """How a resource was paged (SYNC.md 6)."""
+    """How a resource was paged (docs/sync.md#keyset-paging, docs/sync.md#page-walking)."""
 
     KEYSET = "keyset"
     PAGES = "pages"

@@ -1,8 +1,8 @@
 """Cursor arithmetic on the server's own timestamp strings.
 
 A cursor is sent back as the server wrote it; when it must move back (the overlap window), the
-shifted time is written in the same style (with or without a fraction), since a SPEC-only server
-may not read a style it never writes.
+shifted time is written in the same style (with or without a fraction), since a server with only
+the published API (docs/api.md#timestamps) may not read a style it never writes.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def resolution(text: str) -> timedelta:
     """The smallest step a server's timestamp can take, read from how it writes one.
 
     Records that share a timestamp with the cursor are re-read by moving back one step: a
-    second on a whole-second server, a microsecond on CONTRACT's.
+    second on a whole-second server, a microsecond on the reference service's.
     """
     main = text.split("+", 1)[0].rstrip("Zz")
     if "." not in main:

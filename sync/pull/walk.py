@@ -1,4 +1,4 @@
-"""Page walking (SYNC.md 6), for servers whose lists are not in sync order.
+"""Page walking (docs/sync.md#page-walking), for servers whose lists are not in sync order.
 
 Offset pages shift when records move between them, so a walk is accepted only if
 `pagination.total` stayed the same from its first page to its last; otherwise it walks again.

@@ -6,8 +6,8 @@ inserts, FTS terms and commit overlap the next request's round trip and parsing.
 
 Pages are stored `GROUP_PAGES` at a time, in one transaction with the cursor of the group's
 last page: a commit rewrites every index and FTS page the transaction touched, and per page
-of 100 those commits cost more than the inserts (SYNC.md 5 still holds: a cursor is saved
-with the records it follows). Pages read but not yet stored when a request fails are stored
+of 100 those commits cost more than the inserts (docs/sync.md#cursors still holds: a cursor is
+saved with the records it follows). Pages read but not yet stored when a request fails are stored
 before the error propagates, so an interrupted pull resumes after the last page it read.
 
 Into an empty table, the pass is a cold load (`Cache.server.begin_bulk_load`): the indexes that a

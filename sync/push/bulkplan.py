@@ -1,8 +1,8 @@
 """Which sendable entries share a `POST /issues/bulk` request, and which go one by one.
 
-The bulk endpoint [ext] takes up to 100 issue operations and counts as one request for every
-limit, so 1,000 edits cost 10 requests instead of 1,000. Only issues have it; comments and
-projects, and any entry a bulk request could not carry, go singly.
+The bulk endpoint (docs/api.md#bulk-writes) takes up to 100 issue operations and counts as one
+request for every limit, so 1,000 edits cost 10 requests instead of 1,000. Only issues have it;
+comments and projects, and any entry a bulk request could not carry, go singly.
 
 Creates go in bulk too when `creates` is on. Their idempotency: the bulk request carries one
 `Idempotency-Key` derived from its entries' own keys, so resending the same entries replays

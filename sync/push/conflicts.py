@@ -1,11 +1,11 @@
-"""Per-field conflicts before an edit is sent (SYNC.md 2): never a silent overwrite.
+"""Per-field conflicts before an edit is sent (docs/sync.md#conflicts): never a silent overwrite.
 
 Two ways to know the server's current value of the fields an edit changes:
 
 - ETag servers, one record at a time: GET the record (fresh values and its tag), compare, then
   PATCH with `If-Match`; a 412 means someone wrote in between, so fetch and compare again.
   No window exists in which another writer's change could be overwritten.
-- Otherwise (a SPEC-only server, or edits sent through the bulk endpoint, which takes no
+- Otherwise (a server without ETags, or edits sent through the bulk endpoint, which takes no
   preconditions): one listing of what changed since the cache's copy (the pull's cursor, else
   the oldest copy among the targets) brings those copies up to date, and each edit's fields
   are compared with it. One request whatever the number of edits; the window between that

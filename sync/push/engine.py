@@ -127,7 +127,8 @@ async def _round(ctx: PushContext, ready: list[OutboxEntry]) -> None:
 
 
 async def _reconcile(ctx: PushContext, ready: list[OutboxEntry]) -> list[OutboxEntry]:
-    """Creates tried before without a known outcome are looked for first (SYNC.md 4).
+    """Creates tried before without a known outcome are looked for first
+    (docs/sync.md#unknown-outcomes).
 
     One listing per group of `sync.push.reconcile.listings`, each settled as soon as it is read
     and its findings stored (done, unsure, or `not_applied`): when a later one fails, the

@@ -1,17 +1,17 @@
 """Whose refusal a 403 on a write is: the key's, for every write of its kind, or one record's.
 
-CONTRACT has both. A key without `issues:write` gets a 403 on every issue write; the run must
-stop, and its entries wait, pending, until the key is fixed (each would be refused the same
-way). Only a comment's author may edit or delete it, others get a 403; that entry must fail
-with the server's message while the queue goes on (sent again, it is refused forever). A server
-we did not write may word its 403s any way, so the wording is one clue among others, taken in
-this order:
+The reference service has both (docs/api.md#permissions). A key without `issues:write` gets a 403 on
+every issue write; the run must stop, and its entries wait, pending, until the key is fixed (each
+would be refused the same way). Only a comment's author may edit or delete it, others get a 403;
+that entry must fail with the server's message while the queue goes on (sent again, it is refused
+forever). A server we did not write may word its 403s any way, so the wording is one clue among
+others, taken in this order:
 
 1. What the key may do, by `/me` (on servers that have it; asked once a run, at the first 403):
    a key without the permission the request needed (`issues:write`, `comments:write`...; a
    GET needs `:read`), or without the one the 403 names, is refused; a key with both met a
    rule of that record.
-2. The 403 names a permission (CONTRACT: "message naming the permission"): the key lacks it.
+2. The 403 names a permission (as the reference service's do): the key lacks it.
 3. A write of the same resource succeeded in this run: the key may write there; the record is
    refused.
 4. Nothing known (no `/me`, no permission named, the first write of its kind): the entry is

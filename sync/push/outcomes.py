@@ -1,4 +1,5 @@
-"""SYNC.md 4's three outcomes, applied to outbox entries; the state one push run keeps.
+"""The three outcomes of an attempt (docs/sync.md#three-outcomes), applied to outbox entries; the
+state one push run keeps.
 
 Mapping of a failed attempt (the tree is in `sync.errors`):
 
@@ -12,7 +13,8 @@ Mapping of a failed attempt (the tree is in `sync.errors`):
   pending, outcome open: a create is looked for on the server before it is sent again.
 - rejected: any other 4xx. Failed with the server's message; the rest of the queue goes on.
   404 on a DELETE is success; on a PATCH it means the record is gone. A workflow refusal also
-  names the moves CONTRACT allows from the record's current status.
+  names the moves the workflow allows from the record's current status
+  (docs/api.md#statuses-and-workflow).
 - 401 stops the run: every following request would be refused the same way. A 403 stops it
   when the key lacks a permission for the whole resource, and fails the one entry when that
   record refused it (`sync.push.forbidden` says how the two are told apart).

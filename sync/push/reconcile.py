@@ -1,4 +1,5 @@
-"""Unknown outcomes: did the server apply a create whose answer never arrived? (SYNC.md 4)
+"""Unknown outcomes: did the server apply a create whose answer never arrived?
+(docs/sync.md#unknown-outcomes)
 
 A create sent without a readable answer may exist on the server. Resending it with the same
 `Idempotency-Key` is safe only where the server honours keys, which cannot be probed; so before
@@ -56,7 +57,8 @@ T = TypeVar("T")
 KNOWN_OFFSET_MARGIN = 5.0
 """Seconds before the attempt to start looking, when the server clock offset is measured."""
 UNKNOWN_OFFSET_MARGIN = 11 * 60.0
-"""When it is not: SYNC.md asks for correctness with the local clock ±10 minutes off."""
+"""When it is not: sync stays correct with the local clock ±10 minutes off
+(docs/sync.md#server-time)."""
 PAGE_SIZE = 100
 MAX_PAGES = 200
 ALL_COMMENTS_REFUSALS = (Forbidden, InvalidRequest, NotFound, UnexpectedStatus)
@@ -245,7 +247,8 @@ def _candidates(
 
 
 def _age(record: Record) -> tuple[bool, datetime]:
-    """Oldest first; records without a creation time (SPEC does not promise one) last."""
+    """Oldest first; records without a creation time (the published API does not promise one)
+    last."""
     created = record.created_at
     return created is None, created or datetime.max.replace(tzinfo=UTC)
 

@@ -1,9 +1,9 @@
-"""Client-side rate limiting: SPEC's tables, response headers, the server clock, the limiter.
+"""Client-side rate limiting: the published tables, response headers, the server clock, the limiter.
 
-Modules, one job each: `plans` (SPEC's limit tables, request buckets), `headers` (reading
+Modules, one job each: `plans` (the published limit tables, request buckets), `headers` (reading
 `X-RateLimit-*`, `Retry-After`, `Date`), `clock` (server clock offset), `log` (the shared log
 of sent requests, as a Protocol the cache implements), `limits` (what is known about the
-limits in force), `limiter` (waiting for a slot).
+limits in force), `limiter` (waiting for a slot). How they work together: docs/sync.md#rate-limits.
 """
 
 from sync.ratelimit.clock import ClockOffset

@@ -2,11 +2,11 @@
 
 The sliding log pads every window with a margin because a request is logged when let through
 but counted when it reaches the server, and that delay varies. For a request of this process
-that has been answered, the delay is bounded exactly: the server counted it (CONTRACT: once
-authenticated, whatever the outcome) before answering, so no later than the moment its answer
-was read here. Once a window's length has passed since then, no request sent from now on can
-share a server window with it, fixed or sliding. A window of ours therefore stops counting
-that entry at the earlier of its padded end and "answer + window".
+that has been answered, the delay is bounded exactly: the server counted it (once
+authenticated, whatever the outcome: docs/api.md#rate-limit-windows) before answering, so no later
+than the moment its answer was read here. Once a window's length has passed since then, no request
+sent from now on can share a server window with it, fixed or sliding. A window of ours therefore
+stops counting that entry at the earlier of its padded end and "answer + window".
 
 Only entries this process logged and saw answered are known this way; every other entry
 (another process's, one whose answer never came) keeps the full margin. Entries are matched

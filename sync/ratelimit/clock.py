@@ -1,8 +1,8 @@
 """The server's clock as seen from here, measured from `Date` headers and window resets.
 
-Resets and `Retry-After` dates are server times; the local clock may be minutes off (SYNC.md
-asks for correctness at ±10 min). Each response's `Date` gives one sample of the offset; the
-median of recent samples ignores the odd slow response or stale proxy.
+Resets and `Retry-After` dates are server times; the local clock may be minutes off, and sync must
+stay correct at ±10 min (docs/sync.md#server-time). Each response's `Date` gives one sample of the
+offset; the median of recent samples ignores the odd slow response or stale proxy.
 
 `Date` has whole seconds, and some servers (uvicorn) refresh it only once a second, so it may
 be a second or more behind: fine against a minute window, useless against a window scaled to

@@ -1,6 +1,7 @@
 """What every response says about limits and time, read defensively.
 
-SPEC promises `X-RateLimit-*` on every response; CONTRACT adds `Retry-After` on 429s. Neither
+The published API promises `X-RateLimit-*` on every response (docs/api.md#rate-limit-headers); the
+reference service adds `Retry-After` on 429s (docs/api.md#retry-after-header). Neither
 is ours to trust: a header may be missing, garbage, a reset in the past, or a `Retry-After` in
 its HTTP-date form. A bad header costs a fallback (None), never an exception.
 """

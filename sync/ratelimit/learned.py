@@ -1,6 +1,6 @@
 """What one process learned about a key's limits, kept for the next process (issue 15).
 
-A server implementing SPEC alone names its plan only in `X-RateLimit-Limit`, so a process that
+A server with only the published API names its plan only in `X-RateLimit-Limit`, so a process that
 starts from nothing assumes Free's 60 a minute until its first answer. Meanwhile the request
 log, shared by every process of the profile, may already hold more than 60 requests of the last
 minute (a Pro key's pace), and the first request waited for most of a window. So what was
@@ -52,7 +52,7 @@ class Learned:
     @classmethod
     def from_json(cls, text: str) -> Learned:
         """Read stored limits; `ValueError` when unreadable, of another version or absurd (the
-        caller then starts from SPEC's tables, as with nothing stored)."""
+        caller then starts from the published tables, as with nothing stored)."""
         data = json.loads(text)
         if not isinstance(data, dict) or data.get("version") != LEARNED_VERSION:
             raise ValueError("stored limits are unreadable or of another version")

@@ -1,6 +1,6 @@
 """The client-side rate limiter: wait until a request fits every limit, then log it.
 
-Goal (SYNC.md 8): zero 429s when this client is the key's only user. Two mechanisms:
+Goal (docs/sync.md#rate-limits): zero 429s when this client is the key's only user. Two mechanisms:
 
 - A sliding log, shared by every process of the profile: never more than a limit in *any*
   window of its length. That is cautious against the server's fixed windows (any fixed window
@@ -59,11 +59,11 @@ class RateLimiter:
 
     `clock` is the local wall clock (it must match that of the other processes sharing `log`),
     `sleep` waits that many seconds, `random` gives [0, 1): all injectable so tests simulate
-    hours in milliseconds. `window_seconds` is the length of SPEC's "minute" (the reference
-    service can run faster for tests); a day is 1,440 of them. `margin` (default a 60th of a
-    window: 1 s) pads every window and reset against latency and clock error; `jitter` (the
-    same default) is the most a wait after a 429 or a spent window adds, so that processes
-    blocked together do not all retry at the same instant.
+    hours in milliseconds. `window_seconds` is the length of a rate-limit "minute" (the reference
+    service can run faster for tests: docs/service.md#window-scaling); a day is 1,440 of them.
+    `margin` (default a 60th of a window: 1 s) pads every window and reset against latency and clock
+    error; `jitter` (the same default) is the most a wait after a 429 or a spent window adds, so
+    that processes blocked together do not all retry at the same instant.
     """
 
     def __init__(
@@ -118,7 +118,7 @@ class RateLimiter:
         return self._limits.offset.to_server(self._clock())
 
     def set_plan(self, name: str | None) -> bool:
-        """Adopt the plan `/me` names; False (and no change) for a name SPEC does not list."""
+        """Adopt the plan `/me` names; False (and no change) for a plan that is not published."""
         plan = plan_named(name)
         if plan is not None:
             self._limits.set_plan(plan, PlanSource.ME)

@@ -1,10 +1,11 @@
 """What this process knows about the limits in force, and the checks that follow from it.
 
-Starts from SPEC's tables (Free until told otherwise: the most cautious guess), learns the plan
-from `/me` or from `X-RateLimit-Limit`, and corrects itself from every response: a window the
-server says is spent is blocked until its reset, a window with N left allows N more, and
-`Retry-After` blocks for exactly its wait plus jitter. No I/O and no waiting here: `limiter`
-does that. Local times throughout, server times converted with the measured clock offset.
+Starts from the published tables (docs/api.md#plans-and-their-limits; Free until told otherwise: the
+most cautious guess), learns the plan from `/me` or from `X-RateLimit-Limit`, and corrects itself
+from every response: a window the server says is spent is blocked until its reset, a window with N
+left allows N more, and `Retry-After` blocks for exactly its wait plus jitter. No I/O and no waiting
+here: `limiter` does that. Local times throughout, server times converted with the measured clock
+offset.
 """
 
 from __future__ import annotations
@@ -128,8 +129,8 @@ class Limits:
 
     def restore(self, learned: Learned, now: float) -> None:
         """Start from what an earlier process stored, as `STORED`: the first answer's headers
-        replace it (a lower figure at once). Figures above SPEC's for the plan are not taken:
-        a damaged or forged store must not make this process send faster than the plan."""
+        replace it (a lower figure at once). Figures above the published ones for the plan are not
+        taken: a damaged or forged store must not make this process send faster than the plan."""
         plan = plan_named(learned.plan)
         if plan is None:
             return
@@ -213,10 +214,10 @@ class Limits:
 
     def _bound_offset(self, meta: ResponseMeta, now: float) -> None:
         """Bound the clock offset by the minute window a response was counted in (see
-        `ClockOffset`). Windows start at whole minutes (CONTRACT), so a reset names a window's
-        end exactly when the window is a whole number of seconds; otherwise it may be rounded,
-        and the response teaches nothing. Headers with the day's limit, or a limit that is no
-        minute limit, describe some other window."""
+        `ClockOffset`). Windows start at whole minutes (docs/api.md#rate-limit-windows), so a reset
+        names a window's end exactly when the window is a whole number of seconds; otherwise it may
+        be rounded, and the response teaches nothing. Headers with the day's limit, or a limit that
+        is no minute limit, describe some other window."""
         rate = meta.rate
         if rate is None or rate.reset is None or rate.limit is None or meta.sent_at is None:
             return

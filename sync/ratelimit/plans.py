@@ -1,7 +1,8 @@
-"""SPEC's limit tables, and which limit a request or a response header belongs to.
+"""The published limit tables (docs/api.md#plans-and-their-limits), and which limit a request or a
+response header belongs to.
 
-Everything here is SPEC ("Limits"), not CONTRACT: any server implementing SPEC has these plans
-and per-endpoint limits, so the limiter can start from them before the server says anything.
+Everything here is the published API, nothing the reference service adds: any server has these
+plans and per-endpoint limits, so the limiter can start from them before the server says anything.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ MINUTES_PER_DAY = 1440
 
 @dataclass(frozen=True)
 class Plan:
-    """A plan's default limits: requests per minute and per day (SPEC "Default limits per plan")."""
+    """A plan's default limits: requests per minute and per day."""
 
     name: str
     per_minute: int
@@ -43,7 +44,7 @@ ENDPOINT_LIMITS: dict[str, int] = {
     Bucket.SEARCH: 30,
     Bucket.BULK: 10,
 }
-"""Per-minute limits that apply on top of the plan's (SPEC "Per-endpoint limits")."""
+"""Per-minute limits that apply on top of the plan's."""
 
 _ROUTES: dict[tuple[str, str], Bucket] = {
     ("POST", "/issues"): Bucket.ISSUES_CREATE,
@@ -60,7 +61,7 @@ def bucket_for(method: str, path: str) -> Bucket:
 
 
 def plan_named(name: str | None) -> Plan | None:
-    """The plan a server names (`/me`), or None for a name SPEC does not list."""
+    """The plan a server names (`/me`), or None for a plan that is not published."""
     if name is None:
         return None
     return PLANS.get(name.strip().lower())

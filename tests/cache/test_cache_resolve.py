@@ -47,7 +47,8 @@ def test_a_local_id_is_followed_once_its_create_landed(cache: Cache) -> None:
 
 
 def test_digits_that_are_a_number_and_another_issues_id_are_refused(cache: Cache) -> None:
-    """A SPEC-only server may use numeric ids: `5` must not silently pick one of two."""
+    """A server with only the published API may use numeric ids (docs/api.md#issues-and-ids): `5`
+    must not silently pick one of two."""
     cache.server.apply_page(Resource.ISSUES, [issue(5, id="12"), issue(12, id="900")])
     assert cache.reads.resolve_issue("#12") == "900"
     assert cache.reads.resolve_issue("5") == "12"

@@ -49,8 +49,9 @@ def loopback(
 
 
 def without_me(app: Any) -> Any:
-    """The service as a server without CONTRACT's `/me`: it answers that path as any unknown
-    one (404 with its rate-limit headers), so the plan shows only in `X-RateLimit-Limit`."""
+    """The service as a server without `/me` (docs/api.md#current-user-get-me): it answers that path
+    as any unknown one (404 with its rate-limit headers), so the plan shows only in
+    `X-RateLimit-Limit`."""
 
     async def variant(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["path"] == "/v1/me":

@@ -44,7 +44,8 @@ class Fault(StrEnum):
     STATUS_502 = "502"
     STATUS_503 = "503"
     LIMITED_RETRY_AFTER = "429_retry_after"
-    """429 with `Retry-After` and `X-RateLimit-*` (remaining 0), as CONTRACT's service sends."""
+    """429 with `Retry-After` and `X-RateLimit-*` (remaining 0), as the reference service sends
+    (docs/api.md#retry-after-header)."""
     LIMITED_RATE_HEADERS = "429_rate_headers"
     """429 with `X-RateLimit-*` (remaining 0) but no `Retry-After`."""
     LIMITED_BARE = "429_bare"

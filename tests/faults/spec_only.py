@@ -1,4 +1,5 @@
-"""The reference service as a server implementing SPEC alone, for the loopback fault tests.
+"""The reference service as a server with only the published API (docs/api.md#guaranteed), for the
+loopback fault tests.
 
 As far as a client can tell: no `/me` (the service answers it as any unknown path, 404 with its
 rate-limit headers), no bulk endpoint (404), no tombstones (400 to `include_deleted`), and

@@ -1,5 +1,5 @@
 """Each fault on its own, through a real socket: what the client raises, what a push of one
-create makes of it (SYNC.md 4's outcomes), and that a pull reads through it.
+create makes of it (docs/sync.md#three-outcomes), and that a pull reads through it.
 
 One service for the module; each test opens its own proxy, cache and session, and marks its
 writes with a title of its own.

@@ -2,9 +2,10 @@
 
 `tracker-tui sync`, three `issues create --title "Weekly review" --no-push`, then `sync` while
 the first `POST /issues` is dropped (connection closed) before the service saw it, or its
-answer lost after the service applied it, against the reference service as a SPEC-only server
-(`spec_only`) on loopback, behind the fault proxy (on a loop of its own: the CLI runs its own).
-Before the fix: "sent 3 edits", an empty outbox, and 2 "Weekly review" issues on the server.
+answer lost after the service applied it, against the reference service as a server with only
+the published API (`spec_only`, docs/api.md#guaranteed) on loopback, behind the fault proxy (on a
+loop of its own: the CLI runs its own). Before the fix: "sent 3 edits", an empty outbox, and 2
+"Weekly review" issues on the server.
 """
 
 from __future__ import annotations

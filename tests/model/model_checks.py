@@ -15,8 +15,9 @@ Each violation is reported under a category (the long run counts them by categor
   create of the client was already settled as (a write silently gone).
 - `twin`: a create settled as an identical record someone else made while its answer was
   lost, in the seconds its own result could have appeared, where the client cannot tell them
-  apart: an issue names no author, and without `/me` (SPEC alone) the client does not know
-  which author is its own (issue 15's accepted limit). Counted apart from the violations.
+  apart: an issue names no author, and without `/me` (docs/api.md#current-user-get-me) the client
+  does not know which author is its own (issue 15's accepted limit). Counted apart from the
+  violations.
 - `report`: a push counted as sent other than the entries that became done in it (a create
   whose fate is unknown counted as sent).
 - `altered`: a record a client's create made that no write of it accounts for, which someone

@@ -1,15 +1,16 @@
 """The service side of the model test: the reference service in-process on virtual time, its
-SPEC-only variant, and the oracle that watches every request it serves.
+variant with only the published API (docs/api.md#guaranteed), and the oracle that watches every
+request it serves.
 
 Virtual time: one clock for the service (its timestamps and rate-limit windows), the caches
 (entry times) and the client limiters (their log, their waits). A wait for a window costs no
-real time, so a run exercises the limits with SPEC's own minute (no scaled windows needed) and
+real time, so a run exercises the limits with the published minute (no scaled windows needed) and
 the reconcile's real-second margins (`LATE_APPLY`) mean what they say.
 
 The oracle sits between the clients' wires and the service: it sees each request as the client
-sent it (its `Idempotency-Key` included, before a SPEC-only server drops it) and each answer as
-the service gave it (before a fault loses it). From those it keeps a mirror of the service's
-records, who made each record and from which request, who last wrote each field, and every
+sent it (its `Idempotency-Key` included, before a server without idempotency keys drops it) and each
+answer as the service gave it (before a fault loses it). From those it keeps a mirror of the
+service's records, who made each record and from which request, who last wrote each field, and every
 429 the service itself sent, per actor.
 """
 
@@ -85,7 +86,7 @@ def dated(app: App, clock: VirtualClock) -> App:
 
 
 def spec_only(app: App) -> App:
-    """The service as a server implementing SPEC alone, as far as a client can tell: no `/me`,
+    """The service as a server with only the published API, as far as a client can tell: no `/me`,
     no bulk endpoint, no tombstones (400 to `include_deleted`), `Idempotency-Key` ignored, and
     no ETag (none sent, `If-Match` ignored)."""
 

@@ -1,5 +1,6 @@
-"""One example's world: the service (plain or SPEC-only) on virtual time, two or three clients
-each with its own cache file and wire, and a colleague writing straight to the service.
+"""One example's world: the service (plain or with only the published API) on virtual time, two or
+three clients each with its own cache file and wire, and a colleague writing straight to the
+service.
 
 Everything runs on one event loop owned by the world; the model's steps are plain calls that
 run a coroutine to completion on it. A client whose wire raised `Killed` is crashed: whatever
@@ -42,7 +43,8 @@ COLLEAGUE_USER = "Katherine Johnson"
 
 @dataclass(frozen=True)
 class Config:
-    """A server the model runs against: `spec` strips every CONTRACT extension."""
+    """A server the model runs against: `spec` strips every optional feature
+    (docs/api.md#optional-features)."""
 
     name: str
     spec: bool
@@ -51,7 +53,7 @@ class Config:
 
 
 FULL = Config("full", spec=False, plan="pro")
-SPEC = Config("spec", spec=True, plan="free")
+PUBLISHED_ONLY = Config("spec", spec=True, plan="free")
 
 
 @dataclass

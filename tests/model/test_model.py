@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 from model_machine import Model, model_for
 from model_wire import Fault, Kill
-from model_world import FULL, SPEC, Config
+from model_world import FULL, PUBLISHED_ONLY, Config
 
 BOUNDED = settings(
     max_examples=12,
@@ -30,7 +30,7 @@ def test_model_against_the_full_service() -> None:
 
 
 def test_model_against_a_spec_only_service() -> None:
-    run_state_machine_as_test(model_for(SPEC), settings=BOUNDED)
+    run_state_machine_as_test(model_for(PUBLISHED_ONLY), settings=BOUNDED)
 
 
 class Steps:
@@ -80,10 +80,10 @@ def steps() -> Iterator[Callable[[Config], Steps]]:
 def test_three_identical_creates_the_first_dropped_before_the_service_are_three(
     steps: Callable[[Config], Steps],
 ) -> None:
-    """Issue 15 part 1, as the model meets it: on a SPEC-only server, the first of three
-    identical creates is dropped before the service saw it; the look for it must not take a
+    """Issue 15 part 1, as the model meets it: on a server with only the published API, the first of
+    three identical creates is dropped before the service saw it; the look for it must not take a
     sibling's record for it."""
-    state = steps(SPEC)
+    state = steps(PUBLISHED_ONLY)
     state.start(clients=2)
     for _ in range(3):
         state.create(c=0, title=0, priority=None)
@@ -97,7 +97,7 @@ def test_an_older_write_kept_mine_after_a_newer_one_landed_does_not_go_over_it(
     """A title edit held as a conflict did not hold back the next edit of the same title: that
     one was settled first and landed, then "keep mine" on the first sent its older title over
     the newer one (the known suspect of issue 15)."""
-    state = steps(SPEC)
+    state = steps(PUBLISHED_ONLY)
     state.start(clients=2)
     state.edit(c=0, pick=0, name="title", choice=0)
     state.colleague_edit(pick=0, name="title", choice=0)

@@ -31,7 +31,8 @@ MARGIN = 0.5
 """The limiter's padding on windows and resets. Its default, a 60th of a window (1 s for a real
 minute), is far below the error of whole-second `Date` headers once a window is a second."""
 CREATE_LIMIT = 30
-"""SPEC's per-endpoint limit on `POST /issues` per window (the test spends it from elsewhere)."""
+"""The published per-endpoint limit on `POST /issues` per window (the test spends it from
+elsewhere)."""
 STALL = 8.0
 """Seconds after which a push is taken to be waiting on the skewed clock (10 minutes)."""
 
@@ -140,8 +141,8 @@ def retry_after_as_date(app: Any) -> Any:
 
 
 def without_idempotency(app: Any) -> Any:
-    """The service as a SPEC-only server, which ignores `Idempotency-Key`: a resent create
-    would be a second issue, so only finding the first one keeps it single."""
+    """The service as a server with only the published API, which ignores `Idempotency-Key`: a
+    resent create would be a second issue, so only finding the first one keeps it single."""
 
     async def variant(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":

@@ -1,7 +1,8 @@
-"""The client with its clock 10 minutes ahead of, or behind, the server's (SYNC.md: ±10 min).
+"""The client with its clock 10 minutes ahead of, or behind, the server's
+(docs/sync.md#server-time).
 
 The reference service runs on loopback (uvicorn writes the `Date` header the client measures
-the offset from) with SPEC's minute scaled to a second; the client's session (limiter, request
+the offset from) with its minute scaled to a second; the client's session (limiter, request
 log, outbox) gets a clock that is the real one shifted by `SKEW`. Cursors, rate-limit resets,
 `Retry-After` dates and the look for a create whose answer was lost all work in server time:
 read against the local clock, a reset would look ten minutes away (a stall) or long past (a

@@ -148,7 +148,7 @@ def assert_routes_covered(app: FastAPI) -> None:
 
 
 def assert_error(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
-    """The response is the SPEC error envelope with this status and code; returns the error."""
+    """The response is the published error body with this status and code; returns the error."""
     assert response.status_code == status, (response.request.url, response.text)
     assert response.headers["content-type"].startswith("application/json")
     body = response.json()

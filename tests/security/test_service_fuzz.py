@@ -25,8 +25,9 @@ EXAMPLES = 20
 """Per operation; the quick run makes 12, all positive."""
 
 CHECKS = [schemathesis.checks.not_a_server_error, openapi_checks.content_type_conformance]
-"""Not `negative_data_rejection`: unknown query parameters are ignored, as is usual (CONTRACT
-refuses unknown members of bodies only), and schemathesis counts them as invalid data."""
+"""Not `negative_data_rejection`: unknown query parameters are ignored, as is usual (the service
+refuses unknown members of bodies only: docs/service.md#requests), and schemathesis counts them as
+invalid data."""
 
 
 class MinutePerReading:

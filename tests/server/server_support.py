@@ -67,7 +67,7 @@ def bearer(key: str) -> dict[str, str]:
 
 
 def assert_error(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
-    """The response is the SPEC error envelope with this status and code; returns the error."""
+    """The response is the published error body with this status and code; returns the error."""
     assert response.status_code == status, response.text
     assert response.headers["content-type"].startswith("application/json")
     body = response.json()

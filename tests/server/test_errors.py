@@ -1,4 +1,5 @@
-"""Every failure answers in the SPEC error envelope with a CONTRACT code."""
+"""Every failure answers in the published error body with one of the service's codes
+(docs/api.md#error-codes)."""
 
 from __future__ import annotations
 

@@ -43,7 +43,8 @@ def seconds_until(end: datetime, clock: FakeClock) -> int:
 
 
 def assert_refused(response: httpx.Response, limit: int, retry_after: int, reset: int) -> None:
-    """A SPEC 429 naming `limit`, with `retry_after` in the body, the message and the header."""
+    """A published 429 (docs/api.md#refused-requests-429) naming `limit`, with `retry_after` in the
+    body, the message and the header."""
     error = assert_error(response, 429, "rate_limit_exceeded")
     assert error["retry_after"] == retry_after
     assert f"retry after {retry_after} seconds" in error["message"]

@@ -1,4 +1,4 @@
-"""Lists: the SPEC envelope, paging bounds, filters, sync order and tombstones."""
+"""Lists: the published envelope, paging bounds, filters, sync order and tombstones."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The status workflow, every pair of states (CONTRACT table, written out independently)."""
+"""The status workflow, every pair of states (docs/api.md#statuses-and-workflow, written out
+independently)."""
 
 from __future__ import annotations
 

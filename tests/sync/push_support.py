@@ -52,7 +52,8 @@ def without_bulk(app: Any) -> Any:
 
 
 def without_idempotency(app: Any) -> Any:
-    """The service as a server that ignores `Idempotency-Key` (SPEC alone does not have it)."""
+    """The service as a server that ignores `Idempotency-Key` (docs/api.md#idempotency-keys: the
+    published API does not have it)."""
 
     async def variant(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -64,8 +65,9 @@ def without_idempotency(app: Any) -> Any:
 
 
 def without_me(app: Any) -> Any:
-    """The service as a server without CONTRACT's `/me`: the service itself answers the path
-    as any unknown one (404, with its rate-limit headers), so the plan is known only from them."""
+    """The service as a server without `/me` (docs/api.md#current-user-get-me): the service itself
+    answers the path as any unknown one (404, with its rate-limit headers), so the plan is known
+    only from them."""
 
     async def variant(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] == ME_PATH:
@@ -76,7 +78,8 @@ def without_me(app: Any) -> Any:
 
 
 def refusing_tombstones(app: Any) -> Any:
-    """The service as a server without tombstones: 400 to `include_deleted`, as SPEC allows."""
+    """The service as a server without tombstones: 400 to `include_deleted`, as the published API
+    allows (docs/api.md#tombstones)."""
 
     async def variant(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and b"include_deleted" in scope.get("query_string", b""):
@@ -105,8 +108,9 @@ def dated(app: Any) -> Any:
 
 
 def spec_only(app: Any) -> Any:
-    """The service as a server implementing SPEC alone, as far as a client can tell: no `/me`,
-    no bulk endpoint, no tombstones, `Idempotency-Key` ignored; served with a `Date`."""
+    """The service as a server with only the published API (docs/api.md#guaranteed), as far as a
+    client can tell: no `/me`, no bulk endpoint, no tombstones, `Idempotency-Key` ignored; served
+    with a `Date`."""
     return dated(without_me(without_bulk(refusing_tombstones(without_idempotency(app)))))
 
 
@@ -119,7 +123,7 @@ async def _answer(send: Send, status: int, error: dict[str, str]) -> None:
 
 def comments_per_issue_only(app: Any) -> Any:
     """The service as a server that lists comments of one issue at a time: a listing without
-    `issue_id` is refused with a 400, as CONTRACT allows."""
+    `issue_id` is refused with a 400, as docs/api.md#comment-and-user-lists allows."""
 
     async def variant(scope: Scope, receive: Receive, send: Send) -> None:
         query = scope.get("query_string", b"") if scope["type"] == "http" else b""

@@ -1,4 +1,4 @@
-"""Each endpoint method sends what SPEC and CONTRACT say, and reads the answer into models."""
+"""Each endpoint method sends what docs/api.md describes, and reads the answer into models."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Feature detection against a full CONTRACT server, a SPEC-only one, and odd ones between."""
+"""Feature detection against a server with every optional feature, one with only the published
+API (docs/api.md#guaranteed), and odd ones between."""
 
 from __future__ import annotations
 

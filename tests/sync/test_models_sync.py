@@ -122,7 +122,7 @@ def test_unknown_status_and_priority_values_stay_plain_strings() -> None:
 
 
 def test_a_minimal_issue_from_a_spec_only_server_is_accepted() -> None:
-    issue = Issue.model_validate({"id": "7", "title": "Only SPEC fields"})
+    issue = Issue.model_validate({"id": "7", "title": "Only published fields"})
     assert issue.updated_at is None
     assert issue.labels == []
     assert issue.project_id is None

@@ -29,7 +29,7 @@ BASE = "https://vendor.test/v1"
 KEY = "trk_mockedMOCKEDmockedMOCKEDmockedMOCKED00"
 FAST = Backoff(tries=3, base=0.001)
 NOW = datetime(2027, 3, 1, 12, 0, 0, tzinfo=UTC)
-SPEC_ONLY = ServerFeatures(
+PUBLISHED_ONLY = ServerFeatures(
     me=False, updated_after=True, tombstones=False, keyset_order=True, users_list=False,
     comments_list=False, page_size=100,
 )  # fmt: skip
@@ -92,7 +92,7 @@ async def session(tmp_path: Path) -> AsyncIterator[SyncSession]:
     cache = Cache.open(tmp_path / "cache.db")
     limiter = RateLimiter(cache.requests, plan="enterprise", jitter=0.0)
     async with ApiClient(BASE, Secret(KEY), limiter=limiter) as client:
-        yield SyncSession("mock", BASE, cache, client, limiter, SPEC_ONLY)
+        yield SyncSession("mock", BASE, cache, client, limiter, PUBLISHED_ONLY)
     cache.close()
 
 

@@ -138,7 +138,8 @@ def with_query(scope: Scope, query: dict[str, list[str]]) -> Scope:
 
 
 def refusing_tombstones(app: App) -> App:
-    """A server without CONTRACT's tombstones: 400 to `include_deleted`, as SPEC allows."""
+    """A server without tombstones: 400 to `include_deleted`, as the published API allows
+    (docs/api.md#tombstones)."""
 
     async def variant(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and "include_deleted" in query_of(scope):
@@ -193,8 +194,8 @@ def whole_seconds(app: App) -> App:
 
 
 def ignoring_updated_after(app: App) -> App:
-    """A SPEC-only server that accepts `updated_after` and `include_deleted` but ignores both:
-    lists come in creation order, so nothing can page by cursor."""
+    """A server with only the published API that accepts `updated_after` and `include_deleted` but
+    ignores both: lists come in creation order, so nothing can page by cursor."""
 
     async def variant(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":

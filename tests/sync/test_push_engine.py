@@ -36,7 +36,8 @@ async def _no_sleep(_seconds: float) -> None:
 
 QUICK = Backoff(sleep=_no_sleep)
 WINDOW = 1.0
-"""The client's limiter runs SPEC's minute in a second, so no test waits long for a slot."""
+"""The client's limiter runs the service's minute in a second (docs/service.md#window-scaling), so
+no test waits long for a slot."""
 
 
 @asynccontextmanager

@@ -1,5 +1,5 @@
 """A 403 on a write: the key's refusal stops the run and keeps the writes; one record's refusal
-(another author's comment, CONTRACT: "others get 403") fails that entry and the queue goes on.
+(another author's comment: docs/api.md#permissions) fails that entry and the queue goes on.
 
 Against the reference service in process, as it is (`/me`, 403s naming the permission), and as a
 server that has no `/me` and words every 403 "Forbidden.", where only what the run itself saw

@@ -1,4 +1,4 @@
-"""Identical creates against a server implementing SPEC alone (issue 15, part 1).
+"""Identical creates against a server with only the published API (issue 15, part 1).
 
 Three offline creates with the same fields ("Weekly review"), on a server that keeps no
 `Idempotency-Key` and has no bulk endpoint, and the first `POST /issues` is lost: dropped

@@ -128,5 +128,5 @@ def test_stored_figures_never_exceed_the_plans_and_far_blocks_are_dropped(
     learned = limiter.learned()
     assert (learned.plan, learned.per_minute, learned.per_day) == ("pro", 300, 10_000)
     assert learned.blocked == {"search": vtime.now + 30}
-    limiter.restore(Learned("platinum", 5, 5, "me"))  # a plan SPEC does not list: ignored
+    limiter.restore(Learned("platinum", 5, 5, "me"))  # a plan not published: ignored
     assert limiter.plan.name == "pro"

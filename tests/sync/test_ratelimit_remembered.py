@@ -1,6 +1,6 @@
 """What one process learned about the server's limits is there for the next one (issue 15).
 
-A server implementing SPEC alone tells its plan only through `X-RateLimit-Limit`. A process
+A server with only the published API tells its plan only through `X-RateLimit-Limit`. A process
 that forgot it started at Free's 60 a minute while the log shared by the profile's processes
 already held more than that, and held its first request back for most of a window. Each
 "process" here is a session opened on its own `Cache.open` of one cache file, as every CLI

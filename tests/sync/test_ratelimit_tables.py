@@ -1,4 +1,5 @@
-"""SPEC's limit tables, request buckets, header parsing and the server clock offset."""
+"""The published limit tables (docs/api.md#plans-and-their-limits), request buckets, header parsing
+and the server clock offset."""
 
 from __future__ import annotations
 

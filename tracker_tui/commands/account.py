@@ -32,7 +32,8 @@ from tracker_tui.output import print_table
 
 DEFAULT_PROFILE = "default"
 ABSENT = (NotFound, UnexpectedStatus)
-"""How a SPEC-only server answers `GET /me`, which it need not have."""
+"""How a server with only the published API answers `GET /me`, which it need not have
+(docs/api.md#current-user-get-me)."""
 
 
 def register(subparsers: Any, issue_commands: Any) -> None:

@@ -106,7 +106,7 @@ def matching_users(users: Sequence[UserRow], text: str) -> list[UserRow]:
 
 
 def known_value(value: str, allowed: Sequence[str], option: str) -> str:
-    """One of the values the client knows (CONTRACT's): what a user may set."""
+    """One of the values the client knows (docs/api.md#known-values): what a user may set."""
     if value not in allowed:
         raise UsageError(f"{option} {value!r} is not one of: {', '.join(allowed)}")
     return value

@@ -1,13 +1,13 @@
 """`issues create|edit|delete|comment|bulk-edit`: local writes from the command line.
 
-Every write is checked here first (CONTRACT's fields, values and limits, the workflow's moves)
-so a mistake is refused with one clear line before it reaches the outbox. It is then queued
-in the profile's cache, durably, and pushed at once unless `--no-push` (offline work; the next
-`sync` or the app sends it). The exit status (`tracker_tui.exit_codes`): 0 when the writes are
-on the server (or only queued, with `--no-push`); 2 when refused before anything was queued;
-3 when the server refused a write or it conflicts with a change made elsewhere, or when some
-issues of a bulk edit could not make the change (each is named); 4 when the server could not
-be reached and the write stays queued.
+Every write is checked here first (the fields, values and limits the client knows, the workflow's
+moves: docs/api.md#known-values) so a mistake is refused with one clear line before it reaches the
+outbox. It is then queued in the profile's cache, durably, and pushed at once unless `--no-push`
+(offline work; the next `sync` or the app sends it). The exit status (`tracker_tui.exit_codes`): 0
+when the writes are on the server (or only queued, with `--no-push`); 2 when refused before anything
+was queued; 3 when the server refused a write or it conflicts with a change made elsewhere, or when
+some issues of a bulk edit could not make the change (each is named); 4 when the server could not be
+reached and the write stays queued.
 
 Errors of the cache and sync packages reach the CLI's edge, which tells them in one line. The
 helpers that open the cache, validate and push are used by `tracker_tui.commands.outbox` too.
@@ -141,7 +141,8 @@ def add_push_option(parser: argparse.ArgumentParser) -> None:
 
 
 def issue_fields(args: argparse.Namespace, cache: Cache) -> dict[str, JsonValue]:
-    """The fields given on the command line, checked against CONTRACT; refused otherwise.
+    """The fields given on the command line, checked against the known values and limits
+    (docs/api.md#known-values); refused otherwise.
     Status and priority take the values the client knows, and only those: a value a server
     sent that the client does not know is shown, but not offered to set."""
     fields: dict[str, JsonValue] = {}

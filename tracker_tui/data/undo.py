@@ -1,10 +1,11 @@
 """Undoing the last bulk change by allowed moves only, and saying first what cannot be undone.
 
 The cache does the undo (`Cache.outbox.undo_batch`) but knows no workflow; `route` gives it the
-contract's, the one the bulk preview checks moves against: a status goes back along allowed
-moves (In progress → Todo → Backlog, two writes sent in order), never as a move the server
-would refuse and leave as a failed write. `check` previews the undo without changing anything,
-so the app can name the issues it cannot restore before it does anything; `run` does it.
+workflow's (docs/api.md#statuses-and-workflow), the one the bulk preview checks moves against: a
+status goes back along allowed moves (In progress → Todo → Backlog, two writes sent in order), never
+as a move the server would refuse and leave as a failed write. `check` previews the undo without
+changing anything, so the app can name the issues it cannot restore before it does anything; `run`
+does it.
 """
 
 from __future__ import annotations

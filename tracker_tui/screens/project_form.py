@@ -19,7 +19,8 @@ _KEY = re.compile(r"[A-Z]{2,10}")
 
 
 def project_problem(key: str, name: str) -> str | None:
-    """What the contract would refuse: a key of 2 to 10 capitals, a name of 1 to 100 characters."""
+    """What the server would refuse (docs/api.md#field-limits): a key of 2 to 10 capitals, a name of
+    1 to 100 characters."""
     if not _KEY.fullmatch(key):
         return "The key is 2 to 10 capital letters (WEB, OPS)."
     if not name.strip():
