@@ -15,6 +15,7 @@
     │   └── UnexpectedStatus       any other status (405, 409, a redirect...)
     ├── NetworkError               no response (.request_sent: could the server have acted?)
     ├── ProtocolError              a response that cannot be read: bad JSON, truncated, wrong shape
+    ├── Unsupported                the server lacks an [ext] operation asked for (`.operation`)
     └── NoCredentials              no API key for the profile: log in, or set TRACKER_API_KEY
 
 How SYNC.md's three outcomes map: *retryable* are NetworkError with `request_sent` False,
@@ -247,6 +248,14 @@ def error_for(meta: ResponseMeta, body: ErrorBody) -> ApiError:
     if kind is None:
         kind = ServerError if meta.status >= 500 else UnexpectedStatus
     return kind(meta, body)
+
+
+class Unsupported(SyncError):
+    """The server has no such operation (an [ext] one SPEC does not promise); nothing was done."""
+
+    def __init__(self, operation: str, message: str) -> None:
+        self.operation = operation
+        super().__init__(message)
 
 
 class NoCredentials(SyncError):
