@@ -19,12 +19,28 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from tracker_tui.commands import account, demo, outbox, read, status, sync_cmd, users, write
+from tracker_tui.commands import (
+    account,
+    demo,
+    keys,
+    outbox,
+    read,
+    status,
+    sync_cmd,
+    usage,
+    users,
+    webhooks,
+    workspace,
+    write,
+)
 from tracker_tui.errors import EXPECTED, UsageError, describe
 from tracker_tui.exit_codes import Exit, for_signal
 from tracker_tui.signals import Terminated, ending_cleanly
 
-COMMAND_GROUPS = (demo, write, outbox, account, read, users, status, sync_cmd)
+COMMAND_GROUPS = (
+    *(demo, write, outbox, account, read, users, status, sync_cmd),
+    *(workspace, keys, webhooks, usage),
+)
 
 VALUES_WITH_A_DASH = frozenset({"--sort"})
 """Options whose value may start with `-` (`--sort -priority`), which argparse would take for

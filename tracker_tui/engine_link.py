@@ -31,6 +31,7 @@ from sync.credentials import ResolvedProfile
 from sync.engine import RETRY_BASE, RETRY_CAP, RetryPlanned, SyncLoop
 from sync.errors import Forbidden, NetworkError, RateLimited, ServerError, SyncError, Unauthorized
 from sync.live import LiveUpdates
+from sync.permissions import learn_from_me
 from sync.pull import PullProgress, PullReport, RetryPolicy
 from sync.push import Backoff, PushReport
 from sync.session import SyncSession, open_session
@@ -205,10 +206,10 @@ class EngineLink:
             sleep=self._watch.sleep,
         ) as session:
             self._session = session
-            if session.features.me and session.cache.get_state(ME_STATE_KEY) is None:
-                user = (await session.client.me()).value.user
-                if user is not None:
-                    session.cache.set_state(ME_STATE_KEY, user.id)
+            unknown = session.cache.get_state(ME_STATE_KEY) is None
+            me = await learn_from_me(session, who=unknown)
+            if unknown and me is not None and me.user is not None:
+                session.cache.set_state(ME_STATE_KEY, me.user.id)
             loop = SyncLoop(
                 session,
                 listener=self._heard,

@@ -26,8 +26,10 @@ from cache import Cache, CacheError, EntryState, JsonValue, OutboxEntry, Resourc
 from sync.connection import ConnectionWatch
 from sync.credentials import resolve_profile
 from sync.errors import SyncError
+from sync.permissions import COMMENTS_WRITE, ISSUES_WRITE
 from sync.workflow import TRANSITIONS
 from tracker_tui.commands import refs
+from tracker_tui.commands.online import require
 from tracker_tui.commands.refs import PRIORITIES, STATUSES, Names
 from tracker_tui.commands.waiting import Waits
 from tracker_tui.data.bulk import BulkChange, plan
@@ -47,6 +49,15 @@ and the next sync sends it."""
 
 def open_local_cache(args: argparse.Namespace) -> Cache:
     return open_cache(resolve_profile(args.profile).cache_name)
+
+
+def open_for_writing(
+    args: argparse.Namespace, permission: str = ISSUES_WRITE, doing: str = "change issues"
+) -> Cache:
+    """The cache to queue a write in, once the key is not known to lack `permission`: a write
+    it may not make is refused here, before it is queued or anything is sent."""
+    require(resolve_profile(args.profile), permission, doing)
+    return open_local_cache(args)
 
 
 def push_now(args: argparse.Namespace, cache: Cache) -> tuple[PushReport, Waits]:
@@ -227,7 +238,7 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 
 
 def run_create(args: argparse.Namespace) -> int:
-    with open_local_cache(args) as cache:
+    with open_for_writing(args) as cache:
         fields = issue_fields(args, cache)
         local = cache.create(Resource.ISSUES, fields)
         [entry] = [e for e in cache.outbox() if e.record_id == local]
@@ -237,7 +248,7 @@ def run_create(args: argparse.Namespace) -> int:
 
 
 def run_edit(args: argparse.Namespace) -> int:
-    with open_local_cache(args) as cache:
+    with open_for_writing(args) as cache:
         issue_id = refs.issue_id(cache, args.id)
         fields = issue_fields(args, cache)
         if not fields:
@@ -273,7 +284,7 @@ def _move_refused(cache: Cache, issue_id: str, reason: str) -> str:
 
 
 def run_delete(args: argparse.Namespace) -> int:
-    with open_local_cache(args) as cache:
+    with open_for_writing(args) as cache:
         issue_id = refs.issue_id(cache, args.id)
         named = Names(cache).issue(issue_id, title=True)
         if not args.yes:
@@ -295,7 +306,7 @@ def run_comment(args: argparse.Namespace) -> int:
     body = args.body
     if not body.strip() or len(body) > BODY_MAX:
         raise UsageError(f"--body: 1 to {BODY_MAX:,} characters ({len(body):,} given)")
-    with open_local_cache(args) as cache:
+    with open_for_writing(args, COMMENTS_WRITE, "comment") as cache:
         issue_id = refs.issue_id(cache, args.id)
         local = cache.create(Resource.COMMENTS, {"issue_id": issue_id, "body": body})
         entries = [e for e in cache.outbox() if e.record_id == local]
@@ -305,7 +316,7 @@ def run_comment(args: argparse.Namespace) -> int:
 
 
 def run_bulk_edit(args: argparse.Namespace) -> int:
-    with open_local_cache(args) as cache:
+    with open_for_writing(args) as cache:
         ids = list(dict.fromkeys(refs.issue_id(cache, given) for given in read_ids(args.ids)))
         if not ids:
             raise UsageError("no issue ids given")
