@@ -127,6 +127,21 @@ class Usage:
         }
 
 
+def day_used_percent(left: int | None, limit: int | None) -> int | None:
+    """The day's use in whole percent, from what a status report says is left of it."""
+    if left is None or limit is None or limit <= 0:
+        return None
+    return math.floor(100 * max(0, limit - left) / limit)
+
+
+def alert_words(percent: int, *, short: bool = False) -> str:
+    """What the status bar says once the day's use passes the alert, and what the client
+    does about it (the limiter's rules, `sync.ratelimit.limits`)."""
+    if short:
+        return f"⚠ day budget {percent}% used"
+    return f"⚠ day budget {percent}%: background sync slows, stops at its half; yours is kept"
+
+
 def alert_percent(ui: Mapping[str, Any]) -> int:
     """The profile's alert threshold, or the default when unset or not a percentage."""
     value = ui.get(ALERT_SETTING)
