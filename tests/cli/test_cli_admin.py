@@ -234,3 +234,26 @@ def test_usage_counts_this_profiles_requests_per_limit(
     status, out, _ = cli.run("usage")
     assert "POST /issues" in out and "background sync will spend" in out
     assert re.search(r"^pro plan +day +\d+ +10000 +\d+ +[#.]{20}$", out, re.M)
+
+
+def test_usage_past_the_alert_says_what_background_sync_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No server needed: 850 requests of a Free day in the log, 430 of them background."""
+    cli = _cli(tmp_path, capsys, monkeypatch)
+    cli.use("http://127.0.0.1:9/v1", "trk_" + "x" * 40)
+    now = time.time()
+    with open_cache("env") as cache:
+        for index in range(850):
+            bucket = "background" if index < 430 else "other"
+            cache.reserve_request(now - 80_000 + index * 90, bucket, [])
+    status, out, err = cli.run("usage", "--json")
+    assert status == 0, err
+    usage = json.loads(out)
+    assert usage["plan"] == "free" and usage["background_will_spend"] == 70
+    assert usage["alert"] == (
+        "Daily API budget 85% used (850/1000): background sync slows to fit its 70 left "
+        "and stops there; your actions keep the rest"
+    )
+    status, out, _ = cli.run("usage")
+    assert "alert (at 80%): Daily API budget 85% used" in out

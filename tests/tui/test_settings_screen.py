@@ -19,11 +19,13 @@ from tui_support import screen_lines, settle
 from cache import Cache
 from demo.service import DemoService
 from server.keys import create_key
+from sync.connection import Connection, ConnectionState
 from sync.credentials import KeySource, ResolvedProfile
 from sync.permissions import KeyPermissions
 from sync.secret import Secret
 from tracker_tui.app import KEY_READ_ONLY, TrackerApp, make_app
 from tracker_tui.engine_link import EngineLink
+from tracker_tui.messages import SyncStatusChanged
 from tracker_tui.screens.settings import SettingsScreen
 
 SIZE = (80, 24)
@@ -184,3 +186,40 @@ async def test_every_tab_fits_80_by_24(service: DemoService, tmp_path: Path) -> 
                 for words in wanted:
                     assert any(words in line for line in lines), (tab, words, lines)
                 assert "budget" in lines[-2]
+
+
+def _report(left: int, limit: int) -> SyncStatusChanged:
+    return SyncStatusChanged(
+        profile="demo",
+        connection=ConnectionState(Connection.ONLINE),
+        budget_minute=50,
+        budget_day=left,
+        day_limit=limit,
+    )
+
+
+async def test_the_status_bar_warns_past_the_days_alert_and_says_what_is_done(
+    tmp_path: Path,
+) -> None:
+    with Cache.open(tmp_path / "cache.db") as cache:
+        app = make_app(cache=cache, profile="demo", usage_alert=90)
+        async with app.run_test(size=(120, 24)) as pilot:
+            await settle(pilot)
+            app.post_message(_report(left=150, limit=1_000))
+            await settle(pilot)
+            assert "day budget" not in screen_lines(app)[-2]
+            assert not [n for n in app._notifications if n.title == "Rate limits"]
+            app.post_message(_report(left=80, limit=1_000))
+            await settle(pilot)
+            bar = screen_lines(app)[-2]
+            assert "⚠ day budget 92%: background sync slows, stops at its half" in bar
+            app.post_message(_report(left=70, limit=1_000))
+            await settle(pilot)
+            alerts = [n for n in app._notifications if n.title == "Rate limits"]
+            assert len(alerts) == 1 and "yours is kept" in alerts[0].message
+        app = make_app(cache=cache, profile="demo")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            app.post_message(_report(left=150, limit=1_000))
+            await settle(pilot)
+            assert "⚠ day budget 85% used" in screen_lines(app)[-2]

@@ -32,6 +32,7 @@ from tracker_tui.screens.confirm import ConfirmDialog
 from tracker_tui.screens.read_only import ReadOnlyScreen
 from tracker_tui.services import Services
 from tracker_tui.widgets.status_bar import StatusBar
+from tracker_tui.widgets.usage_bars import UsageBars
 from tracker_tui.workers import read_in_thread
 
 if TYPE_CHECKING:
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 TABS = ("workspace", "keys", "webhooks", "usage")
-BAR = 24
 RECENT_DELIVERIES = 20
 NEEDS = {"workspace": ADMIN, "keys": ADMIN, "webhooks": WEBHOOKS}
 
@@ -101,7 +101,7 @@ class SettingsScreen(ReadOnlyScreen[None]):
                 yield Static("", id="hook-secret", classes="secret")
                 yield Static("", id="webhooks-note", classes="note")
             with TabPane("Usage", id="tab-usage"):
-                yield Static("…", id="usage-bars")
+                yield UsageBars("…", id="usage-bars")
         yield StatusBar(self._services.profile, read_only=self._services.read_only)
         yield Footer()
 
@@ -386,26 +386,4 @@ class SettingsScreen(ReadOnlyScreen[None]):
 
     @on(UsageRead)
     def _show_usage(self, message: UsageRead) -> None:
-        usage = message.usage
-        lines = [
-            f"{limit.name:<18} {limit.window:<6} {_bar(limit.share)} "
-            f"{limit.used:>6}/{limit.limit:<6}"
-            for limit in (*usage.limits, usage.background)
-        ]
-        lines.append("")
-        lines.append(
-            f"Background sync will spend at most {usage.background_will_spend} more today "
-            f"(a poll every {usage.poll_every:.0f} s); the rest is yours."
-        )
-        alert = usage.alert_text()
-        lines.append(
-            f"[b $warning]{alert}[/]"
-            if alert
-            else f"Alert at {usage.alert_percent}% of the day (ui.usage_alert_percent)."
-        )
-        self.query_one("#usage-bars", Static).update("\n".join(lines))
-
-
-def _bar(share: float) -> str:
-    filled = round(share * BAR)
-    return "█" * filled + "░" * (BAR - filled)
+        self.query_one(UsageBars).show(message.usage)
