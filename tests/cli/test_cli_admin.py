@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import Cli, Loopback, loopback, make_cli
+from cli_support import Cli, Loopback, loopback, make_cli, without_me
 from webhook_sink import Sink
 
 from cache import open_cache
@@ -257,3 +257,21 @@ def test_usage_past_the_alert_says_what_background_sync_does(
     )
     status, out, _ = cli.run("usage")
     assert "alert (at 80%): Daily API budget 85% used" in out
+
+
+def test_without_me_a_403_is_learned_and_the_next_try_is_not_sent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with loopback(tmp_path, 2, wrap=without_me) as service:
+        cli = _cli(tmp_path, capsys, monkeypatch)
+        cli.use(service.base_url, _key(service, "issues:read", "issues:write"))
+        status, _, err = cli.run("keys", "list")
+        assert status == 1 and "lacks the permission admin (403)" in err
+        with open_cache("env") as cache:
+            sent = len(cache.request_times(0))
+        status, _, err = cli.run("workspace", "rename", "Mine now")
+        assert status == 1 and "lacks the `admin` permission, so nothing was sent" in err
+        with open_cache("env") as cache:
+            assert len(cache.request_times(0)) == sent
+        cli.use(service.base_url, service.key)
+        assert cli.run("workspace", "rename", "Ours")[0] == 0
