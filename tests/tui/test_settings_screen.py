@@ -23,6 +23,7 @@ from sync.connection import Connection, ConnectionState
 from sync.credentials import KeySource, ResolvedProfile
 from sync.permissions import KeyPermissions
 from sync.secret import Secret
+from tracker_tui.admin_link import OFFLINE_NOTICE
 from tracker_tui.app import KEY_READ_ONLY, TrackerApp, make_app
 from tracker_tui.engine_link import EngineLink
 from tracker_tui.messages import SyncStatusChanged
@@ -157,7 +158,13 @@ async def test_without_a_connection_settings_say_they_are_online_only(
             await pilot.press("comma")
             await settle(pilot)
             notes = [n.message for n in app._notifications]
-            assert any("Online only" in note for note in notes), notes
+            assert [note for note in notes if "Online only" in note] == [OFFLINE_NOTICE], notes
+            assert OFFLINE_NOTICE in text(app, "#settings-title")
+            app.screen.query_one("#workspace-name", Input).focus()
+            await pilot.press(*"New name", "enter")
+            await settle(pilot)
+            assert [n.message for n in app._notifications] == [*notes, OFFLINE_NOTICE]
+            assert cache.outbox() == []
             await open_tab(pilot, app, "usage")
             assert "free plan" in text(app, "#usage-bars")
 

@@ -72,6 +72,7 @@ class SettingsScreen(ReadOnlyScreen[None]):
         self.keys: list[ApiKey] = []
         self.hooks: list[Webhook] = []
         self._granted: list[str] | None = None
+        self._told_offline = False
 
     # --- layout --------------------------------------------------------------------------
 
@@ -168,6 +169,12 @@ class SettingsScreen(ReadOnlyScreen[None]):
             if admin is None:
                 raise AdminUnavailable(OFFLINE_NOTICE)
             return await admin.admin(call)
+        except AdminUnavailable:
+            self.query_one("#settings-title", Static).update(f"Settings: {OFFLINE_NOTICE}")
+            if not self._told_offline:
+                self._told_offline = True
+                self.notify(OFFLINE_NOTICE, severity="warning", timeout=8)
+            return None
         except EXPECTED as error:
             self.notify(f"Could not {what}: {describe(error)}", severity="error", timeout=8)
             return None
@@ -200,8 +207,12 @@ class SettingsScreen(ReadOnlyScreen[None]):
     @on(Input.Submitted, "#workspace-name")
     def _rename(self, event: Input.Submitted) -> None:
         name = event.value.strip()
-        if not name or len(name) > 100 or self.workspace is None:
+        if not name or len(name) > 100:
             self.notify("A workspace name is 1 to 100 characters.", severity="warning")
+            return
+        if self.workspace is None:
+            said = OFFLINE_NOTICE if self._told_offline else "The workspace is still being read."
+            self.notify(said, severity="warning")
             return
         self._do_rename(self.workspace.id, name)
 
