@@ -37,9 +37,10 @@ from typing import Any
 if pathlib.Path(sys.path[0]).resolve() == pathlib.Path(__file__).resolve().parent:
     sys.path[0] = str(pathlib.Path(__file__).resolve().parent.parent)
 
-from cache import Cache, Cursor, IssueFilter, IssueSort, PickerField, Resource, SortKey
+from cache import Cache, Cursor, IssueFilter, IssueSort, Resource
 from cache.labels import MAX_BITS, mask_of
 from cache.resources import SPECS, dumps, labels_of
+from issuefields import FILTERS, SORT_KEYS
 
 STATUSES = ("backlog", "todo", "in_progress", "in_review", "done", "canceled", "triage")
 STATUS_WEIGHTS = (10, 20, 15, 8, 35, 10, 2)
@@ -278,12 +279,12 @@ def ingest(bench: Bench, work: pathlib.Path, issues: list[dict[str, Any]]) -> No
 
 def windows(bench: Bench, n: int, label: str = "") -> None:
     cache = bench.cache
-    for key in SortKey:
+    for key in SORT_KEYS:
         for descending in (False, True):
             for offset in (0, n // 2, max(0, n - 100)):
                 sort = IssueSort(key, descending)
                 bench.latency(
-                    f"{key.value:<8} {'desc' if descending else 'asc':<4} @{offset:>7,}{label}",
+                    f"{key:<8} {'desc' if descending else 'asc':<4} @{offset:>7,}{label}",
                     bench.cold(lambda s=sort, o=offset: cache.window(IssueFilter(), s, o, 50)),
                     WINDOW_MS,
                 )
@@ -312,9 +313,9 @@ def filtered(bench: Bench) -> None:
                 WINDOW_MS,
             )
     bench.latency("count  all", bench.cold(lambda: cache.count(IssueFilter())), COUNT_MS)
-    for field in PickerField:
+    for field in FILTERS:
         bench.latency(
-            f"distinct_values {field.value}",
+            f"distinct_values {field.word}",
             bench.cold(lambda f=field: cache.distinct_values(f)),
             COUNT_MS,
         )

@@ -39,17 +39,18 @@ from typing import Any
 if Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
     sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
+from accounts.credentials import KeySource, ResolvedProfile
+from accounts.secret import Secret
 from cache import ACTIVE_STATES, Cache, Resource
-from sync.credentials import KeySource, ResolvedProfile
-from sync.engine import sync_once
+from issuefields import PRIORITY
+from sync.engine import SyncProgress, sync_once
 from sync.pull import PullProgress
-from sync.secret import Secret
 from sync.session import SyncSession, open_session
 
 SEEDED = 30
 """Issues in the seeded workspace: the first `DELETABLE` may be deleted, the rest edited."""
 DELETABLE = 6
-PRIORITIES = ("urgent", "high", "medium", "low", "none")
+
 CLEAN_RUNS = 5
 """Unkilled runs allowed at the end to drain what the trials left (a 5xx costs one)."""
 SPAN_AFTER_FINISH = 1.2
@@ -122,7 +123,7 @@ class Trials:
         target = rng.choice(self.editable)
         self._comment(target, target, f"ct{trial}-m")
         chosen = rng.sample(self.editable, 4)
-        priority = rng.choice(PRIORITIES)
+        priority = rng.choice(PRIORITY.values)
         cache.update_many(Resource.ISSUES, chosen, {"priority": priority})
         self.writes += len(chosen)
         for target in chosen:
@@ -169,14 +170,15 @@ async def _child(base_url: str, cache_path: Path, window: float) -> None:
             print("started", flush=True)
             pulling: list[PullProgress] = []
 
-            def progress(event: object) -> None:
+            def progress(event: SyncProgress) -> None:
                 if isinstance(event, PullProgress) and not pulling:
                     pulling.append(event)
                     print("pulling", flush=True)
 
             report = await sync_once(session, progress=progress)
             push = report.push
-            answer = {"stopped": push.stopped, "remaining": push.remaining}
+            stopped = None if push.stopped is None else push.stopped.message
+            answer = {"stopped": stopped, "remaining": push.remaining}
             print(json.dumps(answer), flush=True)
 
 

@@ -45,13 +45,13 @@ import httpx
 if Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
     sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
+from accounts.credentials import KeySource, ResolvedProfile
+from accounts.secret import Secret
 from cache import Cache, Cursor, Resource
 from server.app import create_app
 from server.seed import seed_workspace
 from server.thread import ServiceThread
-from sync.credentials import KeySource, ResolvedProfile
 from sync.push import push_outbox
-from sync.secret import Secret
 from sync.session import SyncSession, open_session
 
 CREATE_LIMIT = 30

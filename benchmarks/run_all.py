@@ -17,8 +17,11 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ("service", "cache", "sync", "push", "tui", "crash_trials")
-ARGS: dict[str, list[str]] = {"crash_trials": ["--trials", "50"]}
+ORDER = ("service", "cache", "sync", "push", "tui", "crash_trials", "model_run")
+ARGS: dict[str, list[str]] = {
+    "crash_trials": ["--trials", "50"],
+    "model_run": ["--examples", "1000", "--seed", "1500"],
+}
 
 
 def scripts() -> list[Path]:

@@ -46,14 +46,14 @@ if pathlib.Path(sys.path[0]).resolve() == pathlib.Path(__file__).resolve().paren
 
 import httpx
 
+from accounts.credentials import KeySource, ResolvedProfile
+from accounts.secret import Secret
 from cache import Cache
 from server.app import create_app
 from server.seed import seed_workspace
 from server.thread import ServiceThread
-from sync.credentials import KeySource, ResolvedProfile
 from sync.pull import PullReport, pull
 from sync.pull.stamps import EPOCH, before
-from sync.secret import Secret
 from sync.session import open_session
 
 WINDOW_SECONDS = 1.0

@@ -20,14 +20,11 @@ from dataclasses import dataclass
 
 from cache import fts, labels
 from cache.fts import TextQuery
-from cache.models import IssueFilter
-from cache.resources import (
-    PRIORITY_RANKS,
-    STATUS_RANKS,
-    UNKNOWN_PRIORITY_RANK,
-    UNKNOWN_STATUS_RANK,
-    Cell,
-)
+from cache.models import Cell, IssueFilter
+from cache.resources import RANKS, rank_column, unknown_rank
+from issuefields import FILTERS, Field, Kind
+
+FILTERED_BY_WORD = {f.word: f for f in FILTERS}
 
 
 def _marks(count: int) -> str:
@@ -56,7 +53,7 @@ class Drive:
     arms: tuple[tuple[str, tuple[object, ...]], ...]
 
 
-def _split_ranked(values: frozenset[str], ranks: dict[str, int]) -> tuple[list[int], list[str]]:
+def _split_ranked(values: frozenset[str], ranks: Mapping[str, int]) -> tuple[list[int], list[str]]:
     """The ranks of the known values, and the unknown values (which share the last rank)."""
     known = sorted({ranks[value] for value in values if value in ranks})
     return known, sorted(value for value in values if value not in ranks)
@@ -67,10 +64,9 @@ def _present(values: frozenset[str | None]) -> list[str]:
     return sorted(value for value in values if value is not None)
 
 
-def _ranked_clause(
-    rank: str, text: str, values: frozenset[str], ranks: dict[str, int], unknown: int
-) -> Clause:
-    known, others = _split_ranked(values, ranks)
+def _ranked_clause(rank: str, text: str, values: frozenset[str], f: Field) -> Clause:
+    unknown = unknown_rank(f)
+    known, others = _split_ranked(values, RANKS[f.member])
     parts: list[str] = []
     params: list[object] = []
     if known:
@@ -82,10 +78,9 @@ def _ranked_clause(
     return "(" + " OR ".join(parts) + ")", params
 
 
-def _ranked_arms(
-    rank: str, text: str, values: frozenset[str], ranks: dict[str, int], unknown: int
-) -> list[Clause]:
-    known, others = _split_ranked(values, ranks)
+def _ranked_arms(f: Field, values: frozenset[str]) -> list[Clause]:
+    rank, text, unknown = rank_column(f), f.member, unknown_rank(f)
+    known, others = _split_ranked(values, RANKS[f.member])
     arms: list[Clause] = [(f"{rank} = ?", [r]) for r in known]
     if others:
         arms.append((f"{rank} = {unknown} AND +{text} IN ({_marks(len(others))})", list(others)))
@@ -136,17 +131,16 @@ class CompiledFilter:
     def accepts(self, values: Mapping[str, Cell], labels: Iterable[str], text_ok: bool) -> bool:
         """The filter on one effective row; `text_ok` says whether FTS matched its text."""
         f = self.filter
-        if f.status and values["status"] not in f.status:
-            return False
-        if f.priority and values["priority"] not in f.priority:
-            return False
-        if f.assignee and values["assignee"] not in f.assignee:
-            return False
-        if f.project and values["project_id"] not in f.project:
-            return False
+        for field in FILTERS:
+            wanted: frozenset[str | None] = getattr(f, field.word)
+            if not wanted:
+                continue
+            if field.kind is Kind.LABELS:
+                if wanted.isdisjoint(labels):
+                    return False
+            elif values[field.member] not in wanted:
+                return False
         if f.mine is not None and values["assignee"] != f.mine:
-            return False
-        if f.label and f.label.isdisjoint(labels):
             return False
         return self.text is None or text_ok
 
@@ -154,30 +148,25 @@ class CompiledFilter:
 def _clauses(
     f: IssueFilter, text: TextQuery | None, bits: labels.Bits, scan: bool
 ) -> dict[str, Clause]:
+    """One clause per constrained field, by its word; a choice field's by its rank."""
+
     def col(name: str) -> str:
         return f"+{name}" if scan else name
 
     parts: dict[str, Clause] = {}
-    if f.status:
-        parts["status"] = _ranked_clause(
-            col("status_rank"), col("status"), f.status, STATUS_RANKS, UNKNOWN_STATUS_RANK
-        )
-    if f.priority:
-        parts["priority"] = _ranked_clause(
-            col("priority_rank"),
-            col("priority"),
-            f.priority,
-            PRIORITY_RANKS,
-            UNKNOWN_PRIORITY_RANK,
-        )
-    if f.assignee:
-        parts["assignee"] = _nullable_clause(col("assignee"), f.assignee)
-    if f.project:
-        parts["project"] = _nullable_clause(col("project_id"), f.project)
+    for field in FILTERS:
+        values = getattr(f, field.word)
+        if not values:
+            continue
+        if field.kind is Kind.CHOICE:
+            rank, member = col(rank_column(field)), col(field.member)
+            parts[field.word] = _ranked_clause(rank, member, values, field)
+        elif field.kind is Kind.LABELS:
+            parts[field.word] = labels.filter_clause(col("label_mask"), col("rid"), values, bits)
+        else:
+            parts[field.word] = _nullable_clause(col(field.member), values)
     if f.mine is not None:
         parts["mine"] = (f"{col('assignee')} = ?", [f.mine])
-    if f.label:
-        parts["label"] = labels.filter_clause(col("label_mask"), col("rid"), f.label, bits)
     if text is not None:
         parts["text"] = (f"{col('rid')} IN {fts.HITS_TABLE}", [])
     return parts
@@ -186,15 +175,11 @@ def _clauses(
 def _arms(f: IssueFilter, kind: str) -> list[Clause]:
     if kind == "mine":
         return [("assignee = ?", [f.mine])]
-    if kind == "assignee":
-        return _nullable_arms("assignee", f.assignee)
-    if kind == "project":
-        return _nullable_arms("project_id", f.project)
-    if kind == "priority":
-        return _ranked_arms(
-            "priority_rank", "priority", f.priority, PRIORITY_RANKS, UNKNOWN_PRIORITY_RANK
-        )
-    return _ranked_arms("status_rank", "status", f.status, STATUS_RANKS, UNKNOWN_STATUS_RANK)
+    field = FILTERED_BY_WORD[kind]
+    values = getattr(f, field.word)
+    if field.kind is Kind.CHOICE:
+        return _ranked_arms(field, values)
+    return _nullable_arms(field.member, values)
 
 
 def _drive(f: IssueFilter, scan: dict[str, Clause]) -> Drive | None:

@@ -7,12 +7,28 @@ keep members and values it does not understand.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeAlias
 
+from issuefields import (
+    ASSIGNEE,
+    CREATED_AT,
+    DEFAULT_SORT,
+    NUMBER,
+    PRIORITY,
+    PROJECT,
+    SORTS_BY_KEY,
+    STATUS,
+    TITLE,
+    UPDATED_AT,
+)
+
 JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
 JsonObject: TypeAlias = dict[str, JsonValue]
+Cell: TypeAlias = str | int | float | None
+"""A column's value as SQLite holds it."""
 
 
 class Resource(StrEnum):
@@ -74,26 +90,10 @@ class Resolution(StrEnum):
     THEIRS = "theirs"
 
 
-class SortKey(StrEnum):
-    UPDATED = "updated"
-    CREATED = "created"
-    PRIORITY = "priority"
-    STATUS = "status"
-    TITLE = "title"
-    NUMBER = "number"
-
-
-class PickerField(StrEnum):
-    STATUS = "status"
-    PRIORITY = "priority"
-    ASSIGNEE = "assignee"
-    PROJECT = "project"
-    LABEL = "label"
-
-
 @dataclass(frozen=True, slots=True)
 class IssueFilter:
-    """AND across fields, OR within a field; an empty set leaves the field unconstrained.
+    """AND across fields, OR within a field; an empty set leaves the field unconstrained. The
+    fields are the filterable ones of `issuefields.FILTERS`, each named by its `word`.
 
     `None` in `assignee` / `project` means "unassigned" / "no project". `mine` is the current
     user's id (the TUI knows it from /me). `text` is what the user typed: tokens are matched as
@@ -118,8 +118,13 @@ class IssueSort:
     updated come first in the direction that shows most first (descending priority,
     ascending status), and reversed along with the rest in the other."""
 
-    key: SortKey = SortKey.UPDATED
+    key: str = DEFAULT_SORT.key
+    """One of `issuefields.SORT_KEYS`."""
     descending: bool = True
+
+    def __post_init__(self) -> None:
+        if self.key not in SORTS_BY_KEY:
+            raise ValueError(f"unknown sort key {self.key!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,19 +152,53 @@ class LogCheck:
     bucket: str | None
 
 
+def _text(value: Cell) -> str | None:
+    return None if value is None else str(value)
+
+
 @dataclass(frozen=True, slots=True)
 class IssueRow:
+    """One issue as the list shows it: its fields by member in `cells`, as the cache stores
+    them (`cache.resources`; descriptions are left out, `IssueDetail` has them), its labels,
+    and how it stands against the server. The properties read the fields code names."""
+
     id: str
-    number: int | None
-    title: str
-    status: str | None
-    priority: str | None
-    assignee: str | None
-    project_id: str | None
+    cells: Mapping[str, Cell]
     labels: tuple[str, ...]
-    created_at: str | None
-    updated_at: str | None
     sync_state: SyncState
+
+    @property
+    def number(self) -> int | None:
+        value = self.cells.get(NUMBER.member)
+        return value if isinstance(value, int) else None
+
+    @property
+    def title(self) -> str:
+        return str(self.cells.get(TITLE.member) or "")
+
+    @property
+    def status(self) -> str | None:
+        return _text(self.cells.get(STATUS.member))
+
+    @property
+    def priority(self) -> str | None:
+        return _text(self.cells.get(PRIORITY.member))
+
+    @property
+    def assignee(self) -> str | None:
+        return _text(self.cells.get(ASSIGNEE.member))
+
+    @property
+    def project_id(self) -> str | None:
+        return _text(self.cells.get(PROJECT.member))
+
+    @property
+    def created_at(self) -> str | None:
+        return _text(self.cells.get(CREATED_AT.member))
+
+    @property
+    def updated_at(self) -> str | None:
+        return _text(self.cells.get(UPDATED_AT.member))
 
 
 @dataclass(frozen=True, slots=True)

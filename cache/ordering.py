@@ -17,8 +17,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import total_ordering
 
-from cache.models import SortKey
-from cache.resources import Cell
+from cache.models import Cell
+from cache.resources import rank_column
+from issuefields import SORTS, Kind, Sort
 
 _ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -68,13 +69,16 @@ class Ordering:
         return self.key([values[name] for name in self.columns])
 
 
-def _plain(column: str, index: str) -> Ordering:
+def _plain(column: str, index: str, *, nocase: bool = False) -> Ordering:
+    """By the column's value; `nocase` folds ASCII case (a text a person reads, the title)."""
+    term = f"{column} COLLATE NOCASE" if nocase else column
+    key = nocase_key if nocase else value_key
     return Ordering(
         index,
         (column, "rid"),
-        f"{column}, rid",
-        f"{column} DESC, rid DESC",
-        lambda v: (value_key(v[0]), v[1]),
+        f"{term}, rid",
+        f"{term} DESC, rid DESC",
+        lambda v: (key(v[0]), v[1]),
     )
 
 
@@ -103,20 +107,19 @@ def _ranked_high_first(rank: str, index: str) -> Ordering:
     )
 
 
-ORDERINGS: dict[SortKey, Ordering] = {
-    SortKey.UPDATED: _plain("updated_at", "issues_by_updated"),
-    SortKey.CREATED: _plain("created_at", "issues_by_created"),
-    SortKey.NUMBER: _plain("number", "issues_by_number"),
-    SortKey.TITLE: Ordering(
-        "issues_by_title",
-        ("title", "rid"),
-        "title COLLATE NOCASE, rid",
-        "title COLLATE NOCASE DESC, rid DESC",
-        lambda v: (nocase_key(v[0]), v[1]),
-    ),
-    SortKey.STATUS: _ranked("status_rank", "issues_by_status"),
-    SortKey.PRIORITY: _ranked_high_first("priority_rank", "issues_by_priority"),
-}
+def _ordering(sort: Sort) -> Ordering:
+    """A sort by a choice field ranks its values (`_ranked_high_first` when it first sorts
+    descending, so that direction walks the index forwards too), by one line of text folds
+    ASCII case, by anything else compares values. Its index is `issues_by_<key>`."""
+    field, index = sort.field, f"issues_by_{sort.key}"
+    if field.kind is Kind.CHOICE:
+        ranked = _ranked_high_first if sort.descending else _ranked
+        return ranked(rank_column(field), index)
+    return _plain(field.member, index, nocase=field.kind is Kind.TEXT)
+
+
+ORDERINGS: dict[str, Ordering] = {sort.key: _ordering(sort) for sort in SORTS}
+"""Every sort key's order (`issuefields.SORTS`)."""
 
 
 def walk_terms(ordering: Ordering, descending: bool) -> list[tuple[str, bool]]:

@@ -21,7 +21,7 @@ never be the server's.
 Records created offline get `local_<uuid>` ids. Writes that refer to one (an edit of it, a
 comment on it) wait until its create is done; `map_created` then substitutes the server id.
 Entries of one record are sent in order: a pending entry waits while an earlier one of the
-same record is pending or sending.
+same record is pending or sending, or holds one of its fields in a conflict.
 """
 
 from __future__ import annotations
@@ -556,15 +556,23 @@ def _ready(entry: OutboxEntry) -> bool:
 
 
 def sendable(conn: sqlite3.Connection) -> list[OutboxEntry]:
-    """Pending entries that may be sent now, in queue order."""
+    """Pending entries that may be sent now, in queue order.
+
+    A write held as a conflict holds back the later writes of the record that set one of its
+    fields: sent first, such a newer value was then overwritten by the older one once the
+    user kept theirs ("keep mine" on the first edit of a title put it back over the second)."""
     busy: set[tuple[Resource, str]] = set()
+    held: dict[tuple[Resource, str], set[str]] = {}
     ready: list[OutboxEntry] = []
     for entry in active(conn):
         key = (entry.resource, entry.target_id)
-        if entry.state is EntryState.PENDING and key not in busy and _ready(entry):
+        waiting = key in busy or not held.get(key, set()).isdisjoint(entry.changes)
+        if entry.state is EntryState.PENDING and not waiting and _ready(entry):
             ready.append(entry)
         if entry.state in (EntryState.PENDING, EntryState.SENDING):
             busy.add(key)
+        elif entry.state is EntryState.CONFLICT:
+            held.setdefault(key, set()).update(entry.changes)
     return ready
 
 

@@ -23,10 +23,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from cache import outbox, records, syncstate
 from cache.db import ThreadState
 from cache.models import (
+    Cell,
     EntryState,
     JsonObject,
     Operation,
@@ -34,19 +36,13 @@ from cache.models import (
     Resource,
     SyncState,
 )
-from cache.resources import SPECS, Cell, as_timestamp, iso_from_unix, loads_object
+from cache.resources import SPECS, as_timestamp, iso_from_unix, loads_object
+from issuefields import new_issue_defaults
 
 LOCAL_RID_BASE = 1 << 62
 
 CREATE_DEFAULTS: dict[Resource, JsonObject] = {
-    Resource.ISSUES: {
-        "description": "",
-        "status": "todo",
-        "priority": "none",
-        "assignee": None,
-        "project_id": None,
-        "labels": [],
-    },
+    Resource.ISSUES: cast(JsonObject, new_issue_defaults()),
     Resource.PROJECTS: {"description": "", "state": "active", "lead": None},
     Resource.COMMENTS: {"author": None},
 }

@@ -33,15 +33,16 @@ from cache import fts, hits, labels, outbox, overlay
 from cache.db import ThreadState
 from cache.filtering import CompiledFilter, compile_filter
 from cache.fts import TextQuery
-from cache.models import IssueFilter, IssueRow, IssueSort, Resource, SortKey, SyncState
+from cache.models import Cell, IssueFilter, IssueRow, IssueSort, Resource, SyncState
 from cache.ordering import ORDERINGS, Key, Ordering, before_ranges
 from cache.overlay import Effective, Overlay
-from cache.resources import SPECS, Cell, dumps, labels_of
+from cache.resources import ISSUE_COLUMNS, SPECS, dumps, labels_of
+from issuefields import DEFAULT_SORT, Kind
 
-ROW_COLUMNS = (
-    "rid, id, number, title, status, priority, assignee, project_id, created_at, updated_at, "
-    "record -> 'labels'"
-)
+ROW_FIELDS = tuple(f.member for f in ISSUE_COLUMNS if f.kind is not Kind.MARKDOWN)
+"""The columns a row of the list carries (long texts stay in the record, for the detail)."""
+ROW_COLUMNS = f"rid, id, {', '.join(ROW_FIELDS)}, record -> 'labels'"
+"""What a window reads per row: its rid and id, `ROW_FIELDS` by name, then the labels."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,41 +109,20 @@ def _labels(text: str | None) -> tuple[str, ...]:
     return () if text is None else labels_of({"labels": json.loads(text)})
 
 
-def _text(value: Cell) -> str | None:
-    return None if value is None else str(value)
-
-
-def _server_row(row: Any) -> IssueRow:
+def _server_row(row: Sequence[Any]) -> IssueRow:
+    """A row read with `ROW_COLUMNS`."""
     return IssueRow(
-        id=row[1],
-        number=row[2],
-        title=row[3],
-        status=row[4],
-        priority=row[5],
-        assignee=row[6],
-        project_id=row[7],
-        labels=_labels(row[10]),
-        created_at=row[8],
-        updated_at=row[9],
-        sync_state=SyncState.SYNCED,
+        row[1], dict(zip(ROW_FIELDS, row[2:-1], strict=True)), _labels(row[-1]), SyncState.SYNCED
     )
 
 
 def effective_row(effective: Effective) -> IssueRow:
     values = effective.values
-    number = values["number"]
     return IssueRow(
-        id=effective.id,
-        number=number if isinstance(number, int) else None,
-        title=str(values["title"]),
-        status=_text(values["status"]),
-        priority=_text(values["priority"]),
-        assignee=_text(values["assignee"]),
-        project_id=_text(values["project_id"]),
-        labels=labels_of(effective.record or {}),
-        created_at=_text(values["created_at"]),
-        updated_at=_text(values["updated_at"]),
-        sync_state=effective.sync_state,
+        effective.id,
+        {name: values[name] for name in ROW_FIELDS},
+        labels_of(effective.record or {}),
+        effective.sync_state,
     )
 
 
@@ -199,7 +179,7 @@ def window_sql(compiled: CompiledFilter, sort: IssueSort) -> tuple[str, tuple[ob
     ordering = ORDERINGS[sort.key]
     columns, order = ", ".join(ordering.columns), ordering.sql(sort.descending)
     drive = compiled.drive
-    if sort.key is SortKey.UPDATED and drive is not None:
+    if sort.key == DEFAULT_SORT.key and drive is not None:
         arms = " UNION ALL ".join(
             f"SELECT {columns} FROM issues INDEXED BY {drive.index} WHERE {where}"
             for where, _ in drive.arms

@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from cache import fts, labels, syncstate
-from cache.models import ApplyResult, JsonObject, JsonValue, Resource
+from cache.models import ApplyResult, Cell, JsonObject, JsonValue, Resource
 from cache.outbox import ACTIVE_SQL
 from cache.resources import (
     SPECS,
-    Cell,
     ResourceSpec,
     as_text,
     as_timestamp,
@@ -55,13 +54,19 @@ def json_list(values: Iterable[str]) -> str:
     return dumps(list(values))
 
 
+_REFERENCED = (
+    "SELECT COALESCE(server_id, record_id) FROM outbox "
+    f"WHERE resource = ? AND state IN {ACTIVE_SQL} "
+    "UNION SELECT parent_id FROM outbox WHERE resource = 'comments' AND ? = 'issues' "
+    f"AND parent_id IS NOT NULL AND state IN {ACTIVE_SQL}"
+)
+
+
 def referenced_ids(conn: sqlite3.Connection, resource: Resource) -> set[str]:
-    """Ids of this resource that an active outbox entry writes to."""
-    rows = conn.execute(
-        "SELECT COALESCE(server_id, record_id) FROM outbox "
-        f"WHERE resource = ? AND state IN {ACTIVE_SQL}",
-        (resource.value,),
-    )
+    """Ids of this resource that an active outbox entry writes to, and the issues an active
+    comment write belongs to: a deleted one is kept as a tombstone, so the write stays in
+    sight where it was typed (a refused comment on an issue someone deleted, say)."""
+    rows = conn.execute(_REFERENCED, (resource.value, resource.value))
     return {row[0] for row in rows}
 
 
@@ -321,11 +326,13 @@ def reset_server_copy(conn: sqlite3.Connection) -> None:
 
 
 def prune_tombstones(conn: sqlite3.Connection) -> None:
+    """Drop the tombstones no active write refers to any more (see `referenced_ids`)."""
     conn.execute(
         "DELETE FROM tombstones WHERE NOT EXISTS (SELECT 1 FROM outbox o "
-        "WHERE o.resource = tombstones.resource "
-        "AND COALESCE(o.server_id, o.record_id) = tombstones.id "
-        f"AND o.state IN {ACTIVE_SQL})"
+        f"WHERE o.state IN {ACTIVE_SQL} AND ((o.resource = tombstones.resource "
+        "AND COALESCE(o.server_id, o.record_id) = tombstones.id) "
+        "OR (tombstones.resource = 'issues' AND o.resource = 'comments' "
+        "AND o.parent_id = tombstones.id)))"
     )
 
 

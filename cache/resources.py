@@ -19,17 +19,8 @@ from typing import Any
 import orjson
 
 from cache.errors import InvalidRecordError
-from cache.models import JsonObject, Resource
-
-Cell = str | int | float | None
-
-STATUS_ORDER = ("backlog", "todo", "in_progress", "in_review", "done", "canceled")
-PRIORITY_ORDER = ("urgent", "high", "medium", "low", "none")
-STATUS_RANKS = {value: rank for rank, value in enumerate(STATUS_ORDER)}
-PRIORITY_RANKS = {value: rank for rank, value in enumerate(PRIORITY_ORDER)}
-UNKNOWN_STATUS_RANK = len(STATUS_ORDER)
-UNKNOWN_PRIORITY_RANK = len(PRIORITY_ORDER)
-
+from cache.models import Cell, JsonObject, Resource
+from issuefields import ISSUE_FIELDS, Field, Kind
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 
@@ -73,20 +64,6 @@ def as_timestamp(value: object) -> str | None:
             parsed = parsed.replace(tzinfo=UTC)
         return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     return as_text(value)
-
-
-def status_rank(value: object) -> int:
-    """Workflow position; every value a server invents shares the last rank."""
-    if isinstance(value, str):
-        return STATUS_RANKS.get(value, UNKNOWN_STATUS_RANK)
-    return UNKNOWN_STATUS_RANK
-
-
-def priority_rank(value: object) -> int:
-    """Urgent first; unknown values last."""
-    if isinstance(value, str):
-        return PRIORITY_RANKS.get(value, UNKNOWN_PRIORITY_RANK)
-    return UNKNOWN_PRIORITY_RANK
 
 
 def iso_from_unix(seconds: float) -> str:
@@ -140,22 +117,59 @@ def _timestamps() -> tuple[Column, Column]:
     )
 
 
+def rank_column(f: Field) -> str:
+    """The column holding a choice field's rank: its place in the table's order, so SQLite
+    sorts and filters by it (every value the table does not list shares the last rank)."""
+    return f"{f.member}_rank"
+
+
+RANKS: Mapping[str, Mapping[str, int]] = {
+    f.member: {value: rank for rank, value in enumerate(f.values)}
+    for f in ISSUE_FIELDS
+    if f.kind is Kind.CHOICE
+}
+"""Each choice field's known values by rank, by member."""
+
+
+def unknown_rank(f: Field) -> int:
+    return len(f.choices)
+
+
+def _ranker(f: Field) -> Callable[[object], Cell]:
+    ranks, unknown = RANKS[f.member], unknown_rank(f)
+
+    def rank(value: object) -> int:
+        return ranks.get(value, unknown) if isinstance(value, str) else unknown
+
+    return rank
+
+
+_CONVERT: Mapping[Kind, Callable[[object], Cell]] = {
+    Kind.NUMBER: as_int,
+    Kind.TEXT: as_body,
+    Kind.MARKDOWN: as_body,
+    Kind.TIME: as_timestamp,
+}
+"""How a field of each kind becomes its column; any other kind is kept as text (ids, choices)."""
+
+ISSUE_COLUMNS: tuple[Field, ...] = tuple(f for f in ISSUE_FIELDS if f.kind is not Kind.LABELS)
+"""The issue fields that are columns of `issues` (labels live in `issue_labels` and the
+label mask, see cache.labels)."""
+
+
+def _issue_columns() -> tuple[Column, ...]:
+    plain = [Column(f.member, f.member, _CONVERT.get(f.kind, as_text)) for f in ISSUE_COLUMNS]
+    ranked = [
+        Column(rank_column(f), f.member, _ranker(f)) for f in ISSUE_COLUMNS if f.kind is Kind.CHOICE
+    ]
+    return (*plain, *ranked)
+
+
 SPECS: dict[Resource, ResourceSpec] = {
     Resource.ISSUES: ResourceSpec(
         Resource.ISSUES,
         "issues",
-        (
-            Column("number", "number", as_int),
-            Column("title", "title", as_body),
-            Column("description", "description", as_body),
-            Column("status", "status", as_text),
-            Column("priority", "priority", as_text),
-            Column("assignee", "assignee", as_text),
-            Column("project_id", "project_id", as_text),
-            *_timestamps(),
-            Column("status_rank", "status", status_rank),
-            Column("priority_rank", "priority", priority_rank),
-        ),
+        _issue_columns(),
         fts_table="issues_fts",
         fts_columns=("title", "description"),
         label_mask=True,

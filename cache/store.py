@@ -40,7 +40,6 @@ from cache.models import (
     JsonObject,
     JsonValue,
     LogCheck,
-    PickerField,
     ProjectRow,
     Resource,
     UserRow,
@@ -56,6 +55,7 @@ from cache.paths import (
 from cache.records import Prepared
 from cache.resources import SPECS
 from cache.writes import OutboxWrites
+from issuefields import Field
 
 
 def open_cache(profile: str, *, root: Path | None = None) -> Cache:
@@ -386,7 +386,7 @@ class Cache(OutboxWrites):
         with self._db.read() as conn:
             return views.comments(conn, self._overlay(), outbox.resolve_id(conn, issue_id))
 
-    def distinct_values(self, field: PickerField) -> list[str | None]:
+    def distinct_values(self, field: Field) -> list[str | None]:
         with self._db.read() as conn:
             return views.distinct_values(conn, self._overlay(), field)
 

@@ -1,7 +1,7 @@
 """Creates whose answer was lost: what the cache knows to tell their results from look-alikes.
 
 When a create's answer is lost, the sync engine looks on the server for a record carrying what
-it sent (`sync.reconcile`). On a server that keeps no `Idempotency-Key`, a record like it may
+it sent (`sync.push.reconcile`). On a server that keeps no `Idempotency-Key`, a record like it may
 be the result of another local create (an identical sibling), or something a colleague made.
 Three facts rule candidates out, and the cache holds all three:
 

@@ -11,10 +11,10 @@ import sqlite3
 
 from cache import conflicts, outbox
 from cache.models import (
+    Cell,
     CommentRow,
     IssueDetail,
     JsonObject,
-    PickerField,
     ProjectRow,
     Resource,
     SyncState,
@@ -24,24 +24,8 @@ from cache.models import (
 from cache.ordering import nocase_key, value_key
 from cache.overlay import Effective, Overlay, make_effective
 from cache.query import effective_row
-from cache.resources import (
-    PRIORITY_ORDER,
-    PRIORITY_RANKS,
-    SPECS,
-    STATUS_ORDER,
-    STATUS_RANKS,
-    UNKNOWN_PRIORITY_RANK,
-    UNKNOWN_STATUS_RANK,
-    Cell,
-    labels_of,
-    loads_object,
-)
-
-_PICKER_COLUMNS = {
-    PickerField.ASSIGNEE: ("issues", "assignee"),
-    PickerField.PROJECT: ("issues", "project_id"),
-    PickerField.LABEL: ("issue_labels", "label"),
-}
+from cache.resources import SPECS, labels_of, loads_object, rank_column, unknown_rank
+from issuefields import Field, Kind
 
 
 def _text(value: Cell) -> str | None:
@@ -204,37 +188,30 @@ def _distinct(conn: sqlite3.Connection, table: str, column: str) -> list[str]:
     return [str(row[0]) for row in rows]
 
 
-def distinct_values(
-    conn: sqlite3.Connection, overlay: Overlay, field: PickerField
-) -> list[str | None]:
-    """Picker values. Status and priority list every known value in workflow / urgency
-    order, then unknown ones present; the others list values present, `None` last when some
-    issue has none."""
+def distinct_values(conn: sqlite3.Connection, overlay: Overlay, field: Field) -> list[str | None]:
+    """Picker values of a filterable field. A choice field lists every known value in the
+    table's order, then unknown ones present; the others list values present, `None` last
+    when some issue has none."""
     local = [e.record for e in overlay.of(Resource.ISSUES).values() if e.record is not None]
-    if field in (PickerField.STATUS, PickerField.PRIORITY):
-        name = field.value
-        order, ranks, unknown = (
-            (STATUS_ORDER, STATUS_RANKS, UNKNOWN_STATUS_RANK)
-            if field is PickerField.STATUS
-            else (PRIORITY_ORDER, PRIORITY_RANKS, UNKNOWN_PRIORITY_RANK)
-        )
+    name = field.member
+    if field.kind is Kind.CHOICE:
         found = {
             str(row[0])
             for row in conn.execute(
-                f"SELECT DISTINCT {name} FROM issues WHERE {name}_rank = ? AND {name} IS NOT NULL",
-                (unknown,),
+                f"SELECT DISTINCT {name} FROM issues "
+                f"WHERE {rank_column(field)} = ? AND {name} IS NOT NULL",
+                (unknown_rank(field),),
             )
         }
         found.update(v for v in (r.get(name) for r in local) if isinstance(v, str))
-        return [*order, *sorted(found - set(ranks))]
-    table, column = _PICKER_COLUMNS[field]
-    values: set[str] = set(_distinct(conn, table, column))
-    if field is PickerField.LABEL:
+        return [*field.values, *sorted(found - set(field.values))]
+    if field.kind is Kind.LABELS:
+        values = set(_distinct(conn, "issue_labels", "label"))
         values.update(label for r in local for label in labels_of(r))
         return [*sorted(values)]
-    member = "project_id" if field is PickerField.PROJECT else "assignee"
-    values.update(v for v in (r.get(member) for r in local) if isinstance(v, str))
-    has_none = any(r.get(member) is None for r in local) or _has_null(conn, column)
+    values = set(_distinct(conn, "issues", name))
+    values.update(v for v in (r.get(name) for r in local) if isinstance(v, str))
+    has_none = any(r.get(name) is None for r in local) or _has_null(conn, name)
     return [*sorted(values), *([None] if has_none else [])]
 
 

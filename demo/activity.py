@@ -12,9 +12,8 @@ import threading
 
 import httpx
 
+from issuefields import PRIORITY
 from server.keys import create_key
-
-PRIORITIES = ("urgent", "high", "medium", "low", "none")
 
 
 class AnotherUser:
@@ -49,7 +48,7 @@ class AnotherUser:
         page = client.get("/issues", params={"per_page": 100}).json()
         issues = page.get("data", [])
         for issue in self._random.sample(issues, k=min(2, len(issues))):
-            change: dict[str, str] = {"priority": self._random.choice(PRIORITIES)}
+            change: dict[str, str] = {"priority": self._random.choice(PRIORITY.values)}
             if self._random.random() < 0.3:
                 change = {"title": f"{issue['title'].removesuffix(' (edited)')} (edited)"[:255]}
             if client.patch(f"/issues/{issue['id']}", json=change).is_success:

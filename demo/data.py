@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from cache import Cache, Resource
-from tracker_tui.data.source import PRIORITIES, STATUSES
+from issuefields import PRIORITY, STATUS
 
 Record = dict[str, Any]
 
@@ -99,8 +99,8 @@ def generate(issues: int, now: datetime, *, seed: int = 0) -> DemoRecords:
                 "number": index + 1,
                 "title": title,
                 "description": DESCRIPTION.format(noun=noun, issue_id=issue_id),
-                "status": STATUSES[rng.randrange(len(STATUSES))],
-                "priority": PRIORITIES[rng.randrange(len(PRIORITIES))],
+                "status": STATUS.values[rng.randrange(len(STATUS.values))],
+                "priority": PRIORITY.values[rng.randrange(len(PRIORITY.values))],
                 "assignee": None if rng.random() < 0.15 else USERS[rng.randrange(5)][0],
                 "project_id": None if rng.random() < 0.2 else PROJECTS[rng.randrange(3)][0],
                 "labels": sorted(rng.sample(LABELS, rng.randrange(3))),

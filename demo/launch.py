@@ -6,10 +6,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from accounts.credentials import KeySource, ResolvedProfile
 from cache import Cache
 from demo.activity import AnotherUser
 from demo.service import DEMO_WORKSPACE, DemoService
-from sync.credentials import KeySource, ResolvedProfile
 from tracker_tui.app import make_app
 from tracker_tui.crash_guard import exit_status
 from tracker_tui.engine_link import EngineLink

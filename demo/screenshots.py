@@ -21,6 +21,7 @@ from textual.widgets import TabbedContent
 
 from cache import Cache, FieldConflict, Resource
 from demo.data import fill, generate
+from issuefields import PRIORITY, STATUS
 from sync.connection import Connection, ConnectionState
 from sync.ratelimit import BACKGROUND_LOG_BUCKET
 from sync.ratelimit.learned import Learned
@@ -42,17 +43,21 @@ async def _settle(pilot: Pilot[Any]) -> None:
 
 
 def _prepare(cache: Cache) -> None:
-    """Some local history, so the sync panel and markers have something to show."""
-    cache.update(Resource.ISSUES, "iss_000001", {"status": "canceled"})
+    """Some local history, so the sync panel and markers have something to show: an issue
+    closed, a refused title, and the most pressing priority against a colleague's lowest."""
+    closing = STATUS.values[-1]
+    most, least = PRIORITY.values[0], PRIORITY.values[-2]
+    cache.update(Resource.ISSUES, "iss_000001", {STATUS.member: closing})
     failed = cache.update(Resource.ISSUES, "iss_000009", {"title": "Rename the export"})
-    conflicting = cache.update(Resource.ISSUES, "iss_000014", {"priority": "urgent"})
+    conflicting = cache.update(Resource.ISSUES, "iss_000014", {PRIORITY.member: most})
     if failed is not None:
         cache.mark_sending(failed.id)
         cache.mark_failed(failed.id, "invalid_request: title is reserved")
     if conflicting is not None:
         cache.mark_sending(conflicting.id)
-        base = conflicting.base["priority"]
-        cache.record_conflicts(conflicting.id, [FieldConflict("priority", base, "urgent", "low")])
+        base = conflicting.base[PRIORITY.member]
+        change = FieldConflict(PRIORITY.member, base, most, least)
+        cache.record_conflicts(conflicting.id, [change])
 
 
 async def _report(pilot: Pilot[Any]) -> None:

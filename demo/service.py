@@ -11,10 +11,10 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
+from accounts.secret import Secret
 from server.app import create_app
 from server.seed import seed_workspace
 from server.thread import ServiceStartError, ServiceThread
-from sync.secret import Secret
 from tracker_tui.errors import TrackerTuiError
 
 DEMO_WORKSPACE = "Demo"

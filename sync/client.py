@@ -8,9 +8,11 @@ Errors are those of `sync.errors`, never httpx's. With a `RateLimiter`, every re
 waits for a slot and every response (errors and 429s included) is shown to it; a request that
 never reached the server (connection refused) gives its slot back.
 
-The key lives only in the `httpx.AsyncClient`'s headers, which httpx masks in its `repr`; no
-exception raised here holds a request, a header or the key, and none is chained to an httpx
-exception (whose traceback frames hold the raw headers).
+The key arrives as a `Secret` (never a `str`, so no frame on its way here, the login screen's
+worker included, holds it in plain) and is kept as one, and in the `httpx.AsyncClient`'s
+headers, which httpx masks in its `repr`; no exception raised here holds a request, a header or
+the key, and none is chained to an httpx exception (whose traceback frames hold the raw
+headers).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import ValidationError
 
+from accounts.secret import Secret, key_problem
 from sync.errors import (
     ErrorBody,
     NetworkError,
@@ -49,7 +52,7 @@ from sync.models import (
     parse_bulk,
     parse_page,
 )
-from sync.ratelimit import Priority, RateLimiter, ResponseMeta, bucket_for, read_meta
+from sync.ratelimit import RateLimiter, RequestClass, ResponseMeta, bucket_for, read_meta
 from sync.timeutil import format_timestamp
 
 DEFAULT_USER_AGENT = "tracker-tui/0.1"
@@ -70,30 +73,6 @@ from these (`sync.connection`), so a failure anywhere shows at once, not when a 
 up after its retries. It must not block or raise."""
 
 
-class _ApiKey:
-    """The key in a box whose `repr` hides it: crash screens show the `repr` of locals."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value.strip()
-
-    def __repr__(self) -> str:
-        return "_ApiKey([secure])"
-
-    def validate(self) -> None:
-        """Refuse a key httpx would choke on with the key in its message (or send broken)."""
-        if not self._fits_a_header():
-            raise ValueError("the API key is empty or has characters a header cannot carry")
-
-    def _fits_a_header(self) -> bool:
-        text = self._value
-        return bool(text) and text.isascii() and text.isprintable() and " " not in text
-
-    def header(self) -> str:
-        return f"Bearer {self._value}"
-
-
 @dataclass(frozen=True)
 class Response(Generic[T]):
     """A parsed answer and what its headers said."""
@@ -112,7 +91,7 @@ class ApiClient:
     def __init__(
         self,
         base_url: str,
-        api_key: str,
+        api_key: Secret,
         *,
         transport: httpx.AsyncBaseTransport | None = None,
         timeout: float = 10.0,
@@ -120,13 +99,16 @@ class ApiClient:
         user_agent: str = DEFAULT_USER_AGENT,
         observer: Observer | None = None,
     ) -> None:
-        key = _ApiKey(api_key)
-        del api_key  # from here on no frame of this call shows the key among its locals
+        if not isinstance(api_key, Secret):
+            raise TypeError("ApiClient takes the API key as a Secret (accounts.secret), not a str")
+        problem = key_problem(api_key)
+        if problem is not None:
+            raise ValueError(f"the API key {problem}")
+        self._key = Secret(api_key.reveal().strip())
         self._base_url = base_url.rstrip("/")
         self._limiter = limiter
         self._observer = observer
-        self._priority = Priority.USER
-        key.validate()
+        self._request_class = RequestClass.USER
         try:
             self._http = httpx.AsyncClient(
                 base_url=self._base_url + "/",
@@ -137,10 +119,10 @@ class ApiClient:
             )
         except httpx.InvalidURL as error:
             raise ValueError(f"invalid base URL {base_url!r}: {error}") from error
-        self._http.headers["Authorization"] = key.header()
+        self._http.headers["Authorization"] = f"Bearer {self._key.reveal()}"
 
     def __repr__(self) -> str:
-        return f"ApiClient(base_url={self._base_url!r}, priority={self._priority.name})"
+        return f"ApiClient(base_url={self._base_url!r}, request_class={self._request_class.name})"
 
     async def __aenter__(self) -> Self:
         return self
@@ -149,17 +131,17 @@ class ApiClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the connection pool (shared with every `with_priority` view)."""
+        """Close the connection pool (shared with every `with_request_class` view)."""
         await self._http.aclose()
 
-    def with_priority(self, priority: Priority) -> ApiClient:
-        """A view sharing this client's connections and limiter, sending at `priority`.
+    def with_request_class(self, request_class: RequestClass) -> ApiClient:
+        """A view sharing this client's connections and limiter, sending as `request_class`.
 
-        Background polling uses `client.with_priority(Priority.BACKGROUND)`; close only the
+        Background polling uses `client.with_request_class(RequestClass.BACKGROUND)`; close only the
         original.
         """
         view = copy.copy(self)
-        view._priority = priority
+        view._request_class = request_class
         return view
 
     # --- the key ---------------------------------------------------------------------------
@@ -476,19 +458,17 @@ class ApiClient:
 
     def _redact(self, content: bytes) -> bytes:
         """A body with any echo of the key blanked out, before anything (a local) holds it."""
-        header = self._http.headers.get("authorization", "")
-        key = header.removeprefix("Bearer ").strip().encode()
-        return content.replace(key, b"[redacted]") if key else content
+        return content.replace(self._key.reveal().encode(), b"[redacted]")
 
     def _not_sent(self, method: str, path: str, sent_at: float | None) -> None:
         """Give back the limiter's slot of a request that never reached the server."""
         if self._limiter is not None and sent_at is not None:
-            self._limiter.not_sent(sent_at, bucket_for(method, path), self._priority)
+            self._limiter.not_sent(sent_at, bucket_for(method, path), self._request_class)
 
     async def _acquire(self, method: str, path: str) -> float | None:
         if self._limiter is None:
             return None
-        return await self._limiter.acquire(bucket_for(method, path), self._priority)
+        return await self._limiter.acquire(bucket_for(method, path), self._request_class)
 
 
 def _body(method: str, path: str, meta: ResponseMeta, content: bytes | None) -> object:

@@ -4,8 +4,8 @@ Push comes before pull, so the pull sees our own writes land and never shows a s
 over a just-sent edit. The loop pushes soon after a local write (`poke`), pulls when a webhook
 says something changed (`wake`, debounced so a burst of deliveries costs one pull), and
 otherwise polls at the pace the limiter's background budget allows (`poll_interval`), since
-deliveries can be lost (SYNC.md 9). User-facing pushes go at user priority; polls and
-webhook pulls at background priority, so they never crowd out what the user is doing.
+deliveries can be lost (SYNC.md 9). User-facing pushes go as the user's requests; polls and
+webhook pulls as background ones, so they never crowd out what the user is doing.
 
 `sync.pull` is imported when first needed: the push half works, and is tested, on its own.
 """
@@ -17,41 +17,49 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from cache import CacheError
 from sync.errors import SyncError
-from sync.push import Backoff, PushReport, push_outbox
-from sync.ratelimit import Priority
+from sync.push import PushReport, StopReason, push_outbox
+from sync.ratelimit import RequestClass
+from sync.retry import Backoff
 from sync.session import SyncSession
 
 if TYPE_CHECKING:
-    from sync.pull import PullReport, RetryPolicy
+    from sync.pull import PullProgress, PullReport
 
 PUSH_DELAY = 0.2
 """Seconds a poke waits for more local writes, so a burst of edits leaves as one round."""
 WAKE_DEBOUNCE = 1.0
 """Seconds a webhook wake waits for more deliveries before the one pull they share."""
 RETRY_BASE = 1.0
-"""Seconds before the first attempt after a failed pass (then doubling, with jitter)."""
+"""Seconds before the first attempt after a failed pass (then doubling, with jitter:
+`sync.retry`)."""
 RETRY_CAP = 60.0
 """The longest wait between attempts while the server cannot be reached or keeps failing."""
+
+
+SyncProgress: TypeAlias = "PushReport | PullProgress"
+"""What a sync tells its `progress` callback as it goes: the push's report after each round
+(counts so far), the pull's progress after each page stored."""
 
 
 @dataclass
 class SyncReport:
     push: PushReport
     pull: PullReport | None
-    """None when the push stopped (401/403): pulling would fail the same way."""
+    """None when the push stopped for any reason but another process pushing (a refused key,
+    a server out of reach or failing): the pull would meet the same."""
 
 
 async def sync_once(
     session: SyncSession,
     *,
     full: bool = False,
-    progress: Callable[[object], None] | None = None,
+    progress: Callable[[SyncProgress], None] | None = None,
     backoff: Backoff | None = None,
-    retry: RetryPolicy | None = None,
+    retry: Backoff | None = None,
 ) -> SyncReport:
     """Push the outbox, then pull. Errors of the pull propagate (`sync.errors`); the push
     never raises for a refused write (see `push_outbox`). `backoff` paces the push's retries,
@@ -59,7 +67,7 @@ async def sync_once(
     from sync.pull import pull
 
     pushed = await push_outbox(session, progress=progress, backoff=backoff)
-    if pushed.stopped is not None and "another process" not in pushed.stopped:
+    if pushed.stopped is not None and pushed.stopped.reason is not StopReason.BUSY:
         return SyncReport(pushed, None)
     pulled = await pull(session, full=full, progress=progress, retry=retry)
     return SyncReport(pushed, pulled)
@@ -75,15 +83,25 @@ class RetryPlanned:
     """Failed passes in a row, this one included."""
 
 
-Listener = Callable[[PushReport | object | BaseException], None]
+@dataclass(frozen=True)
+class PassFailed:
+    """Told to the listener when a pass ended on an error, after the `RetryPlanned` of the
+    attempt that follows."""
+
+    error: SyncError | CacheError
+
+
+LoopEvent: TypeAlias = "PushReport | PullProgress | PullReport | RetryPlanned | PassFailed"
+"""Everything the loop tells its listener, each a type of its own to match on."""
+Listener = Callable[[LoopEvent], None]
 
 
 class SyncLoop:
     """Runs in the background of the app for the life of a session.
 
-    `listener` is called (on the loop's task) with each `PushReport`, each `PullProgress`,
-    each `PullReport`, each error and each `RetryPlanned`, so the app can post typed
-    messages; it must not block.
+    `listener` is called (on the loop's task) with each `LoopEvent`: a `PushReport`, a
+    `PullProgress`, a `PullReport`, a `PassFailed` and a `RetryPlanned`, so the app can post
+    typed messages; it must not block.
 
     A pass that failed (the server could not be reached, answered 5xx, refused the key) is
     tried again after a jittered, capped backoff (`retry`), and so is a push that left
@@ -102,7 +120,7 @@ class SyncLoop:
         wake_debounce: float = WAKE_DEBOUNCE,
         retry: Backoff | None = None,
         push_backoff: Backoff | None = None,
-        pull_retry: RetryPolicy | None = None,
+        pull_retry: Backoff | None = None,
         offline: Callable[[], bool] | None = None,
     ) -> None:
         self._session = session
@@ -171,7 +189,7 @@ class SyncLoop:
                 await self._pass()
             except (SyncError, CacheError) as error:
                 self._failed(error)
-                self._tell(error)
+                self._tell(PassFailed(error))
 
     def _next_due(self) -> float:
         return min(self._poll_due, self.retry_at if self.retry_at is not None else math.inf)
@@ -208,27 +226,27 @@ class SyncLoop:
         (this loop's backoff is the retry), so a long time offline costs a request or two a
         minute rather than dozens. A push that found the server unreachable (its first
         refused connection ends it) skips the pull too: the retry does both."""
-        from sync.pull import RetryPolicy, pull
+        from sync.pull import pull
 
         self.passes += 1
         push_backoff, pull_retry = self._push_backoff, self._pull_retry
         if self._failures or (self._offline is not None and self._offline()):
             push_backoff = replace(push_backoff or Backoff(), tries=1)
-            pull_retry = replace(pull_retry or RetryPolicy(), attempts=1)
+            pull_retry = replace(pull_retry or Backoff(), tries=1)
         unsent = unreachable = False
         if self._push_wanted:
             self._push_wanted = False
             pushed = await push_outbox(self._session, backoff=push_backoff)
-            unreachable = pushed.unreachable
+            unreachable = pushed.stopped_for(StopReason.UNREACHABLE)
             unsent = unreachable or (pushed.stopped is not None and pushed.remaining > 0)
             self._push_wanted = self._push_wanted or unsent  # or poked meanwhile
             self._tell(pushed)
         if self._pull_wanted and not unreachable:
             self._pull_wanted = False
             self._poll_due = time.monotonic() + self.interval()
-            priority = Priority.BACKGROUND if self._pulled else Priority.USER
+            request_class = RequestClass.BACKGROUND if self._pulled else RequestClass.USER
             pulled = await pull(
-                self._session, priority=priority, progress=self._tell, retry=pull_retry
+                self._session, request_class=request_class, progress=self._tell, retry=pull_retry
             )
             self._pulled = True
             self._tell(pulled)
@@ -249,6 +267,6 @@ class SyncLoop:
             self._push_wanted = True
         self._tell(RetryPlanned(self.retry_at, self._failures))
 
-    def _tell(self, what: PushReport | object | BaseException) -> None:
+    def _tell(self, event: LoopEvent) -> None:
         if self._listener is not None:
-            self._listener(what)
+            self._listener(event)

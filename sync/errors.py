@@ -1,4 +1,7 @@
-"""Every error `sync/` raises, in one tree.
+"""Every error `sync/` raises for a request, a response or a session, in one tree; a profile, a
+key's storage or the config file fail with `accounts.errors` instead (their own tree, under
+`ConfigError`), and a malformed key given to `ApiClient` is a programming error (`TypeError`,
+`ValueError`), since the accounts check keys before they get there.
 
     SyncError                      anything from sync/
     ├── ApiError                   the server answered with an error status (.status .code .meta)

@@ -2,11 +2,11 @@
 
 SPEC leaves most of a record open and another vendor's server may send more, or other values,
 than CONTRACT lists. So: unknown members are kept (`extra="allow"`, and `raw` gives back the
-dict exactly as received, for the cache); status and priority are plain strings, with the known
-values as constants, never a closed enum that would reject a new one; ids are opaque strings;
-timestamps are read whatever their precision or zone into aware UTC, while `raw` keeps the
-server's own string for cursors. In a list, a record that cannot be read is reported and skipped
-(`Page.skipped`) instead of failing the whole page.
+dict exactly as received, for the cache); status and priority are plain strings (the values the
+client knows are in `issuefields`), never a closed enum that would reject a new one; ids are
+opaque strings; timestamps are read whatever their precision or zone into aware UTC, while `raw`
+keeps the server's own string for cursors. In a list, a record that cannot be read is reported
+and skipped (`Page.skipped`) instead of failing the whole page.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Annotated, Any, Generic, Self, TypeVar
 
 from pydantic import (
@@ -59,27 +58,6 @@ Timestamp = Annotated[
 
 Strings = Annotated[list[str], BeforeValidator(lambda value: [] if value is None else value)]
 """A list of strings where a server may also send null for "none"."""
-
-
-class IssueStatus(StrEnum):
-    """CONTRACT's statuses. A server may send others: compare, never restrict."""
-
-    BACKLOG = "backlog"
-    TODO = "todo"
-    IN_PROGRESS = "in_progress"
-    IN_REVIEW = "in_review"
-    DONE = "done"
-    CANCELED = "canceled"
-
-
-class IssuePriority(StrEnum):
-    """CONTRACT's priorities. A server may send others: compare, never restrict."""
-
-    URGENT = "urgent"
-    HIGH = "high"
-    MEDIUM = "medium"
-    LOW = "low"
-    NONE = "none"
 
 
 class ServerModel(BaseModel):

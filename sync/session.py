@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import httpx
 
+from accounts.credentials import ResolvedProfile
 from cache import Cache, CacheError, open_cache
 from sync.client import ApiClient, Observer
-from sync.credentials import ResolvedProfile
 from sync.errors import Forbidden, NoCredentials, SyncError
 from sync.features import ServerFeatures
 from sync.permissions import key_tag, learn_denied
@@ -46,6 +46,9 @@ class SyncSession:
     client: ApiClient
     limiter: RateLimiter
     features: ServerFeatures
+    user: str | None = None
+    """The id of the key's user once `/me` was asked (`sync.reconcile`), for this session only:
+    the profile's key may change between sessions."""
     key_tag: str = ""
     """Tells this key's remembered permissions from another's (`sync.permissions`)."""
 
@@ -132,7 +135,7 @@ async def open_session(
         tag = key_tag(resolved.key.reveal())
         async with ApiClient(
             resolved.server,
-            resolved.key.reveal(),
+            resolved.key,
             transport=transport,
             timeout=timeout,
             limiter=limiter,

@@ -22,20 +22,20 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import TypeVar, assert_never
 
 import httpx
 
+from accounts.credentials import ResolvedProfile
 from cache import Cache, CacheError
 from sync.admin import AdminApi
 from sync.connection import RATE_WAIT_SHOWN, Connection, ConnectionState, ConnectionWatch
-from sync.credentials import ResolvedProfile
-from sync.engine import RETRY_BASE, RETRY_CAP, RetryPlanned, SyncLoop
+from sync.engine import RETRY_BASE, RETRY_CAP, LoopEvent, PassFailed, RetryPlanned, SyncLoop
 from sync.errors import Forbidden, NetworkError, RateLimited, ServerError, SyncError, Unauthorized
 from sync.live import LiveUpdates
 from sync.permissions import learn_from_me
-from sync.pull import PullProgress, PullReport, RetryPolicy
-from sync.push import Backoff, PushReport
+from sync.pull import PullProgress, PullReport
+from sync.push import Backoff, PushReport, StopReason
 from sync.session import SyncSession, open_session
 from tracker_tui.admin_link import OFFLINE_NOTICE, AdminUnavailable
 from tracker_tui.data.cache_source import ME_STATE_KEY
@@ -87,7 +87,7 @@ class EngineLink:
         scale = window_seconds / 60.0
         self._retry = Backoff(base=RETRY_BASE * scale, cap=RETRY_CAP * scale)
         self._push_backoff = Backoff(base=0.5 * scale, cap=30.0 * scale)
-        self._pull_retry = RetryPolicy(base=0.5 * scale, cap=30.0 * scale)
+        self._pull_retry = Backoff(base=0.5 * scale, cap=30.0 * scale)
         self._idle_report = max(1.0, IDLE_REPORT * scale)
         self._watch = ConnectionWatch(
             on_change=self._connection_changed, shown_wait=RATE_WAIT_SHOWN * scale
@@ -249,27 +249,30 @@ class EngineLink:
             else:
                 await loop.run()
 
-    def _heard(self, what: object) -> None:
+    def _heard(self, event: LoopEvent) -> None:
         """A report from the loop: pull progress, a push or pull finished, or a pass failed."""
-        if isinstance(what, PullProgress):
-            self._progress = what
-            now = time.monotonic()
-            if now - self._last_refresh >= PROGRESS_REFRESH:
-                self._last_refresh = now
-                if self._post is not None:
-                    self._post(CacheChanged())
-                self._report()
-            return
-        if isinstance(what, RetryPlanned):
-            self._report()  # the countdown to the next attempt
-            return
+        match event:
+            case PullProgress():
+                self._progress = event
+                now = time.monotonic()
+                if now - self._last_refresh >= PROGRESS_REFRESH:
+                    self._last_refresh = now
+                    if self._post is not None:
+                        self._post(CacheChanged())
+                    self._report()
+                return
+            case RetryPlanned():
+                self._report()  # the countdown to the next attempt
+                return
+            case PassFailed(error=error):
+                self._tell_failure(error)
+            case PullReport():
+                self._last_sync = self._server_now(event)
+            case PushReport():
+                self._tell_key_refusal(event)
+            case _:
+                assert_never(event)
         self._progress = None
-        if isinstance(what, Exception):
-            self._tell_failure(what)
-        elif isinstance(what, PullReport):
-            self._last_sync = self._server_now(what)
-        elif isinstance(what, PushReport):
-            self._tell_key_refusal(what.key_refused)
         if self._post is not None:
             self._post(CacheChanged())
         self._report()
@@ -289,11 +292,15 @@ class EngineLink:
             self._server_clock.offset = report.clock_offset
         return self._server_clock.now()
 
-    def _tell_key_refusal(self, reason: str | None) -> None:
+    def _tell_key_refusal(self, pushed: PushReport) -> None:
         """Writes the key may not make wait in the outbox as pending, retried at the loop's
         pace; the counts alone would not say they never go. Told once per reason (a refused
         key, 401, is the connection's state and told there)."""
-        if reason is None or reason == self._key_refusal_told:
+        stop = pushed.stopped
+        if stop is None or stop.reason is not StopReason.KEY_REFUSED:
+            return
+        reason = stop.message
+        if reason == self._key_refusal_told:
             return
         self._key_refusal_told = reason
         if self._post is not None and self._watch.state.kind is not Connection.KEY_REFUSED:

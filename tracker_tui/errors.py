@@ -10,6 +10,7 @@ user mistake or a server problem never shows a traceback.
 
 from __future__ import annotations
 
+from accounts.errors import ConfigError
 from cache.errors import CacheError, CorruptCacheError, SchemaTooNewError
 from sync.errors import (
     ApiError,
@@ -23,7 +24,6 @@ from sync.errors import (
     SyncError,
     Unauthorized,
 )
-from sync.profiles import ConfigError
 
 
 class TrackerTuiError(Exception):

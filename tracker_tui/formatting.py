@@ -12,22 +12,6 @@ from rich.cells import cell_len, set_cell_size
 
 ELLIPSIS = "…"
 
-_STATUS_LABELS = {
-    "backlog": "Backlog",
-    "todo": "Todo",
-    "in_progress": "In progress",
-    "in_review": "In review",
-    "done": "Done",
-    "canceled": "Canceled",
-}
-
-_PRIORITY_LABELS = {
-    "urgent": "Urgent",
-    "high": "High",
-    "medium": "Medium",
-    "low": "Low",
-}
-
 
 def relative_time(moment: datetime, now: datetime) -> str:
     """How long before `now` the `moment` was, in the coarsest unit that fits ("3h ago").
@@ -54,21 +38,6 @@ def fit(text: str, width: int) -> str:
     if cell_len(text) <= width:
         return set_cell_size(text, width)
     return set_cell_size(text, width - 1) + ELLIPSIS
-
-
-def status_label(status: str) -> str:
-    """The display name of a status; a value the contract does not know is shown as sent."""
-    return _STATUS_LABELS.get(status, status)
-
-
-def priority_label(priority: str, *, none: str = "—") -> str:
-    """The display name of a priority, `none` for "none"; unknown values are shown as sent.
-
-    A list cell shows a dash; a filter chip or command says "no priority" instead.
-    """
-    if priority == "none":
-        return none
-    return _PRIORITY_LABELS.get(priority, priority)
 
 
 def issue_reference(number: int | None, issue_id: str) -> str:

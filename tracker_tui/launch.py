@@ -10,11 +10,12 @@ from __future__ import annotations
 import getpass
 import sys
 
+from accounts.credentials import KeySource, ResolvedProfile, parse_key, resolve_profile
+from accounts.errors import NoProfileError
+from accounts.profiles import AppPaths, ProfileStore
+from accounts.secret import Secret
 from cache import open_cache
-from sync.credentials import KeySource, ResolvedProfile, parse_key, resolve_profile
 from sync.permissions import key_tag, remembered_permissions
-from sync.profiles import AppPaths, NoProfileError, ProfileStore
-from sync.secret import Secret
 from tracker_tui.app import make_app
 from tracker_tui.crash_guard import exit_status
 from tracker_tui.data.cache_source import ME_STATE_KEY

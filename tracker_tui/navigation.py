@@ -15,6 +15,7 @@ from textual import on
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
+from issuefields import PROJECT
 from tracker_tui.crash_guard import GuardedApp
 from tracker_tui.data import undo
 from tracker_tui.data.source import IssueQuery
@@ -116,7 +117,7 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
             return
         while self.screen is not lists[-1]:
             await self.pop_screen()
-        lists[-1].issue_query = IssueQuery(projects=frozenset({project_id}))
+        lists[-1].issue_query = IssueQuery().with_values(PROJECT, frozenset({project_id}))
 
     def action_undo_bulk(self) -> None:
         """Undo the last bulk change: unsent writes are dropped, sent ones inverted by allowed

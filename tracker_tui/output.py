@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, assert_never
 
 from rich.console import Console
 from rich.progress import (
@@ -27,6 +27,11 @@ from rich.progress import (
 from rich.text import Text
 
 from sync.connection import Connection, ConnectionState, seconds_until
+
+if TYPE_CHECKING:
+    from sync.engine import SyncProgress
+    from sync.pull import PullProgress
+    from sync.push import PushReport
 
 
 def print_json(value: Any, out: TextIO | None = None) -> None:
@@ -85,11 +90,11 @@ def ask(question: str) -> str:
 
 
 class ProgressDisplay:
-    """Receives progress events (`resource`, `received`, `total`, `phase` attributes where
-    present, `total` being an estimate of the whole) and the engine's `ConnectionState`, and
-    shows them: a rich bar per resource on a terminal, else a plain line per event. A wait for
-    the rate limit shows with its seconds (counting down on a terminal), so a bar that stops
-    moving says why. `quiet` shows nothing (for `--json`)."""
+    """Receives a sync's progress (`sync.engine.SyncProgress`: a pull's page by page, a push's
+    round by round) and the engine's `ConnectionState`, and shows them: a rich bar per
+    resource on a terminal, else a plain line per event. A wait for the rate limit shows with
+    its seconds (counting down on a terminal), so a bar that stops moving says why. `quiet`
+    shows nothing (for `--json`)."""
 
     def __init__(self, *, quiet: bool = False, stream: TextIO | None = None) -> None:
         self._stream = stream or sys.stderr
@@ -111,7 +116,7 @@ class ProgressDisplay:
                 transient=False,
             )
 
-    def __enter__(self) -> Callable[[object], None]:
+    def __enter__(self) -> Callable[[SyncProgress | ConnectionState], None]:
         if self._bar is not None:
             self._bar.start()
         return self.update
@@ -136,23 +141,31 @@ class ProgressDisplay:
             self._stream.write(text + "\n")
             self._stream.flush()
 
-    def update(self, event: object) -> None:
+    def update(self, event: SyncProgress | ConnectionState) -> None:
+        # Here, not at the top: every command imports this module, and only a sync's progress
+        # needs the engines (the read commands start without the network layer).
+        from sync.pull import PullProgress
+        from sync.push import PushReport
+
         if self._quiet:
             return
-        if isinstance(event, ConnectionState):
-            self._connection(event)
-            return
-        if not hasattr(event, "resource"):
-            self._line(event)
-            return
-        resource = str(getattr(event, "resource", "") or type(event).__name__)
-        received = getattr(event, "received", None)
-        total = getattr(event, "total", None)
-        phase = getattr(event, "phase", "")
-        name = f"{resource} ({phase})" if phase and phase != "pull" else resource
-        if isinstance(received, int) and isinstance(total, int):
-            total = max(total, received)
-        if self._bar is not None and isinstance(received, int):
+        match event:
+            case ConnectionState():
+                self._connection(event)
+            case PushReport():
+                self._line(event)
+            case PullProgress():
+                self._pulled(event)
+            case _:
+                assert_never(event)
+
+    def _pulled(self, event: PullProgress) -> None:
+        """A page of a pull: its resource's bar moves (a line per page off a terminal)."""
+        phase = event.phase
+        name = f"{event.resource} ({phase})" if phase and phase != "pull" else event.resource
+        received = event.received
+        total = None if event.total is None else max(event.total, received)
+        if self._bar is not None:
             task = self._tasks.get(name)
             if task is None:
                 task = self._bar.add_task(name, total=total)
@@ -160,9 +173,8 @@ class ProgressDisplay:
             self._bar.update(task, completed=received, total=total)
             self.active = task
             return
-        of = f"/{total}" if isinstance(total, int) else ""
-        done = f" {received}{of}" if isinstance(received, int) else ""
-        self._stream.write(f"{name}:{done}\n")
+        of = f"/{total}" if total is not None else ""
+        self._stream.write(f"{name}: {received}{of}\n")
 
     def _connection(self, state: ConnectionState) -> None:
         """A wait for the rate limit starts (told once) or ends; other states are not news
@@ -177,10 +189,10 @@ class ProgressDisplay:
         elif self.active is None:
             self._bar.console.print(f"waiting for the rate limit, {_left(until)} s")
 
-    def _line(self, event: object) -> None:
+    def _line(self, event: PushReport) -> None:
         """A push's progress: counts of edits sent and left, when they say something (each
         round of a push reports, and an empty outbox said "push: 0 sent, 0 left" every time)."""
-        sent, left = getattr(event, "sent", None), getattr(event, "remaining", None)
+        sent, left = event.sent, event.remaining
         text = f"push: {sent} sent, {left} left"
         if not (sent or left) or text == self._last_line:
             return

@@ -2,18 +2,17 @@
 
 `pull(session)` is the entry point; modules, one job each: `engine` (per-resource strategy),
 `keyset` and `walk` (the two ways of paging), `deletes` (count check and id sweep), `context`
-(fetching, page size, storing), `retry`, `stamps` (cursor arithmetic), `report`.
+(fetching, page size, storing), `stamps` (cursor arithmetic), `report`. Its reads retry
+under `sync.retry`.
 """
 
 from sync.pull.engine import pull
 from sync.pull.report import Mode, PullProgress, PullReport, ResourceReport
-from sync.pull.retry import RetryPolicy
 
 __all__ = [
     "Mode",
     "PullProgress",
     "PullReport",
     "ResourceReport",
-    "RetryPolicy",
     "pull",
 ]

@@ -14,7 +14,7 @@ from cache import ApplyResult, Cursor, Resource
 from sync.client import Peek, Response
 from sync.models import Page, Record, Tombstone
 from sync.pull.report import PullProgress, ResourceReport
-from sync.pull.retry import Retrier
+from sync.retry import Retrier
 from sync.session import SyncSession, remember_features
 
 REQUEST_PAGE_SIZE = 100

@@ -29,10 +29,10 @@ from sync.pull.context import Lister, ResourceRun
 from sync.pull.deletes import count_differs, sweep, sweep_with
 from sync.pull.keyset import OrderBroken, keyset_pass
 from sync.pull.report import Mode, PullProgress, PullReport, ResourceReport
-from sync.pull.retry import Retrier, RetryPolicy
 from sync.pull.walk import walk_pass
-from sync.ratelimit import Priority
+from sync.ratelimit import RequestClass
 from sync.remembered import LAST_PULL_STATE_KEY
+from sync.retry import Backoff, Retrier
 from sync.session import SyncSession, known_features, remember_features
 
 OPTIONAL_REFUSALS = (Forbidden, InvalidRequest, NotFound, UnexpectedStatus)
@@ -44,8 +44,8 @@ async def pull(
     *,
     full: bool = False,
     progress: Callable[[PullProgress], None] | None = None,
-    priority: Priority = Priority.USER,
-    retry: RetryPolicy | None = None,
+    request_class: RequestClass = RequestClass.USER,
+    retry: Backoff | None = None,
 ) -> PullReport:
     """Bring the cache up to date with the server; safe to interrupt at any point.
 
@@ -54,7 +54,9 @@ async def pull(
     resumes there. Unreadable records are skipped and listed in the report.
     """
     with fewer_collections():
-        return await _pull(session, full=full, progress=progress, priority=priority, retry=retry)
+        return await _pull(
+            session, full=full, progress=progress, request_class=request_class, retry=retry
+        )
 
 
 async def _pull(
@@ -62,13 +64,13 @@ async def _pull(
     *,
     full: bool,
     progress: Callable[[PullProgress], None] | None,
-    priority: Priority,
-    retry: RetryPolicy | None,
+    request_class: RequestClass,
+    retry: Backoff | None,
 ) -> PullReport:
     began = time.monotonic()
     report = PullReport(full=full)
-    retrier = Retrier(retry or RetryPolicy())
-    client = session.client.with_priority(priority)
+    retrier = Retrier(retry or Backoff())
+    client = session.client.with_request_class(request_class)
     if session.features.updated_after is None:
         session.features = await known_features(
             session.cache, session.client, session.server, refresh=True

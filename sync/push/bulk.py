@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from cache import Operation, OutboxEntry, Resource
-from sync.bulkplan import Bulk
 from sync.errors import ApiError, ErrorBody, Forbidden, SyncError
 from sync.models import BulkCreate, BulkDelete, BulkOperation, BulkResult, BulkUpdate
+from sync.push.bulkplan import Bulk
 from sync.push.outcomes import PushContext
 from sync.session import remember_features
 

@@ -24,15 +24,15 @@ import asyncio
 from collections.abc import Sequence
 
 from cache import EntryState, Operation, OutboxEntry
-from sync import conflicts
-from sync.bulkplan import Bulk, Single, Step, plan
 from sync.errors import ApiError, Forbidden, SyncError, Unauthorized
-from sync.push import bulk, single
+from sync.push import bulk, conflicts, single
+from sync.push.bulkplan import Bulk, Single, Step, plan
 from sync.push.lock import PushLock
 from sync.push.outcomes import PushContext
 from sync.push.reads import RETRYABLE
-from sync.push.report import Backoff, ProgressCallback, PushReport
-from sync.reconcile import find_applied_creates, listings
+from sync.push.reconcile import find_applied_creates, listings
+from sync.push.report import ProgressCallback, PushReport, StopReason
+from sync.retry import Backoff
 from sync.session import SyncSession
 
 CONCURRENCY = 2
@@ -56,10 +56,10 @@ async def push_outbox(
     """Send every pending write it can; see the module docstring. Never raises for a refused
     or failed write (those are in the outbox and the report); raises only for cache errors.
 
-    `bulk_creates` lets creates share bulk requests (see sync.bulkplan). `preconditions` sends
+    `bulk_creates` lets creates share bulk requests (see sync.push.bulkplan). `preconditions` sends
     single edits as GET + PATCH with `If-Match` on servers with ETags, which leaves no window
     for an unseen overwrite; False checks them against one listing instead, for half the
-    requests (see sync.conflicts).
+    requests (see sync.push.conflicts).
     """
     ctx = PushContext(
         session,
@@ -70,7 +70,7 @@ async def push_outbox(
     )
     with PushLock(session.cache.path) as lock:
         if not lock.acquired:
-            ctx.stop("another process is sending this profile's outbox")
+            ctx.stop(StopReason.BUSY, "another process is sending this profile's outbox")
             return ctx.report
         _recover(ctx)
         for _ in range(MAX_ROUNDS):
@@ -123,7 +123,7 @@ async def _round(ctx: PushContext, ready: list[OutboxEntry]) -> None:
 async def _reconcile(ctx: PushContext, ready: list[OutboxEntry]) -> list[OutboxEntry]:
     """Creates tried before without a known outcome are looked for first (SYNC.md 4).
 
-    One listing per group of `sync.reconcile.listings`, each settled as soon as it is read
+    One listing per group of `sync.push.reconcile.listings`, each settled as soon as it is read
     and its findings stored (done, unsure, or `not_applied`): when a later one fails, the
     round ends but the next round, or run, starts from there. All or nothing, a lossy network
     failed one of many listings nearly every round and the push never moved on.
@@ -148,7 +148,7 @@ async def _reconcile(ctx: PushContext, ready: list[OutboxEntry]) -> list[OutboxE
 
 
 async def _check_listed(ctx: PushContext, steps: Sequence[Step]) -> None:
-    """Edits not sent with `If-Match` are compared against a fresh listing (sync.conflicts)."""
+    """Edits not sent with `If-Match` are compared against a fresh listing (sync.push.conflicts)."""
     listed: list[OutboxEntry] = []
     for step in steps:
         entries = step.entries if isinstance(step, Bulk) else (step.entry,)

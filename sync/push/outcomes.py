@@ -6,7 +6,7 @@ Mapping of a failed attempt (the tree is in `sync.errors`):
   to pending and is known *not* applied (`Cache.release(not_applied=True)`, kept in the outbox
   across runs), so it is resent without reconciling. A 429 needs no wait here: the limiter saw
   it and blocks the next request until `retry_after`. A connection that failed before the
-  request left says the server cannot be reached: the run stops there (`report.unreachable`)
+  request left says the server cannot be reached: the run stops there (`UNREACHABLE`)
   and the caller's backoff tries again, rather than every entry and read retrying first.
 - unknown: a request sent without a readable answer (timeout, reset, garbled 2xx). Back to
   pending, outcome open: a create is looked for on the server before it is sent again.
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cache import FieldConflict, OutboxEntry, Resource
+from issuefields import TRANSITIONS
 from sync.errors import (
     ApiError,
     Forbidden,
@@ -35,13 +36,12 @@ from sync.errors import (
     SyncError,
     Unauthorized,
 )
-from sync.pull.retry import Retrier
 from sync.push.forbidden import Refusals, Verdict
 from sync.push.reads import read_retrier, unreachable
-from sync.push.report import Backoff, ProgressCallback, PushReport
-from sync.reconcile import describe_suspects
+from sync.push.reconcile import describe_suspects
+from sync.push.report import ProgressCallback, PushReport, Stop, StopReason
+from sync.retry import Backoff, Retrier
 from sync.session import SyncSession
-from sync.workflow import TRANSITIONS
 
 NOT_FOUND = 404
 
@@ -74,7 +74,7 @@ class PushContext:
         self.reads = read_retrier(self.backoff)
 
     def if_match(self, entry: OutboxEntry) -> bool:
-        """Whether this edit goes out as GET + PATCH with `If-Match` (sync.conflicts)."""
+        """Whether this edit goes out as GET + PATCH with `If-Match` (sync.push.conflicts)."""
         etag = self.preconditions and bool(self.session.features.etag)
         return etag and entry.resource is not Resource.COMMENTS
 
@@ -82,15 +82,14 @@ class PushContext:
     def stopped(self) -> bool:
         return self.report.stopped is not None
 
-    def stop(self, reason: str) -> None:
+    def stop(self, reason: StopReason, message: str) -> None:
+        """End the run after the requests in flight; the first reason given is the run's."""
         if self.report.stopped is None:
-            self.report.stopped = reason
+            self.report.stopped = Stop(reason, message)
 
-    def stop_for_the_key(self, reason: str) -> None:
-        """Stop the run: the API key may not make these writes (`PushReport.key_refused`)."""
-        if self.report.stopped is None:
-            self.report.key_refused = reason
-        self.stop(reason)
+    def stop_for_the_key(self, message: str) -> None:
+        """Stop the run: the API key may not make these writes (`StopReason.KEY_REFUSED`)."""
+        self.stop(StopReason.KEY_REFUSED, message)
 
     def count_reads(self) -> None:
         """Add the reads sent since the last call (retries included) to the report."""
@@ -159,7 +158,10 @@ class PushContext:
         self.failures[entry.id] = count
         if count >= self.backoff.tries:
             self.skip.add(entry.id)
-            self.stop(f"the server keeps failing ({message}); the queue will be retried later")
+            self.stop(
+                StopReason.SERVER_FAILING,
+                f"the server keeps failing ({message}); the queue will be retried later",
+            )
         elif wait:
             await self.backoff.sleep(self.backoff.delay(count, retry_after))
 
@@ -179,7 +181,10 @@ class PushContext:
             return
         self.read_failures += 1
         if self.read_failures >= self.backoff.tries:
-            self.stop(f"the server keeps failing ({error}); the queue will be retried later")
+            self.stop(
+                StopReason.SERVER_FAILING,
+                f"the server keeps failing ({error}); the queue will be retried later",
+            )
             return
         retry_after = error.meta.retry_after if isinstance(error, ApiError) else None
         await self.backoff.sleep(self.backoff.delay(self.read_failures, retry_after))
@@ -193,12 +198,17 @@ class PushContext:
         self.failures[entry.id] = count
         if count >= self.backoff.tries:
             self.skip.add(entry.id)
-            self.stop(f"no readable answer from the server ({message}); will retry later")
+            self.stop(
+                StopReason.NO_ANSWER,
+                f"no readable answer from the server ({message}); will retry later",
+            )
 
     def cut_off(self, error: SyncError) -> None:
         """The server cannot be reached (`unreachable`): stop the run, nothing more is tried."""
-        self.report.unreachable = True
-        self.stop(f"cannot reach the server ({error}); the queue will be retried later")
+        self.stop(
+            StopReason.UNREACHABLE,
+            f"cannot reach the server ({error}); the queue will be retried later",
+        )
 
     async def settle(self, entry: OutboxEntry, error: SyncError) -> None:
         """File a failed attempt under its outcome."""

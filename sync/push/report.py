@@ -1,4 +1,4 @@
-"""What a push did, and how it waits after a retryable failure.
+"""What a push did.
 
 The report is counts, not entries: the outbox itself (`Cache.outbox`) holds each entry's state
 and the server's message, so the caller shows those rather than a copy that goes stale.
@@ -6,16 +6,51 @@ and the server's message, so the caller shows those rather than a copy that goes
 
 from __future__ import annotations
 
-import asyncio
-import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class StopReason(StrEnum):
+    """Why a push run ended with writes it could still send: what the caller does next
+    depends on it (`sync.engine` pulls anyway only after `BUSY`, and retries soon only after
+    `UNREACHABLE`), so it is decided by this value, never by the words of the message."""
+
+    BUSY = "busy"
+    """Another process is sending this profile's outbox: it sends these writes too."""
+    KEY_REFUSED = "key_refused"
+    """The server refused the API key (401), or the key may not make these writes (a 403
+    judged the key's, `sync.push.forbidden`): the entries wait until the user gives the key
+    the permission or logs in with another."""
+    UNREACHABLE = "unreachable"
+    """The server could not be reached (the connection was refused, the name did not
+    resolve): nothing more was tried, the entries wait, known not applied."""
+    SERVER_FAILING = "server_failing"
+    """Retryable failures (5xx, 429, reads that kept failing) `Backoff.tries` times in a
+    row: the queue is left for a later run."""
+    NO_ANSWER = "no_answer"
+    """Requests sent without a readable answer `Backoff.tries` times in a row: their
+    outcomes are looked for before anything is sent again."""
+    INTERRUPTED = "interrupted"
+    """Cut short from outside, or never started: a command that stopped retrying a failing
+    server, a session that could not open. Never set by `push_outbox` itself."""
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why a run stopped: the `reason` to decide by, the `message` to show (its `str`)."""
+
+    reason: StopReason
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
 
 
 @dataclass
 class PushReport:
-    """Counts of one `push_outbox` run; `stopped` says why it ended early (a refused key, server
-    down, another process pushing), None when it drained all it could."""
+    """Counts of one `push_outbox` run; `stopped` says why it ended early, None when it
+    drained all it could."""
 
     done: int = 0
     failed: int = 0
@@ -24,14 +59,7 @@ class PushReport:
     reconciled: int = 0
     requests: int = 0
     bulk_requests: int = 0
-    stopped: str | None = None
-    key_refused: str | None = None
-    """Why the run stopped, when the API key itself was refused (401), or may not make these
-    writes (a 403 judged the key's, see `sync.push.forbidden`): the entries wait, and will
-    until the user gives the key the permission or logs in with another."""
-    unreachable: bool = False
-    """The run stopped because the server could not be reached (the connection was refused,
-    the name did not resolve): nothing more was tried, the entries wait, known not applied."""
+    stopped: Stop | None = None
     remaining: int = 0
     """Entries still to send (pending or in flight), `unknown` ones included."""
     unknown: int = 0
@@ -49,27 +77,9 @@ class PushReport:
         create: nobody confirmed those)."""
         return self.done + self.failed + self.conflicts
 
-
-@dataclass(frozen=True)
-class Backoff:
-    """Exponential backoff with full jitter for 5xx and connection failures (SYNC.md 4).
-
-    `sleep` and `random` are injectable so tests wait for nothing; `tries` is how many retryable
-    failures in a row one run accepts before it stops and leaves the queue for later.
-    """
-
-    base: float = 0.5
-    cap: float = 30.0
-    tries: int = 5
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    random: Callable[[], float] = random.random
-
-    def delay(self, failures: int, retry_after: float | None = None) -> float:
-        """Seconds before the next try after `failures` failures in a row; a server's
-        `retry_after` wins when it asks for longer."""
-        ceiling = min(self.cap, self.base * 2 ** max(0, failures - 1))
-        wait: float = ceiling * (0.5 + self.random() / 2)
-        return max(wait, retry_after or 0.0)
+    def stopped_for(self, reason: StopReason) -> bool:
+        """Whether the run stopped, and for `reason`."""
+        return self.stopped is not None and self.stopped.reason is reason
 
 
 ProgressCallback = Callable[[PushReport], None]

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from cache import Operation, OutboxEntry, Resource
-from sync import conflicts
 from sync.errors import NotFound, PreconditionFailed, SyncError
+from sync.push import conflicts
 from sync.push.outcomes import PushContext
 
 MAX_PRECONDITION_ROUNDS = 3

@@ -9,7 +9,7 @@ limits in force), `limiter` (waiting for a slot).
 from sync.ratelimit.clock import ClockOffset
 from sync.ratelimit.headers import RateLimitHeaders, ResponseMeta, read_meta
 from sync.ratelimit.limiter import RateLimiter, Waits
-from sync.ratelimit.limits import BACKGROUND_LOG_BUCKET, Priority
+from sync.ratelimit.limits import BACKGROUND_LOG_BUCKET, RequestClass
 from sync.ratelimit.log import LogCheck, RequestLog
 from sync.ratelimit.plans import ENDPOINT_LIMITS, PLANS, Bucket, Plan, bucket_for
 
@@ -21,9 +21,9 @@ __all__ = [
     "ClockOffset",
     "LogCheck",
     "Plan",
-    "Priority",
     "RateLimitHeaders",
     "RateLimiter",
+    "RequestClass",
     "RequestLog",
     "ResponseMeta",
     "Waits",

@@ -31,7 +31,7 @@ from sync.ratelimit.limits import (
     Constraint,
     Limits,
     PlanSource,
-    Priority,
+    RequestClass,
 )
 from sync.ratelimit.log import LogCheck, RequestLog
 from sync.ratelimit.plans import Bucket, Plan, plan_named
@@ -176,27 +176,29 @@ class RateLimiter:
         day = len(self._log.request_times(now - limits.day))
         return max(0, limits.per_minute - minute), max(0, limits.per_day - day)
 
-    async def acquire(self, bucket: str, priority: Priority = Priority.USER) -> float:
+    async def acquire(self, bucket: str, request_class: RequestClass = RequestClass.USER) -> float:
         """Wait until a request of `bucket` fits every limit, log it, return its local time.
 
         Background work is polling (`other` requests): anything else from the background
         would escape the background budget, so it is refused with `ValueError`.
         """
         kind = Bucket(bucket)
-        if priority is Priority.BACKGROUND and kind is not Bucket.OTHER:
+        if request_class is RequestClass.BACKGROUND and kind is not Bucket.OTHER:
             raise ValueError(f"background requests must be in bucket 'other', not {kind.value!r}")
-        log_bucket = BACKGROUND_LOG_BUCKET if priority is Priority.BACKGROUND else kind.value
+        log_bucket = (
+            BACKGROUND_LOG_BUCKET if request_class is RequestClass.BACKGROUND else kind.value
+        )
         slept = 0.0
-        if priority is Priority.USER:
+        if request_class is RequestClass.USER:
             self._users_waiting += 1
             self._users_idle.clear()
         try:
             while True:
-                if priority is Priority.BACKGROUND and self._users_waiting:
+                if request_class is RequestClass.BACKGROUND and self._users_waiting:
                     await self._users_idle.wait()
                     continue
                 now = self._clock()
-                constraints = self._limits.constraints(kind, priority, now)
+                constraints = self._limits.constraints(kind, request_class, now)
                 wait = self._limits.blocked_until(kind) - now
                 if wait <= 0:
                     if self._reserve(now, log_bucket, constraints):
@@ -212,19 +214,23 @@ class RateLimiter:
                 slept += wait
                 await self._sleep(wait)
         finally:
-            if priority is Priority.USER:
+            if request_class is RequestClass.USER:
                 self._users_waiting -= 1
                 if not self._users_waiting:
                     self._users_idle.set()
 
-    def not_sent(self, at: float, bucket: str, priority: Priority = Priority.USER) -> None:
-        """The request `acquire(bucket, priority)` let through at `at` certainly never reached
+    def not_sent(
+        self, at: float, bucket: str, request_class: RequestClass = RequestClass.USER
+    ) -> None:
+        """The request `acquire(bucket, request_class)` let through at `at` certainly never reached
         the server (the connection was refused, the name did not resolve): the server did not
         count it, so its slot goes back to the shared log. Otherwise every request tried while
         the server is down spends the budget the user needs when it returns. A request whose
         fate is unknown (sent, no answer) keeps its slot: the server may have counted it."""
         kind = Bucket(bucket)
-        log_bucket = BACKGROUND_LOG_BUCKET if priority is Priority.BACKGROUND else kind.value
+        log_bucket = (
+            BACKGROUND_LOG_BUCKET if request_class is RequestClass.BACKGROUND else kind.value
+        )
         self._answered.forget(at)
         self._log.release_request(at, log_bucket)
 

@@ -46,7 +46,7 @@ whole seconds. A header names the day window only when its reset is further than
 plus this, so a minute window scaled to a second or two is never taken for the day's."""
 
 
-class Priority(IntEnum):
+class RequestClass(IntEnum):
     """Who is waiting: the user (an action on screen) goes before background polling."""
 
     USER = 0
@@ -148,14 +148,16 @@ class Limits:
         """Local time before which nothing of `bucket` may be sent (a 429, a spent window)."""
         return max(self._blocks.get(None, 0.0), self._blocks.get(bucket, 0.0))
 
-    def constraints(self, bucket: Bucket, priority: Priority, now: float) -> list[Constraint]:
+    def constraints(
+        self, bucket: Bucket, request_class: RequestClass, now: float
+    ) -> list[Constraint]:
         """Every check a request of `bucket` must pass at `now`.
 
         Sliding windows are `margin` longer than the server's: requests are logged when let
         through but counted when they arrive, and arrival delays vary. Each carries its `span`,
         so that the limiter can end the padding early for requests answered since.
         """
-        background = priority is Priority.BACKGROUND
+        background = request_class is RequestClass.BACKGROUND
         minute = self.per_minute
         if background:
             minute -= max(1, math.floor(minute * USER_HEADROOM))

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from cache import IssueFilter, IssueSort, SortKey
+from cache import IssueFilter, IssueSort
 
 STATUS = ["backlog", "todo", "in_progress", "in_review", "done", "canceled"]
 PRIORITY = ["urgent", "high", "medium", "low", "none"]
@@ -48,19 +48,19 @@ class _Reversed:
         return isinstance(other, _Reversed) and self.value == other.value
 
 
-def sort_key(row: Row, key: SortKey) -> tuple[Any, ...]:
+def sort_key(row: Row, key: str) -> tuple[Any, ...]:
     r = row.record
     number = r.get("number")
-    if key is SortKey.UPDATED:
+    if key == "updated":
         return (_null_first(r.get("updated_at")), row.position)
-    if key is SortKey.CREATED:
+    if key == "created":
         return (_null_first(r.get("created_at")), row.position)
-    if key is SortKey.NUMBER:
+    if key == "number":
         return (_null_first(number if type(number) is int else None), row.position)
-    if key is SortKey.TITLE:
+    if key == "title":
         title = r.get("title") or ""
         return ("".join(c.lower() if "A" <= c <= "Z" else c for c in title), row.position)
-    if key is SortKey.PRIORITY:  # ascending: the least urgent first, oldest first within one
+    if key == "priority":  # ascending: the least urgent first, oldest first within one
         return (-_rank(r.get("priority"), PRIORITY), _null_first(r.get("updated_at")), row.position)
     rank = _rank(r.get("status"), STATUS)
     return (rank, _Reversed(_null_first(r.get("updated_at"))), -row.position)

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from cache_factories import Record, comment, issue
 
-from cache import Cache, IssueFilter, IssueSort, PickerField, Resource, SortKey
+from cache import Cache, IssueFilter, IssueSort, Resource
 from cache.records import BULK_LOAD_INDEXES
+from issuefields import ASSIGNEE, SORT_KEYS
 
 WORDS = ["alpha", "beta", "gamma", "delta", "sigma", "omega", "kappa"]
 FILTERS = (
@@ -59,13 +60,13 @@ def everything_read(cache: Cache) -> list[object]:
     seen: list[object] = []
     for flt in FILTERS:
         seen.append(cache.count(flt))
-        for key in SortKey:
+        for key in SORT_KEYS:
             for descending in (False, True):
                 rows = cache.window(flt, IssueSort(key, descending), 0, 40)
                 seen.append([row.id for row in rows])
     found = cache.issue_by_number(7)
     seen.append(None if found is None else found.issue.id)
-    seen.append(cache.distinct_values(PickerField.ASSIGNEE))
+    seen.append(cache.distinct_values(ASSIGNEE))
     return seen
 
 
@@ -117,6 +118,6 @@ def test_a_load_left_unfinished_by_a_dead_process_is_finished_from_its_record(
         assert index_sql(path) != real
         assert cache.finish_bulk_load(Resource.ISSUES)
         assert index_sql(path) == real
-        plans = cache.query_plans(IssueFilter(), IssueSort(SortKey.TITLE, False))
+        plans = cache.query_plans(IssueFilter(), IssueSort("title", False))
         assert plans[0].startswith("SCAN issues USING COVERING INDEX issues_by_title"), plans
         assert not any("TEMP B-TREE" in line for line in plans), plans

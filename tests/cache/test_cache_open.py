@@ -21,7 +21,6 @@ from cache import (
     IssueSort,
     Resource,
     SchemaTooNewError,
-    SortKey,
     open_cache,
 )
 from cache.paths import data_dir
@@ -147,9 +146,7 @@ def test_filter_indexes_of_an_old_cache_are_rebuilt_in_the_default_order(tmp_pat
                 for n in (1, 2, 3)
             ],
         )
-        rows = cache.window(
-            IssueFilter(mine="usr_1"), IssueSort(SortKey.STATUS, descending=False), 0, 10
-        )
+        rows = cache.window(IssueFilter(mine="usr_1"), IssueSort("status", descending=False), 0, 10)
         plans = cache.query_plans(IssueFilter(mine="usr_1"), IssueSort())
     assert [row.id for row in rows] == ["iss_000003", "iss_000002", "iss_000001"]
     assert "SEARCH issues USING COVERING INDEX issues_by_assignee (assignee=?)" in plans

@@ -333,6 +333,26 @@ def test_parking_a_partial_conflict_splits_off_the_clean_fields(cache: Cache, on
     assert row(cache, one) == ("theirs", "in_progress", SyncState.SYNCED)
 
 
+def test_a_write_held_as_a_conflict_holds_back_later_writes_of_its_fields(
+    cache: Cache, one: str
+) -> None:
+    """Sent past it, a newer title was overwritten by the older one once the user kept theirs;
+    later writes of other fields still go."""
+    first = cache.update(ISSUE, one, {"title": "first"})
+    assert first is not None
+    cache.mark_sending(first.id)
+    cache.record_conflicts(first.id, [FieldConflict("title", "original", "first", "theirs")])
+    second = cache.update(ISSUE, one, {"title": "second"})
+    other = cache.update(ISSUE, one, {"status": "in_progress"}, batch_id="other")
+    assert second is not None and other is not None
+    assert cache.sendable() == []
+    cache.discard(second.id)
+    assert [entry.id for entry in cache.sendable()] == [other.id]
+    [conflict] = cache.conflicts()
+    cache.resolve_conflict(conflict.id, Resolution.MINE)
+    assert [entry.id for entry in cache.sendable()] == [first.id]
+
+
 def test_parking_every_field_parks_the_entry_whole(cache: Cache, one: str) -> None:
     entry = cache.update(ISSUE, one, {"title": "mine"})
     assert entry is not None

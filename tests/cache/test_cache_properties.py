@@ -23,8 +23,8 @@ from cache import (
     OutboxEntry,
     RecordNotFoundError,
     Resource,
-    SortKey,
 )
+from issuefields import SORT_KEYS
 
 ISSUE = Resource.ISSUES
 FIELDS = {
@@ -179,7 +179,7 @@ issue_filter = st.builds(
     text=st.sampled_from(["", "alpha", "bet", "gamma one", "two "]),
     mine=st.sampled_from([None, "usr_1"]),
 )
-issue_sort = st.builds(IssueSort, st.sampled_from(list(SortKey)), st.booleans())
+issue_sort = st.builds(IssueSort, st.sampled_from(list(SORT_KEYS)), st.booleans())
 
 
 @SETTINGS

@@ -15,16 +15,15 @@ from cache import (
     InvalidRecordError,
     IssueFilter,
     IssueSort,
-    PickerField,
     Resource,
-    SortKey,
 )
+from issuefields import LABELS
 
 AddIssues = Callable[..., list[Record]]
 
 
 def ids(cache: Cache, flt: IssueFilter | None = None) -> list[str]:
-    rows = cache.window(flt or IssueFilter(), IssueSort(SortKey.NUMBER, False), 0, 1000)
+    rows = cache.window(flt or IssueFilter(), IssueSort("number", False), 0, 1000)
     return [row.id for row in rows]
 
 
@@ -76,7 +75,7 @@ def test_a_newer_version_replaces_the_row_and_its_search_terms(
     assert result == ApplyResult(updated=1)
     assert ids(cache, IssueFilter(text="alpha")) == []
     assert ids(cache, IssueFilter(text="omega")) == ["iss_000001"]
-    assert cache.distinct_values(PickerField.LABEL) == ["new"]
+    assert cache.distinct_values(LABELS) == ["new"]
     assert cache.integrity_check() == ["ok"]
 
 
@@ -104,7 +103,7 @@ def test_timestamps_in_other_formats_sort_chronologically(cache: Cache) -> None:
             issue(3, updated_at="2026-03-01T11:00:00+01:00"),
         ],
     )
-    rows = cache.window(IssueFilter(), IssueSort(SortKey.UPDATED, False), 0, 3)
+    rows = cache.window(IssueFilter(), IssueSort("updated", False), 0, 3)
     assert [row.id for row in rows] == ["iss_000002", "iss_000001", "iss_000003"]
     assert [row.updated_at for row in rows] == [
         "2026-03-01T09:59:59.500000Z",
@@ -135,7 +134,7 @@ def test_tombstones_delete_rows_terms_labels_and_comments(
     assert result == ApplyResult(deleted=1)
     assert ids(cache) == ["iss_000002"]
     assert ids(cache, IssueFilter(text="gone")) == []
-    assert cache.distinct_values(PickerField.LABEL) == []
+    assert cache.distinct_values(LABELS) == []
     assert cache.local_count(Resource.COMMENTS) == 0
     assert cache.integrity_check() == ["ok"]
 

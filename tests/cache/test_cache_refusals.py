@@ -81,6 +81,21 @@ def test_a_refused_edit_shows_the_servers_value_marked_failed(cache: Cache) -> N
     assert [e.state for e in detail.entries] == [EntryState.FAILED]
 
 
+def test_an_issue_deleted_under_a_refused_comment_stays_in_sight(cache: Cache) -> None:
+    """A comment refused because someone deleted its issue: the issue stays listed, marked
+    failed, until the comment is discarded (it vanished with the pull that saw the delete, the
+    refused comment with it, as only writes to the issue itself kept its tombstone)."""
+    cache.create(Resource.COMMENTS, {"issue_id": ONE, "body": "on a doomed issue"})
+    [entry] = cache.outbox()
+    refuse(cache, entry.id)
+    cache.apply_page(ISSUE, [{"id": ONE, "deleted": True, "updated_at": stamp(90)}])
+    detail = cache.issue(ONE)
+    assert detail is not None and detail.issue.sync_state is SyncState.FAILED
+    assert [comment.body for comment in detail.comments] == ["on a doomed issue"]
+    cache.discard(entry.id)
+    assert cache.issue(ONE) is None
+
+
 def test_the_next_edit_after_a_refusal_is_based_on_the_server(cache: Cache) -> None:
     first = cache.update(ISSUE, ONE, {"assignee": "me"})
     assert first is not None

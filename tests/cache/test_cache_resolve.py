@@ -12,7 +12,6 @@ from cache import (
     IssueFilter,
     IssueSort,
     Resource,
-    SortKey,
 )
 
 
@@ -62,7 +61,7 @@ def test_descending_priority_is_urgent_first(cache: Cache, descending: bool) -> 
     priorities = ["none", "urgent", "p0", "low", "high", "medium"]
     cache.apply_page(Resource.ISSUES, [issue(n + 1, priority=p) for n, p in enumerate(priorities)])
     cache.update(Resource.ISSUES, "iss_000005", {"priority": "urgent"})
-    rows = cache.window(IssueFilter(), IssueSort(SortKey.PRIORITY, descending), 0, 10)
+    rows = cache.window(IssueFilter(), IssueSort("priority", descending), 0, 10)
     shown = [row.priority for row in rows]
     urgent_first = ["urgent", "urgent", "medium", "low", "none", "p0"]
     assert shown == (urgent_first if descending else urgent_first[::-1])

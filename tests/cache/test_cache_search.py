@@ -10,7 +10,8 @@ import pytest
 from cache_factories import Clock, Record, comment, issue, stamp
 from cache_oracle import Row, expected
 
-from cache import Cache, IssueFilter, IssueSort, Resource, SortKey
+from cache import Cache, IssueFilter, IssueSort, Resource
+from issuefields import SORT_KEYS
 
 AddIssues = Callable[..., list[Record]]
 
@@ -121,7 +122,7 @@ def test_non_latin_text_is_found(cache: Cache, add_issues: AddIssues) -> None:
     assert found(cache, "日本語") == ["iss_000001"]
 
 
-SEARCH_SORTS = [IssueSort(key, descending) for key in SortKey for descending in (False, True)]
+SEARCH_SORTS = [IssueSort(key, descending) for key in SORT_KEYS for descending in (False, True)]
 FILLER = ["alpha", "beta", "gamma", "delta", "zzq", "other"]
 
 

@@ -19,8 +19,10 @@ import pytest
 from cli_support import FAIL_KEYRING, Cli, Loopback, loopback, make_cli
 from terminal_support import Terminal
 
+from accounts.secret import Secret
 from cache import open_cache
 from sync.client import ApiClient
+from sync.push.lock import PushLock
 from tracker_tui.exit_codes import Exit
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -64,7 +66,7 @@ def cli(
 
 
 async def server_call(service: Loopback, method: str, number: int, **body: object) -> None:
-    async with ApiClient(service.base_url, service.key) as client:
+    async with ApiClient(service.base_url, Secret(service.key)) as client:
         page = await client.list_issues(per_page=100)
         [issue] = [i for i in page.value.data if i.raw.get("number") == number]
         if method == "DELETE":
@@ -128,6 +130,23 @@ def test_sync_names_refused_writes_and_conflicts_and_exits_partly_done(
     report = json.loads(out)
     assert status == Exit.PARTLY_DONE
     assert len(report["failed"]) == 1 and [c["field"] for c in report["conflicts"]] == ["title"]
+
+
+def test_a_sync_while_another_process_pushes_pulls_and_says_why_writes_wait(
+    cli: Cli, service: Loopback
+) -> None:
+    """Another pusher holds the profile's push lock: the sync pulls all the same, its write
+    stays queued (offline), and the JSON says why in the words it always had."""
+    cli.run("issues", "edit", "#6", "--title", "queued", "--no-push")
+    with open_cache("env", root=cli.home / "data") as cache, PushLock(cache.path) as other:
+        assert other.acquired
+        status, out, _ = cli.run("sync", "--json")
+    report = json.loads(out)
+    assert status == Exit.OFFLINE and report["queued"] == 1
+    pushed = report["push"]
+    assert pushed["stopped"] == "another process is sending this profile's outbox"
+    assert (pushed["key_refused"], pushed["unreachable"]) == (None, False)
+    assert report["pull"] is not None
 
 
 def test_a_refused_key_with_writes_queued_fails_in_one_line(cli: Cli, service: Loopback) -> None:

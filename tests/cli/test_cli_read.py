@@ -48,6 +48,8 @@ def test_sync_json_is_parseable(cli: Cli) -> None:
     report = json.loads(out)
     assert report["pull"]["resources"]["issues"]["inserted"] == 180
     assert report["push"]["done"] == 0
+    pushed = report["push"]
+    assert (pushed["stopped"], pushed["key_refused"], pushed["unreachable"]) == (None, None, False)
 
 
 def test_issues_list_reads_the_cache_with_filters(synced: Cli) -> None:

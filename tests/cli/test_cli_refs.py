@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from cli_support import Cli, Loopback, loopback, make_cli
 
+from accounts.secret import Secret
 from cache import Resource, open_cache
 from sync.client import ApiClient
 from tracker_tui.exit_codes import Exit
@@ -47,7 +48,7 @@ def cli(
 
 def on_server(service: Loopback) -> dict[int, dict[str, object]]:
     async def listing() -> dict[int, dict[str, object]]:
-        async with ApiClient(service.base_url, service.key) as client:
+        async with ApiClient(service.base_url, Secret(service.key)) as client:
             page = await client.list_issues(per_page=100)
             return {int(str(i.raw["number"])): i.raw for i in page.value.data}
 
@@ -90,7 +91,7 @@ def test_messages_outbox_conflicts_and_show_name_issues_users_and_projects(
     eight = str(on_server(service)[8]["id"])
 
     async def theirs() -> None:
-        async with ApiClient(service.base_url, service.key) as client:
+        async with ApiClient(service.base_url, Secret(service.key)) as client:
             await client.update_issue(eight, {"title": "theirs"})
 
     asyncio.run(theirs())

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from accounts.credentials import resolve_profile
+from accounts.secret import Secret
 from cache import EntryState, Resource, open_cache
 from server.app import create_app
 from server.seed import seed_workspace
 from server.thread import ServiceThread
 from sync.client import ApiClient
-from sync.credentials import resolve_profile
 from sync.engine import sync_once
 from sync.session import open_session
 from tracker_tui.cli import main
@@ -36,7 +37,7 @@ class Setup:
 
     def server(self, method: str, path: str, body: dict[str, object] | None = None) -> object:
         async def call() -> object:
-            async with ApiClient(self.base_url, self.key) as client:
+            async with ApiClient(self.base_url, Secret(self.key)) as client:
                 if method == "GET":
                     return (await client.get_issue(path)).value.raw
                 if method == "PATCH":

@@ -12,15 +12,15 @@ from pathlib import Path
 import httpx
 import pytest
 
+from accounts.credentials import KeySource, ResolvedProfile
+from accounts.secret import Secret
 from cache import Cache
 from server.app import create_app
 from server.seed import seed_workspace
 from sync.connection import Connection, ConnectionState, ConnectionWatch
-from sync.credentials import KeySource, ResolvedProfile
 from sync.engine import sync_once
 from sync.pull import PullProgress
 from sync.push import PushReport
-from sync.secret import Secret
 from sync.session import open_session
 from tracker_tui.output import ProgressDisplay
 

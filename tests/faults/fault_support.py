@@ -18,13 +18,13 @@ from typing import Any
 import httpx
 from fault_proxy import FaultProxy, Plan, pass_all
 
+from accounts.credentials import KeySource, ResolvedProfile
+from accounts.secret import Secret
 from cache import Cache
 from server.app import create_app
 from server.ratelimit import RateDecision, RateLimiter
 from server.seed import seed_workspace
 from server.thread import ServiceThread
-from sync.credentials import KeySource, ResolvedProfile
-from sync.secret import Secret
 from sync.session import SyncSession, open_session
 
 WINDOW = 0.5

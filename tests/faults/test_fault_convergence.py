@@ -23,7 +23,6 @@ from fault_support import HELD, Service, fetch_all, running_service, session_via
 from cache import EntryState, Resource
 from sync.engine import SyncReport, sync_once
 from sync.errors import SyncError
-from sync.pull import RetryPolicy
 from sync.push import Backoff
 from sync.session import SyncSession
 
@@ -37,7 +36,7 @@ FEW_PASSES = 5
 """Runs of `sync_once` the queued writes may take: one or two are the rule; a push whose reads
 were not retried, or that looked for the same lost creates in every run, took 11 at 35 %."""
 BACKOFF = Backoff(base=0.02, cap=0.2)
-RETRY = RetryPolicy(base=0.02, cap=0.2)
+RETRY = Backoff(base=0.02, cap=0.2)
 WAITING = (EntryState.PENDING, EntryState.SENDING, EntryState.FAILED, EntryState.CONFLICT)
 
 

@@ -17,7 +17,7 @@ from fault_support import WINDOW, Service, fetch_all, running_service, through_p
 
 from cache import EntryState, Resource
 from sync.errors import NetworkError, ProtocolError, RateLimited, ServerError, SyncError
-from sync.pull import RetryPolicy, pull
+from sync.pull import pull
 from sync.push import Backoff, push_outbox
 
 SEEDED = 5
@@ -116,7 +116,7 @@ async def test_a_pull_reads_through_one_fault(
 ) -> None:
     async with through_proxy(service, tmp_path / "cache.db") as (proxy, session):
         proxy.plan = Scripted(fault, "GET", "/issues")
-        report = await pull(session, retry=RetryPolicy(base=0.02))
+        report = await pull(session, retry=Backoff(base=0.02))
         on_server = await fetch_all(service, "/issues")
         for issue in on_server:
             assert session.cache.server_record(Resource.ISSUES, issue["id"]) == issue

@@ -25,10 +25,10 @@ from server.app import create_app
 from server.seed import seed_workspace
 from server.thread import ServiceThread
 from sync.errors import NetworkError, SyncError
-from sync.pull import RetryPolicy, pull
-from sync.push import Backoff, push_outbox
+from sync.pull import pull
+from sync.push import Backoff, StopReason, push_outbox
 from sync.push.engine import CONCURRENCY
-from sync.ratelimit import Priority, ResponseMeta
+from sync.ratelimit import RequestClass, ResponseMeta
 from sync.session import SyncSession, open_session
 
 WINDOW = 1.0
@@ -94,7 +94,7 @@ async def no_sleep(_seconds: float) -> None:
 
 
 async def test_requests_refused_while_the_server_is_down_cost_no_budget(tmp_path: Path) -> None:
-    """Pushes, pulls and single requests, at user and background priority, while nothing
+    """Pushes, pulls and single requests, as the user's and as background requests, while nothing
     listens on the server's port: the shared log holds what it held before, the budget shown is
     the same, and once the server is back each answered request counts again."""
     outcomes: list[ResponseMeta | SyncError] = []
@@ -108,8 +108,8 @@ async def test_requests_refused_while_the_server_is_down_cost_no_budget(tmp_path
             for _ in range(3):
                 await push_outbox(session, backoff=Backoff(sleep=no_sleep))
             with pytest.raises(NetworkError):
-                await pull(session, retry=RetryPolicy(attempts=3, sleep=no_sleep))
-            background = client.with_priority(Priority.BACKGROUND)
+                await pull(session, retry=Backoff(tries=3, sleep=no_sleep))
+            background = client.with_request_class(RequestClass.BACKGROUND)
             for view in (client, client, background, background):
                 with pytest.raises(NetworkError):
                     await view.list_issues(per_page=1)
@@ -168,8 +168,8 @@ async def test_the_first_push_after_the_server_died_stops_at_its_first_refused_c
     assert 1 <= tried <= (1 if bulk else CONCURRENCY)
     assert outcomes == refused(outcomes)
     assert waits == []
-    assert report.unreachable and report.stopped is not None
-    assert "cannot reach the server" in report.stopped
+    assert report.stopped is not None and report.stopped.reason is StopReason.UNREACHABLE
+    assert "cannot reach the server" in report.stopped.message
     assert (report.done, report.failed, report.remaining) == (0, 0, 4)
     assert [entry.state for entry in entries] == [EntryState.PENDING] * 4
     assert unsure == set()

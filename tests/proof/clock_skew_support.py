@@ -17,12 +17,12 @@ from typing import Any
 
 import httpx
 
+from accounts.credentials import KeySource, ResolvedProfile
+from accounts.secret import Secret
 from cache import Cache, Resource
 from server.auth import authenticate
 from server.ratelimit import RateLimiter as ServerLimiter
-from sync.credentials import KeySource, ResolvedProfile
 from sync.push import PushReport, push_outbox
-from sync.secret import Secret
 from sync.session import SyncSession, open_session
 
 SKEW = 600.0

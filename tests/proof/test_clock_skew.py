@@ -30,6 +30,7 @@ from clock_skew_support import (
     without_idempotency,
 )
 
+from accounts.secret import Secret
 from cache import Resource
 from server.app import create_app
 from server.ratelimit import RateLimiter as ServerLimiter
@@ -69,7 +70,7 @@ async def test_cursor_is_server_time_and_a_later_change_is_pulled_once(
         assert cursor is not None
         assert parse_timestamp(cursor.updated_at).timestamp() <= time.time() + 1
 
-        async with ApiClient(service.base_url, service.key) as other:
+        async with ApiClient(service.base_url, Secret(service.key)) as other:
             listing = await other.list_issues(per_page=1)
             target = listing.value.data[0].id
             edited = await other.update_issue(target, {"title": "changed on the server"})

@@ -1,7 +1,7 @@
 """A keyring backend for the command line run as a child process in tests.
 
 It stands in for an OS keyring (priority 5, outside the `keyrings.*` family, so
-`sync.keystore.choose_backend` accepts it) and keeps its entries in the JSON file named by
+`accounts.keystore.choose_backend` accepts it) and keeps its entries in the JSON file named by
 `SECURITY_KEYRING_FILE`, which the tests put outside TRACKER_HOME: the key is meant to be
 there, and nowhere under TRACKER_HOME. Select it with
 `PYTHON_KEYRING_BACKEND=security_keyring.FileKeyring` and this folder on PYTHONPATH.

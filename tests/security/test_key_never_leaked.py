@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 from leak_support import Served, Session, leak_forms, make_session
 
+from accounts.credentials import KeyLookup, KeySource, ResolvedProfile, find_key, resolve_profile
+from accounts.keystore import KeyringStore
+from accounts.profiles import AppPaths, KeyStorage, Profile, ProfileStore
+from accounts.secret import Secret
 from server.app import create_app
 from server.seed import seed_workspace
 from server.thread import ServiceThread
 from sync.client import ApiClient
-from sync.credentials import KeyLookup, KeySource, ResolvedProfile, find_key, resolve_profile
-from sync.keystore import KeyringStore
-from sync.profiles import AppPaths, KeyStorage, Profile, ProfileStore
-from sync.secret import Secret
 
 FAIL_KEYRING = "keyring.backends.fail.Keyring"
 FILE_KEYRING = "security_keyring.FileKeyring"
@@ -129,7 +129,7 @@ async def test_objects_that_carry_the_key_hide_it(
     resolved = resolve_profile("work")
     lookup = find_key(profile)
     secret = Secret(key)
-    client = ApiClient("http://127.0.0.1:9/v1", key)
+    client = ApiClient("http://127.0.0.1:9/v1", Secret(key))
     shown = [
         secret,
         resolved,

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from accounts.secret import Secret
 from cache import Cache
 from sync.client import ApiClient
 from sync.ratelimit import LogCheck, RateLimiter
@@ -149,5 +150,5 @@ def api_key() -> str:
 
 @pytest.fixture
 async def client() -> AsyncIterator[ApiClient]:
-    async with ApiClient(BASE_URL, API_KEY) as api:
+    async with ApiClient(BASE_URL, Secret(API_KEY)) as api:
         yield api

@@ -22,9 +22,9 @@ from typing import Any
 
 import httpx
 
+from accounts.credentials import KeySource, ResolvedProfile
+from accounts.secret import Secret
 from cache import Cache, Cursor, Resource
-from sync.credentials import KeySource, ResolvedProfile
-from sync.secret import Secret
 from sync.session import SyncSession, open_session
 
 BASE_URL = "http://tracker.test/v1"

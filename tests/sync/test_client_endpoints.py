@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 from pytest_httpx import HTTPXMock
 
+from accounts.secret import Secret
 from sync.client import ApiClient, Response
 from sync.errors import ProtocolError, RateLimited
 from sync.models import BulkCreate, BulkDelete, BulkUpdate, Comment, Issue, Page, Project, Webhook
-from sync.ratelimit import Priority, RateLimiter
+from sync.ratelimit import RateLimiter, RequestClass
 
 ISSUE = {"id": "iss_1", "title": "t", "updated_at": "2026-11-21T15:33:11.561385Z"}
 PROJECT = {"id": "prj_1", "key": "CORE", "name": "Core"}
@@ -393,7 +394,7 @@ async def test_me_tells_the_limiter_the_plan(
     httpx_mock: HTTPXMock, limiter: RateLimiter, base_url: str, api_key: str
 ) -> None:
     httpx_mock.add_response(json={"workspace": {"id": "wsp_1", "plan": "pro"}, "plan": None})
-    async with ApiClient(base_url, api_key, limiter=limiter) as client:
+    async with ApiClient(base_url, Secret(api_key), limiter=limiter) as client:
         me = (await client.me()).value
     assert me.effective_plan == "pro"
     assert limiter.plan.name == "pro"
@@ -403,9 +404,9 @@ async def test_every_request_goes_through_the_limiter_in_its_bucket(
     httpx_mock: HTTPXMock, limiter: RateLimiter, request_log: Any, base_url: str, api_key: str
 ) -> None:
     httpx_mock.add_response(json=envelope(), is_reusable=True)
-    async with ApiClient(base_url, api_key, limiter=limiter) as client:
+    async with ApiClient(base_url, Secret(api_key), limiter=limiter) as client:
         await client.search("x")
-        await client.with_priority(Priority.BACKGROUND).list_issues()
+        await client.with_request_class(RequestClass.BACKGROUND).list_issues()
         with pytest.raises(ProtocolError):
             await client.create_issue({"title": "t"})
     assert [bucket for _, bucket in request_log.reserved] == [
@@ -422,7 +423,7 @@ async def test_responses_reach_the_limiter_even_when_they_are_429s(
         status_code=429, json={"error": {"code": "rate_limit_exceeded", "retry_after": 20}}
     )
     httpx_mock.add_response(json=envelope())
-    async with ApiClient(base_url, api_key, limiter=limiter) as client:
+    async with ApiClient(base_url, Secret(api_key), limiter=limiter) as client:
         with pytest.raises(RateLimited):
             await client.list_issues()
         start = vtime.now

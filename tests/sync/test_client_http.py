@@ -12,6 +12,7 @@ import httpx
 import pytest
 from pytest_httpx import HTTPXMock
 
+from accounts.secret import Secret
 from sync.client import ApiClient
 from sync.errors import (
     ApiError,
@@ -65,15 +66,15 @@ async def test_a_base_url_with_a_trailing_slash_gives_the_same_paths(
     httpx_mock: HTTPXMock,
 ) -> None:
     httpx_mock.add_response(json=ISSUE)
-    async with ApiClient(BASE_URL + "/", API_KEY) as client:
+    async with ApiClient(BASE_URL + "/", Secret(API_KEY)) as client:
         await client.get_issue("iss_1")
     assert httpx_mock.get_requests()[0].url == f"{BASE_URL}/issues/iss_1"
 
 
 async def test_the_key_is_not_in_the_clients_repr() -> None:
-    async with ApiClient(BASE_URL, API_KEY) as client:
+    async with ApiClient(BASE_URL, Secret(API_KEY)) as client:
         assert API_KEY not in repr(client)
-        assert API_KEY not in repr(client.with_priority(client._priority))
+        assert API_KEY not in repr(client.with_request_class(client._request_class))
         assert BASE_URL in repr(client)
 
 
@@ -318,7 +319,7 @@ async def test_a_connection_reset_mid_body_is_sent_with_unknown_outcome_and_stil
     httpx_mock.add_response(
         status_code=201, stream=ResetMidBody(), headers={"Retry-After": "30", "Date": DATE}
     )
-    async with ApiClient(BASE_URL, API_KEY, limiter=limiter) as client:
+    async with ApiClient(BASE_URL, Secret(API_KEY), limiter=limiter) as client:
         with pytest.raises(NetworkError) as caught:
             await client.create_issue({"title": "t"})
     assert caught.value.request_sent is True
@@ -474,7 +475,7 @@ def assert_no_key(error: BaseException) -> None:
 async def test_no_error_shows_the_key(httpx_mock: HTTPXMock, arrange: object) -> None:
     assert callable(arrange)
     arrange(httpx_mock)
-    async with ApiClient(BASE_URL, API_KEY) as client:
+    async with ApiClient(BASE_URL, Secret(API_KEY)) as client:
         with pytest.raises(SyncError) as caught:
             await client.update_issue("iss_1", {"title": "x"})
     assert_no_key(caught.value)
@@ -503,7 +504,7 @@ async def test_an_echoed_key_is_redacted_from_the_servers_message(
 )
 def test_a_client_that_cannot_be_built_says_why_without_the_key(base_url: str, key: str) -> None:
     with pytest.raises(ValueError) as caught:
-        ApiClient(base_url, key)
+        ApiClient(base_url, Secret(key))
     shown = "".join(traceback.format_exception(caught.value))
     below_this_test = caught.value.__traceback__.tb_next  # type: ignore[union-attr]
     visible = [safe_repr(value) for value in frame_locals(below_this_test)] + [
@@ -516,8 +517,16 @@ def test_a_client_that_cannot_be_built_says_why_without_the_key(base_url: str, k
         assert all(secret not in text for text in visible)
 
 
+def test_a_key_given_as_a_plain_string_is_refused_without_quoting_it() -> None:
+    """The key travels as a `Secret` up to the client: a `str` would sit in the caller's
+    frames, where a crash screen renders it."""
+    with pytest.raises(TypeError) as caught:
+        ApiClient(BASE_URL, API_KEY)  # type: ignore[arg-type]
+    assert API_KEY not in "".join(traceback.format_exception(caught.value))
+
+
 async def test_surrounding_whitespace_of_a_pasted_key_is_dropped(httpx_mock: HTTPXMock) -> None:
     httpx_mock.add_response(json={})
-    async with ApiClient(BASE_URL, f"  {API_KEY}\n") as client:
+    async with ApiClient(BASE_URL, Secret(f"  {API_KEY}\n")) as client:
         await client.me()
     assert httpx_mock.get_requests()[0].headers["authorization"] == f"Bearer {API_KEY}"

@@ -11,6 +11,7 @@ from types import ModuleType
 
 import pytest
 
+from accounts.secret import Secret
 from cache import Cache
 from server.app import create_app
 from server.seed import seed_workspace
@@ -54,7 +55,7 @@ async def test_requests_over_a_real_socket_search_for_no_module(
         Cache.open(tmp_path / "cache.db") as cache,
     ):
         limiter = RateLimiter(cache, window_seconds=1.0, plan="pro")
-        async with ApiClient(service.base_url, key, limiter=limiter) as client:
+        async with ApiClient(service.base_url, Secret(key), limiter=limiter) as client:
             await client.list_issues(per_page=2)  # modules loaded once, on first use
             lookups.names.clear()
             for _ in range(5):

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from test_pull_support import FAST_RETRY, Service, resolved, served
 
+from accounts.credentials import KeySource, ResolvedProfile
+from accounts.secret import Secret
 from cache import Cache
 from server.keys import create_key, revoke_key
 from sync.connection import Connection, ConnectionState, ConnectionWatch
-from sync.credentials import KeySource, ResolvedProfile
 from sync.errors import Forbidden, NetworkError, Unauthorized
 from sync.pull import pull
-from sync.secret import Secret
 from sync.session import SyncSession, open_session
 
 WINDOW = 2.0

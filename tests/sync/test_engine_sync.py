@@ -15,9 +15,10 @@ from cache import ACTIVE_STATES, EntryState, IssueFilter, IssueSort, Resource
 from server.app import create_app
 from server.seed import seed_workspace
 from server.thread import ServiceThread
-from sync.engine import RetryPlanned, SyncLoop, sync_once
-from sync.pull import RetryPolicy
-from sync.push import Backoff, PushReport
+from sync.engine import PassFailed, RetryPlanned, SyncLoop, sync_once
+from sync.errors import NetworkError
+from sync.push import Backoff, PushReport, StopReason
+from sync.push.lock import PushLock
 from sync.session import SyncSession
 
 WINDOW = 1.0
@@ -41,6 +42,25 @@ async def test_sync_once_pushes_then_pulls(tmp_path: Path) -> None:
         server_id = s.cache.resolve_id(local)
         assert s.cache.server_record(Resource.ISSUES, server_id) is not None
         assert s.cache.server_record(Resource.ISSUES, other.value.id) is not None
+
+
+async def test_another_process_pushing_does_not_keep_this_one_from_pulling(
+    tmp_path: Path,
+) -> None:
+    """While another pusher holds the profile's push lock, the push stops as `BUSY` (the other
+    sends these writes) and `sync_once` pulls all the same; decided by the stop's reason."""
+    db = tmp_path / "server.db"
+    key = seed_workspace(db, "acme", 3, plan="enterprise")
+    wire = Wire(create_app(db, window_seconds=WINDOW))
+    async with session_for(key, tmp_path / "c.db", transport=wire, window_seconds=WINDOW) as s:
+        s.cache.create(Resource.ISSUES, {"title": "queued here"})
+        with PushLock(s.cache.path) as other:
+            assert other.acquired
+            report = await sync_once(s)
+        assert report.push.stopped_for(StopReason.BUSY) and report.push.done == 0
+        assert report.pull is not None
+        assert report.pull.resources["issues"].received == 3
+        assert [e.state for e in s.cache.outbox()] == [EntryState.PENDING]
 
 
 async def test_the_loop_pushes_soon_after_a_poke_and_pulls_when_woken(tmp_path: Path) -> None:
@@ -67,7 +87,7 @@ async def test_the_loop_pushes_soon_after_a_poke_and_pulls_when_woken(tmp_path: 
 FAST_RETRY = Backoff(base=0.05, cap=0.4)
 """The loop's pace between attempts, scaled down (the app's is 1 s doubling to 60 s)."""
 PUSH_BACKOFF = Backoff(base=0.01, cap=0.05)
-PULL_RETRY = RetryPolicy(attempts=2, base=0.01, cap=0.05)
+PULL_RETRY = Backoff(tries=2, base=0.01, cap=0.05)
 
 
 def fast_loop(session: SyncSession, heard: list[object]) -> SyncLoop:
@@ -128,7 +148,10 @@ async def test_a_write_queued_while_the_server_is_down_is_sent_when_it_returns(
             timeout=5,
         )
         assert answer.json()["title"] == "written offline"
-        assert any(isinstance(item, PushReport) and item.unreachable for item in heard)
+        assert any(
+            isinstance(item, PushReport) and item.stopped_for(StopReason.UNREACHABLE)
+            for item in heard
+        )
     finally:
         service.__exit__(None, None, None)
 
@@ -191,10 +214,45 @@ async def test_the_first_pass_after_the_server_died_plans_its_retry_after_one_re
             loop.stop()
             await task
         assert tried == 1
-        assert pushed.unreachable and pushed.remaining == 1
+        assert pushed.stopped_for(StopReason.UNREACHABLE) and pushed.remaining == 1
         assert [type(item).__name__ for item in first_pass] == ["PushReport"]
     finally:
         service.__exit__(None, None, None)
+
+
+async def test_a_failed_pass_is_told_as_a_typed_event_after_its_retry_is_planned(
+    tmp_path: Path,
+) -> None:
+    """The pull of a pass meets a server that is gone: the listener hears the planned retry,
+    then `PassFailed` carrying the error (it was told the bare exception, among objects)."""
+    db = tmp_path / "server.db"
+    key = seed_workspace(db, "acme", 2, plan="enterprise")
+    service = ServiceThread(create_app(db, window_seconds=WINDOW)).__enter__()
+    heard: list[object] = []
+    try:
+        async with session_for(
+            key,
+            tmp_path / "c.db",
+            server=service.base_url,
+            transport=Counted(),
+            window_seconds=WINDOW,
+            timeout=2,
+        ) as s:
+            await sync_once(s)
+            service.__exit__(None, None, None)
+            loop = fast_loop(s, heard)
+            task = asyncio.create_task(loop.run())
+            loop.wake()
+            await eventually(lambda: any(isinstance(item, PassFailed) for item in heard))
+            loop.stop()
+            await task
+    finally:
+        service.__exit__(None, None, None)
+    kinds = [type(item).__name__ for item in heard]
+    assert kinds[: kinds.index("PassFailed") + 1] == ["PushReport", "RetryPlanned", "PassFailed"]
+    failed = heard[kinds.index("PassFailed")]
+    assert isinstance(failed, PassFailed) and isinstance(failed.error, NetworkError)
+    assert not failed.error.request_sent
 
 
 async def test_a_write_the_server_refused_is_not_retried(tmp_path: Path) -> None:

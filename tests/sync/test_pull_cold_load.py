@@ -19,7 +19,7 @@ from test_pull_support import (
     session_on,
 )
 
-from cache import Cache, CacheError, Cursor, IssueFilter, IssueSort, Resource, SortKey
+from cache import Cache, CacheError, Cursor, IssueFilter, IssueSort, Resource
 from cache.records import BULK_LOAD_INDEXES
 from sync.errors import NetworkError
 from sync.pull import pull
@@ -61,7 +61,7 @@ def assert_whole(cache: Cache, real: dict[str, str]) -> None:
     assert index_sql(cache.path) == real
     assert bulk_state(cache.path) == []
     assert cache.integrity_check() == ["ok"]
-    plans = cache.query_plans(IssueFilter(), IssueSort(SortKey.TITLE, False))
+    plans = cache.query_plans(IssueFilter(), IssueSort("title", False))
     assert not any("TEMP B-TREE" in line for line in plans), plans
     for word in ("crash", "export"):
         expected = matching(cache, word)
@@ -80,7 +80,7 @@ async def test_a_cold_pull_defers_the_scattered_indexes_and_builds_them_at_its_e
         if served_count == 2 + 2 * GROUP_PAGES:  # a group is surely stored, the load goes on
             during.append(index_sql(cache.path))
             with Cache.open(cache.path) as reader:
-                rows = reader.window(IssueFilter(), IssueSort(SortKey.TITLE), 0, 50)
+                rows = reader.window(IssueFilter(), IssueSort("title"), 0, 50)
                 rows_seen.append(len(rows))
 
     def wrap(app: App) -> App:

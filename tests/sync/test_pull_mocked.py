@@ -15,17 +15,19 @@ import httpx
 import pytest
 from pytest_httpx import HTTPXMock
 
+from accounts.secret import Secret
 from cache import Cache, Resource
 from sync.client import ApiClient
 from sync.errors import ProtocolError
 from sync.features import ServerFeatures
-from sync.pull import Mode, RetryPolicy, pull
+from sync.pull import Mode, pull
 from sync.ratelimit import RateLimiter
+from sync.retry import Backoff
 from sync.session import SyncSession
 
 BASE = "https://vendor.test/v1"
 KEY = "trk_mockedMOCKEDmockedMOCKEDmockedMOCKED00"
-FAST = RetryPolicy(attempts=3, base=0.001)
+FAST = Backoff(tries=3, base=0.001)
 NOW = datetime(2027, 3, 1, 12, 0, 0, tzinfo=UTC)
 SPEC_ONLY = ServerFeatures(
     me=False, updated_after=True, tombstones=False, keyset_order=True, users_list=False,
@@ -89,7 +91,7 @@ def issues(
 async def session(tmp_path: Path) -> AsyncIterator[SyncSession]:
     cache = Cache.open(tmp_path / "cache.db")
     limiter = RateLimiter(cache, plan="enterprise", jitter=0.0)
-    async with ApiClient(BASE, KEY, limiter=limiter) as client:
+    async with ApiClient(BASE, Secret(KEY), limiter=limiter) as client:
         yield SyncSession("mock", BASE, cache, client, limiter, SPEC_ONLY)
     cache.close()
 
@@ -119,7 +121,7 @@ async def test_a_body_that_stays_truncated_fails_and_keeps_earlier_pages(
     server.issues += issues(
         150, step=timedelta(minutes=1), start=NOW + timedelta(days=2), prefix="w"
     )
-    server.breaks = [truncated] * FAST.attempts
+    server.breaks = [truncated] * FAST.tries
     with pytest.raises(ProtocolError):
         await pull(session, retry=FAST)
     assert held(session) == 250
@@ -202,3 +204,24 @@ async def test_429_and_503_are_retried_as_the_server_says(
     serve(httpx_mock, server)
     report = await pull(session, retry=FAST)
     assert held(session) == 30 and report.retries == 2
+
+
+async def test_a_pulls_waits_for_a_failing_server_stay_within_their_cap(
+    httpx_mock: HTTPXMock, session: SyncSession
+) -> None:
+    """Five 503s in a row, the jitter at its top: the pull's waits double from 8 s up to the
+    30 s cap and never past it (they went up to 1.5 times the cap, 44.99 s)."""
+    waits: list[float] = []
+
+    async def record(seconds: float) -> None:
+        waits.append(seconds)
+
+    failing = [httpx.Response(503, text="<html>upstream unavailable</html>") for _ in range(5)]
+    server = VendorServer(issues(30, step=timedelta(minutes=1)), refusals=failing)
+    serve(httpx_mock, server)
+    retry = Backoff(tries=6, base=8.0, cap=30.0, sleep=record, random=lambda: 0.999_999)
+    report = await pull(session, retry=retry)
+    assert held(session) == 30 and report.retries == 5
+    assert len(waits) == 5
+    assert max(waits) <= 30.0
+    assert waits == pytest.approx([8.0, 16.0, 30.0, 30.0, 30.0], rel=1e-5)

@@ -145,7 +145,7 @@ async def test_failures_are_retried_with_a_bound(tmp_path: Path, cache: Cache) -
         async with session_on(service, cache, transport=flaky) as session:
             with pytest.raises(NetworkError):
                 await pull(session, retry=FAST_RETRY)
-    assert flaky.seen == FAST_RETRY.attempts
+    assert flaky.seen == FAST_RETRY.tries
 
 
 async def test_unauthorized_key_fails_the_pull(tmp_path: Path, cache: Cache) -> None:

@@ -20,16 +20,16 @@ from urllib.parse import parse_qs, urlencode
 
 import httpx
 
+from accounts.credentials import KeySource, ResolvedProfile
+from accounts.secret import Secret
 from cache import Cache
 from server.app import create_app
 from server.seed import seed_workspace
-from sync.credentials import KeySource, ResolvedProfile
-from sync.pull import RetryPolicy
-from sync.secret import Secret
+from sync.retry import Backoff
 from sync.session import SyncSession, open_session
 
 BASE = "http://service.test/v1"
-FAST_RETRY = RetryPolicy(attempts=3, base=0.001)
+FAST_RETRY = Backoff(tries=3, base=0.001)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -17,7 +17,7 @@ from cache import EntryState, Operation, Resource
 from server.app import create_app
 from server.keys import create_key
 from server.seed import seed_workspace
-from sync.push import Backoff, push_outbox
+from sync.push import Backoff, StopReason, push_outbox
 from sync.session import SyncSession
 
 
@@ -186,7 +186,8 @@ async def test_a_key_without_write_permission_stops_the_queue(tmp_path: Path) ->
         svc.session.cache.create(Resource.ISSUES, {"title": "a"})
         svc.session.cache.create(Resource.ISSUES, {"title": "b"})
         report = await push_outbox(svc.session, backoff=QUICK, bulk_creates=False)
-        assert report.stopped is not None and "issues:write" in report.stopped
+        assert report.stopped is not None and "issues:write" in report.stopped.message
+        assert report.stopped_for(StopReason.KEY_REFUSED)
         pending = svc.session.cache.outbox((EntryState.PENDING,))
         assert [e.operation for e in pending] == [Operation.CREATE, Operation.CREATE]
 

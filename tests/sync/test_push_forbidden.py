@@ -34,7 +34,7 @@ from server.app import create_app
 from server.keys import create_key
 from server.models import PERMISSIONS
 from server.seed import seed_workspace
-from sync.push import Backoff, push_outbox
+from sync.push import Backoff, StopReason, push_outbox
 from sync.session import SyncSession
 
 WINDOW = 1.0
@@ -200,8 +200,9 @@ async def test_a_key_without_the_permission_stops_the_run_and_keeps_the_writes(
         for _run in range(2):
             report = await push_outbox(session, backoff=QUICK)
             assert report.stopped is not None
+            assert report.stopped.reason is StopReason.KEY_REFUSED
             why = "not to be allowed to write issues" if vague else "lacks issues:write"
-            assert why in report.stopped
+            assert why in report.stopped.message
             assert (report.failed, report.done, report.remaining) == (0, 0, 2)
             entries = session.cache.outbox()
             assert [e.state for e in entries] == [EntryState.PENDING] * 2

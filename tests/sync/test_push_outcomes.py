@@ -20,11 +20,12 @@ from push_support import (
     without_idempotency,
 )
 
+from accounts.secret import Secret
 from cache import EntryState, Resolution, Resource
 from server.app import create_app
 from server.seed import seed_workspace
 from sync.client import ApiClient
-from sync.push import Backoff, push_outbox
+from sync.push import Backoff, StopReason, push_outbox
 from sync.session import SyncSession
 
 WINDOW = 1.0
@@ -224,7 +225,9 @@ async def test_the_split_off_fields_survive_a_412_and_go_out_once(tmp_path: Path
         wire.reset()
         sneaked: list[str] = []
 
-        async with ApiClient(BASE_URL, key, transport=httpx.ASGITransport(app=wire.app)) as other:
+        async with ApiClient(
+            BASE_URL, Secret(key), transport=httpx.ASGITransport(app=wire.app)
+        ) as other:
 
             async def sneak(request: httpx.Request) -> None:
                 if request.method == "PATCH" and not sneaked:
@@ -250,7 +253,9 @@ async def test_a_write_between_check_and_patch_is_caught_by_if_match(tmp_path: P
         session.cache.update(Resource.ISSUES, issue_id, {"title": "mine"})
         sneaked: list[str] = []
 
-        async with ApiClient(BASE_URL, key, transport=httpx.ASGITransport(app=wire.app)) as other:
+        async with ApiClient(
+            BASE_URL, Secret(key), transport=httpx.ASGITransport(app=wire.app)
+        ) as other:
 
             async def sneak(request: httpx.Request) -> None:
                 if request.method == "PATCH" and not sneaked:
@@ -271,6 +276,7 @@ async def test_a_server_that_never_answers_readably_stops_the_run(tmp_path: Path
         issue_id = (await server_issues(session))[0]["id"]
         session.cache.update(Resource.ISSUES, issue_id, {"title": "applied, never confirmed"})
         report = await push_outbox(session, backoff=QUICK)
-        assert report.stopped is not None and "no readable answer" in report.stopped
+        assert report.stopped is not None and "no readable answer" in report.stopped.message
+        assert report.stopped.reason is StopReason.NO_ANSWER
         assert wire.lost == QUICK.tries and report.remaining == 1
         assert (await session.client.get_issue(issue_id)).value.title == "applied, never confirmed"

@@ -1,4 +1,4 @@
-"""Looking for comments whose answers were lost (sync.reconcile): one listing of them all where
+"""Looking for comments whose answers were lost (sync.push.reconcile): one listing of them all where
 the server allows it, one per issue where it refuses that, each comment on the server once."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from push_support import Wire, comments_per_issue_only, load_issues, session_for
 
 from cache import Resource
 from server.app import create_app
+from server.keys import create_key
 from server.seed import seed_workspace
 from sync.push import Backoff, push_outbox
 
@@ -47,12 +48,55 @@ async def test_lost_comments_on_three_issues_are_found_once_each(
         wire.lose = lost_comment
         report = await push_outbox(session, backoff=QUICK)
         wire.lose = None
-        looks = [path for method, path in wire.requests if method == "GET"]
+        gets = [path for method, path in wire.requests if method == "GET"]
         statuses = list(wire.statuses)
         for issue_id in issues:
             answer = await session.client.list_comments(issue_id)
             assert [c.raw["body"] for c in answer.value.data].count("lost") == 1
     assert (report.done, report.reconciled, report.remaining) == (3, 3, 0)
     assert wire.lost == 3
-    assert len(looks) == (1 if all_at_once else 1 + 3)
+    assert gets.count("/v1/comments") == (1 if all_at_once else 1 + 3)
+    assert gets.count("/v1/me") == 1  # whose comments are ours: asked once a session
+    assert len(gets) == gets.count("/v1/comments") + 1
     assert statuses.count(400) == (0 if all_at_once else 1)
+
+
+async def test_a_colleagues_identical_comment_is_not_taken_for_our_lost_one(
+    tmp_path: Path,
+) -> None:
+    """Our "+1" is dropped before the service saw it, and a colleague's "+1" on the same issue
+    lands meanwhile: it names another author, so ours is sent again rather than settled as
+    theirs (it was, and ours was never on the server)."""
+    db = tmp_path / "server.db"
+    key = seed_workspace(db, "acme", 1, plan="enterprise")
+    colleague_key = create_key(db, "acme", "colleague", user="Grace Hopper")
+    app = create_app(db, window_seconds=WINDOW)
+    wire = Wire(app)
+    colleague = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app),
+        base_url="http://tracker.test/v1",
+        headers={"Authorization": f"Bearer {colleague_key}"},
+    )
+    dropped: list[str] = []
+
+    async def colleague_first(request: httpx.Request) -> None:
+        if lost_comment(request) and not dropped:
+            dropped.append(request.url.path)
+            body = {"issue_id": target, "body": "+1"}
+            assert (await colleague.post("/comments", json=body)).status_code == 201
+
+    async with (
+        colleague,
+        session_for(key, tmp_path / "cache.db", transport=wire, window_seconds=WINDOW) as session,
+    ):
+        [target] = [issue["id"] for issue in await load_issues(session)]
+        session.cache.create(Resource.COMMENTS, {"issue_id": target, "body": "+1"})
+        wire.before = colleague_first
+        wire.drop = lambda request: lost_comment(request) and len(dropped) == 1 and not wire.dropped
+        report = await push_outbox(session, backoff=QUICK)
+        answer = await session.client.list_comments(target)
+        me = (await session.client.me()).value.user
+    authors = sorted(c.raw["author"] for c in answer.value.data if c.raw["body"] == "+1")
+    assert me is not None and wire.dropped == 1
+    assert (report.done, report.reconciled, report.remaining) == (1, 0, 0)
+    assert len(authors) == 2 and me.id in authors

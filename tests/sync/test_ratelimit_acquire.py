@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from sync.ratelimit import BACKGROUND_LOG_BUCKET, ENDPOINT_LIMITS, PLANS, Priority, RateLimiter
+from sync.ratelimit import BACKGROUND_LOG_BUCKET, ENDPOINT_LIMITS, PLANS, RateLimiter, RequestClass
 
 if TYPE_CHECKING:
     from conftest import InMemoryRequestLog, VirtualTime
@@ -45,11 +45,11 @@ async def eager(
     limiter: RateLimiter,
     bucket: str,
     sent: list[tuple[float, str]],
-    priority: Priority = Priority.USER,
+    request_class: RequestClass = RequestClass.USER,
 ) -> None:
     """Ask for slots as fast as they come, each request taking a round trip to answer."""
     while True:
-        sent.append((await limiter.acquire(bucket, priority), bucket))
+        sent.append((await limiter.acquire(bucket, request_class), bucket))
         await vtime.sleep(ROUND_TRIP)
 
 
@@ -113,7 +113,7 @@ async def test_two_processes_sharing_one_log_never_exceed_together(
         eager(vtime, cli, "other", sent),
         eager(vtime, tui, "search", sent),
         eager(vtime, cli, "search", sent),
-        eager(vtime, cli, "other", sent, Priority.BACKGROUND),
+        eager(vtime, cli, "other", sent, RequestClass.BACKGROUND),
     ]
     await vtime.run(*workers, until=vtime.now + HOUR)
     times = [at for at, _ in sent]
@@ -138,7 +138,7 @@ async def test_background_work_spends_at_most_half_the_day(
     limiter = make(request_log, vtime)
     sent: list[tuple[float, str]] = []
     await vtime.run(
-        eager(vtime, limiter, "other", sent, Priority.BACKGROUND), until=vtime.now + 2 * DAY
+        eager(vtime, limiter, "other", sent, RequestClass.BACKGROUND), until=vtime.now + 2 * DAY
     )
     times = [at for at, _ in sent]
     assert busiest_window(times, DAY) == 500
@@ -152,7 +152,7 @@ async def test_after_background_spends_its_half_the_user_still_has_the_other(
     limiter = make(request_log, vtime)
     background: list[tuple[float, str]] = []
     await vtime.run(
-        eager(vtime, limiter, "other", background, Priority.BACKGROUND), until=vtime.now + HOUR
+        eager(vtime, limiter, "other", background, RequestClass.BACKGROUND), until=vtime.now + HOUR
     )
     user: list[tuple[float, str]] = []
     await vtime.run(eager(vtime, limiter, "other", user), until=vtime.now + HOUR)
@@ -164,7 +164,9 @@ async def test_background_leaves_part_of_each_minute_to_the_user(
 ) -> None:
     limiter = make(request_log, vtime)
     sent: list[tuple[float, str]] = []
-    await vtime.run(eager(vtime, limiter, "other", sent, Priority.BACKGROUND), until=vtime.now + 30)
+    await vtime.run(
+        eager(vtime, limiter, "other", sent, RequestClass.BACKGROUND), until=vtime.now + 30
+    )
     assert len(sent) == 54
     assert await limiter.acquire("other") == vtime.now
 
@@ -175,15 +177,15 @@ async def test_a_waiting_user_request_goes_before_background_requests_waiting_lo
     await vtime.run(*(limiter.acquire("other") for _ in range(60)))
     order: list[str] = []
 
-    async def request(name: str, priority: Priority, delay: float) -> None:
+    async def request(name: str, request_class: RequestClass, delay: float) -> None:
         await vtime.sleep(delay)
-        await limiter.acquire("other", priority)
+        await limiter.acquire("other", request_class)
         order.append(name)
 
     await vtime.run(
-        request("background 1", Priority.BACKGROUND, 0),
-        request("background 2", Priority.BACKGROUND, 1),
-        request("user", Priority.USER, 30),
+        request("background 1", RequestClass.BACKGROUND, 0),
+        request("background 2", RequestClass.BACKGROUND, 1),
+        request("user", RequestClass.USER, 30),
     )
     assert order == ["user", "background 1", "background 2"]
 
@@ -194,7 +196,7 @@ async def test_background_waits_while_a_user_request_waits(
     await vtime.run(*(limiter.acquire("search") for _ in range(30)))
     user = asyncio.ensure_future(limiter.acquire("search"))
     await asyncio.sleep(0)
-    background = asyncio.ensure_future(limiter.acquire("other", Priority.BACKGROUND))
+    background = asyncio.ensure_future(limiter.acquire("other", RequestClass.BACKGROUND))
     for _ in range(10):
         await asyncio.sleep(0)
     assert not background.done()
@@ -215,7 +217,7 @@ def test_poll_interval_spreads_the_background_budget_over_the_day(
 
 async def test_background_is_polling_only(limiter: RateLimiter) -> None:
     with pytest.raises(ValueError, match="background"):
-        await limiter.acquire("search", Priority.BACKGROUND)
+        await limiter.acquire("search", RequestClass.BACKGROUND)
     with pytest.raises(ValueError):
         await limiter.acquire("everything")
 

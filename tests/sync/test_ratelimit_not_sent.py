@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cache import Cache
-from sync.ratelimit import BACKGROUND_LOG_BUCKET, Priority, RateLimiter
+from sync.ratelimit import BACKGROUND_LOG_BUCKET, RateLimiter, RequestClass
 
 if TYPE_CHECKING:
     from conftest import VirtualTime
@@ -36,9 +36,9 @@ async def test_background_slots_go_back_to_the_background_bucket(
     cache: Cache, vtime: VirtualTime
 ) -> None:
     limiter = make(cache, vtime)
-    at = await limiter.acquire("other", Priority.BACKGROUND)
-    other = await limiter.acquire("other", Priority.BACKGROUND)
-    limiter.not_sent(at, "other", Priority.BACKGROUND)
+    at = await limiter.acquire("other", RequestClass.BACKGROUND)
+    other = await limiter.acquire("other", RequestClass.BACKGROUND)
+    limiter.not_sent(at, "other", RequestClass.BACKGROUND)
     assert cache.request_times(0.0, BACKGROUND_LOG_BUCKET) == [other]
     assert cache.request_times(0.0) == [other]
 

@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.command import CommandPalette, Hit
 from tui_support import AppFactory, Notices, settle
 
+from cache import IssueFilter
 from sync.connection import Connection, ConnectionState
 from sync.pull import PullProgress
 from tracker_tui.app import THEMES, TrackerApp
@@ -179,7 +180,9 @@ async def test_help_lists_every_described_binding_in_reach(app_factory: AppFacto
 
 
 async def test_palette_offers_bindings_sorts_views_and_filters(app_factory: AppFactory) -> None:
-    app = app_factory(views=[SavedView("Triage", IssueQuery(priorities=frozenset({"urgent"})))])
+    app = app_factory(
+        views=[SavedView("Triage", IssueQuery(IssueFilter(priority=frozenset({"urgent"}))))]
+    )
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         provider = IssueListCommands(app.screen)
@@ -193,7 +196,7 @@ async def test_palette_offers_bindings_sorts_views_and_filters(app_factory: AppF
         await best.command()
         await settle(pilot)
         assert isinstance(app.screen, IssueListScreen)
-        assert app.screen.issue_query.statuses == {"todo"}
+        assert app.screen.issue_query.filter.status == {"todo"}
         assignees = [hit.text async for hit in provider.search("filter assignee grace")]
         assert "Filter assignee: Grace Hopper" in assignees
         system = {command.title for command in app.get_system_commands(app.screen)}
@@ -211,7 +214,7 @@ async def test_palette_runs_a_command_from_the_keyboard(app_factory: AppFactory)
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, IssueListScreen)
-        assert app.screen.issue_query.sort == "title"
+        assert app.screen.issue_query.sort.key == "title"
 
 
 async def test_a_failing_callback_becomes_a_notice(

@@ -11,16 +11,16 @@ import httpx
 from textual.widgets import Label, Static
 from tui_support import ME, NOW, AppFactory, Notices, fixed_clock, settle
 
+from accounts.credentials import KeySource, ResolvedProfile
+from accounts.secret import Secret
 from cache import Cache, EntryState, IssueFilter, IssueSort, Resource, SyncState
+from issuefields import can_move, status_path
 from server.app import create_app
 from server.seed import seed_workspace
-from sync.credentials import KeySource, ResolvedProfile
 from sync.push import Backoff, push_outbox
-from sync.secret import Secret
 from sync.session import SyncSession, open_session
 from tracker_tui.app import make_app
 from tracker_tui.data.source import IssueQuery
-from tracker_tui.data.workflow import can_move, status_path
 from tracker_tui.messages import CacheChanged
 from tracker_tui.screens.bulk_edit import BulkEditScreen
 from tracker_tui.screens.bulk_preview import BulkPreviewScreen
@@ -107,7 +107,7 @@ async def test_all_in_query_with_labels_picked_and_typed(
     app_factory: AppFactory, cache: Cache
 ) -> None:
     """ "Mark all" in a filtered query: resolved against the cache, one batch for all of it."""
-    mine_todo = IssueQuery(statuses=frozenset({"todo"}), mine=True)
+    mine_todo = IssueQuery(IssueFilter(status=frozenset({"todo"})), mine=True)
     wanted = IssueFilter(status=frozenset({"todo"}), mine=ME)
     total = cache.count(wanted)
     assert total > 5

@@ -20,6 +20,8 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from tui_support import settle
 
+from accounts.credentials import KeySource, ResolvedProfile
+from accounts.secret import Secret
 from cache import ACTIVE_STATES, Cache, EntryState, IssueFilter, IssueSort, Resource
 from demo.service import DemoService
 from server.app import create_app
@@ -27,8 +29,6 @@ from server.keys import create_key, revoke_key
 from server.seed import seed_workspace
 from server.thread import ServiceThread
 from sync.connection import Connection
-from sync.credentials import KeySource, ResolvedProfile
-from sync.secret import Secret
 from tracker_tui.app import TrackerApp, make_app
 from tracker_tui.engine_link import EngineLink
 from tracker_tui.messages import SourceFailed, SyncFailed

@@ -7,13 +7,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from rich.cells import cell_len
 
+from issuefields import PRIORITY, STATUS
 from tracker_tui.formatting import (
     count_label,
     fit,
     issue_reference,
-    priority_label,
     relative_time,
-    status_label,
 )
 
 NOW = datetime(2026, 11, 21, 15, 30, tzinfo=UTC)
@@ -61,12 +60,11 @@ def test_fit_counts_wide_characters_as_two_cells() -> None:
 
 
 def test_labels_prettify_known_values_and_keep_unknown_ones() -> None:
-    assert status_label("in_progress") == "In progress"
-    assert status_label("blocked") == "blocked"
-    assert priority_label("urgent") == "Urgent"
-    assert priority_label("none") == "—"
-    assert priority_label("none", none="no priority") == "no priority"
-    assert priority_label("p0") == "p0"
+    assert STATUS.label_of("in_progress") == "In progress"
+    assert STATUS.label_of("blocked") == "blocked"
+    assert PRIORITY.label_of("urgent") == "Urgent"
+    assert PRIORITY.label_of("none") == "No priority"
+    assert PRIORITY.label_of("p0") == "p0"
 
 
 def test_references_and_counts() -> None:

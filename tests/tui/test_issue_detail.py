@@ -7,7 +7,7 @@ from textual.widgets._footer import FooterKey
 from tui_support import AppFactory, Notices, settle
 
 from cache import Cache, EntryState, Resource
-from tracker_tui.data.workflow import status_choices
+from issuefields import status_choices
 from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.choice_dialog import ChoiceDialog
 from tracker_tui.screens.help import help_groups

@@ -6,7 +6,8 @@ from textual import events
 from textual.widgets import Input, Label, Static
 from tui_support import AppFactory, Notices, settle
 
-from cache import Cache, EntryState, IssueFilter, Operation, PickerField
+from cache import Cache, EntryState, IssueFilter, Operation
+from issuefields import LABELS
 from tracker_tui.screens.confirm import ConfirmDialog
 from tracker_tui.screens.issue_form import IssueFormScreen
 from tracker_tui.screens.issue_list import IssueListScreen
@@ -72,7 +73,7 @@ async def test_labels_are_picked_from_those_in_use_or_typed_new(
 ) -> None:
     """Typing narrows the known labels; space ticks one; enter adds a new one (nothing else
     matches it); both are saved."""
-    known = [label for label in cache.distinct_values(PickerField.LABEL) if label]
+    known = [label for label in cache.distinct_values(LABELS) if label]
     assert "security" in known and "perf" in known
     app = app_factory()
     async with app.run_test(size=SIZE) as pilot:

@@ -147,7 +147,7 @@ async def test_an_answer_to_an_older_query_is_dropped(app_factory: AppFactory) -
         def __init__(self) -> None:
             super().__init__(500)
             self.held = threading.Event()
-            self.holding = IssueQuery(statuses=frozenset({"todo"}))
+            self.holding = IssueQuery(IssueFilter(status=frozenset({"todo"})))
 
         def count(self, query: IssueQuery) -> int:
             if query.filter_key == self.holding:
@@ -161,7 +161,7 @@ async def test_an_answer_to_an_older_query_is_dropped(app_factory: AppFactory) -
         issues = issue_list(app)
         issues.issue_query = source.holding
         await pilot.pause()
-        done = IssueQuery(statuses=frozenset({"done"}))
+        done = IssueQuery(IssueFilter(status=frozenset({"done"})))
         issues.issue_query = done
         await settle(pilot)
         expected = source.count(done)
@@ -204,7 +204,7 @@ async def test_empty_results_say_so(app_factory: AppFactory) -> None:
         assert "No issues yet." in issues.render_line(1).text
         await pilot.press("j", "enter", "space", "G")
         assert issues.cursor == 0
-        issues.issue_query = IssueQuery(text="nothing like this")
+        issues.issue_query = IssueQuery(IssueFilter(text="nothing like this"))
         await settle(pilot)
         assert "No issues match." in issues.render_line(1).text
 

@@ -10,10 +10,10 @@ from textual.message import Message
 from textual.widgets import Input
 from tui_support import NOW, AppFactory, FakeIssueSource, Notices, settle, unique
 
-from cache import Cache, JsonObject, Resource
+from cache import Cache, IssueFilter, IssueRow, JsonObject, Resource, SyncState
 from tracker_tui.app import TrackerApp
 from tracker_tui.data.marks import Marks
-from tracker_tui.data.source import IssueQuery, IssueRow
+from tracker_tui.data.source import IssueQuery
 from tracker_tui.messages import CacheChanged
 from tracker_tui.screens.issue_form import IssueFormScreen
 from tracker_tui.screens.issue_list import IssueListScreen
@@ -116,7 +116,7 @@ async def test_an_issue_leaving_the_query_hands_the_cursor_to_the_row_taking_its
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, IssueListScreen)
-        screen.issue_query = IssueQuery(statuses=frozenset({"todo"}))
+        screen.issue_query = IssueQuery(IssueFilter(status=frozenset({"todo"})))
         await settle(pilot)
         issues = issue_list(app)
         await pilot.press(*["j"] * 5)
@@ -176,7 +176,10 @@ async def test_a_new_sort_keeps_the_highlighted_issue_on_its_line_and_the_marks(
             if issues.cursor >= line:
                 assert line_of_cursor(issues) == line
             assert issues.marks == Marks(ids=frozenset({chosen}))
-        assert issues.issue_query.sort == "priority"
+        assert issues.issue_query.sort.key == "priority"
+
+
+STAMP = NOW.isoformat().replace("+00:00", "Z")
 
 
 class Growing(FakeIssueSource):
@@ -208,18 +211,8 @@ class Growing(FakeIssueSource):
         return None if found is None else found + self.new
 
     def fresh(self, n: int) -> IssueRow:
-        return IssueRow(
-            id=f"new_{self.new - n}",
-            number=None,
-            title=f"Arrived {self.new - n}",
-            status="todo",
-            priority="none",
-            assignee=None,
-            project=None,
-            labels=(),
-            updated_at=NOW,
-            sync_state="synced",
-        )
+        cells = {"title": f"Arrived {self.new - n}", "status": "todo", "updated_at": STAMP}
+        return IssueRow(f"new_{self.new - n}", cells, (), SyncState.SYNCED)
 
 
 async def test_following_the_highlight_in_100000_issues_reads_one_window(
@@ -307,7 +300,7 @@ async def test_marks_survive_a_search_and_a_filter_and_x_clears_them(
         assert marked.count(500) == 2
         await pilot.press("slash", *"login", "enter")
         await settle(pilot)
-        assert issues.issue_query.text == "login"
+        assert issues.issue_query.filter.text == "login"
         assert issues.marks == marked
         await pilot.press("m")
         await settle(pilot)

@@ -132,7 +132,7 @@ async def test_a_burst_of_typed_keys_is_not_undone(app_factory: AppFactory) -> N
         search = app.screen.query_one("#search", Input)
         assert search.value == "login"
         assert search.cursor_position == len("login")
-        assert issue_list(app).issue_query.text == "login"
+        assert issue_list(app).issue_query.filter.text == "login"
 
 
 async def test_a_closed_dialog_leaves_no_drawn_lines_behind(app_factory: AppFactory) -> None:

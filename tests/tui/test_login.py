@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx
@@ -12,10 +13,10 @@ from keyring.backends.fail import Keyring as FailKeyring
 from textual.widgets import Checkbox, Input, Static
 from tui_support import box_text, fixed_clock, screen_lines, settle
 
+from accounts.keystore import KeyringStore
+from accounts.profiles import AppPaths, ProfileStore
 from server.app import create_app
 from server.seed import seed_workspace
-from sync.keystore import KeyringStore
-from sync.profiles import AppPaths, ProfileStore
 from tracker_tui.app import make_app
 from tracker_tui.screens.login import KEY_NOT_KEPT, LoginScreen, LoginSetup
 
@@ -134,3 +135,67 @@ async def test_the_keyring_error_is_whole_and_the_form_fits_80_by_24(service: Se
         assert "TRACKER_API_KEY in the environment." in text  # the keyring explanation
         assert "Keep the key in a file only I can read" in text
         assert "Check and save" in text
+
+
+WATCHED = tuple(
+    str(Path(module.__file__).resolve().parent)
+    for module in (
+        __import__("tracker_tui"),
+        __import__("sync"),
+        __import__("accounts"),
+        __import__("textual"),
+    )
+    if module.__file__
+)
+"""Frames of these packages are what the app's crash screen would render with their locals."""
+
+
+def holds(value: object, key: str) -> bool:
+    """Whether `value`, or an item of a container it is, shows `key` as plain text."""
+    if isinstance(value, str | bytes):
+        return key in (value if isinstance(value, str) else value.decode("latin-1"))
+    if isinstance(value, dict):
+        return any(holds(item, key) for pair in value.items() for item in pair)
+    if isinstance(value, list | tuple | set):
+        return any(holds(item, key) for item in value)
+    return False
+
+
+class FrameWatch(httpx.AsyncBaseTransport):
+    """The service's transport, looking up the stack at every request: which of the app's
+    frames are on the way (`seen`), and which of their locals hold the key (`holding`)."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, key: str) -> None:
+        self._inner = inner
+        self._key = key
+        self.seen: set[str] = set()
+        self.holding: list[str] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_filename.startswith(WATCHED):
+                self.seen.add(frame.f_code.co_qualname)
+                self.holding.extend(
+                    f"{frame.f_code.co_qualname}: {name}"
+                    for name, value in frame.f_locals.items()
+                    if holds(value, self._key)
+                )
+            frame = frame.f_back
+        return await self._inner.handle_async_request(request)
+
+
+async def test_no_frame_on_the_way_to_the_server_holds_the_key(service: Service) -> None:
+    """The login worker checks the key with `GET /me`: every frame of the app, the worker's
+    own included, holds it masked (a `Secret`), so a crash screen rendering their locals
+    cannot show it. The worker held it as a plain str."""
+    assert service.setup.transport is not None
+    watch = FrameWatch(service.setup.transport, service.key)
+    app = make_app(login=replace(service.setup, transport=watch), clock=fixed_clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await fill_in(pilot, service.key)
+        await settle(pilot)
+    assert app.return_value == "default"
+    assert "LoginScreen._check" in watch.seen and "ApiClient._exchange" in watch.seen
+    assert watch.holding == []

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
+from cache import IssueFilter, IssueRow, IssueSort, SyncState
+from issuefields import ASSIGNEE, LABELS, SORT_KEYS
 from tracker_tui.data.marks import Marks
 from tracker_tui.data.pages import PageCache
-from tracker_tui.data.source import SORT_KEYS, IssueQuery, IssueRow
+from tracker_tui.data.source import IssueQuery
 from tracker_tui.data.views import (
     MAX_VIEWS,
     SavedView,
@@ -20,52 +20,42 @@ from tracker_tui.data.views import (
 
 def rows(first: int, count: int) -> list[IssueRow]:
     return [
-        IssueRow(
-            id=f"iss_{index}",
-            number=index,
-            title=f"issue {index}",
-            status="todo",
-            priority="none",
-            assignee=None,
-            project=None,
-            labels=(),
-            updated_at=datetime(2026, 1, 1, tzinfo=UTC),
-            sync_state="synced",
-        )
+        IssueRow(f"iss_{index}", {"number": index, "title": f"issue {index}"}, (), SyncState.SYNCED)
         for index in range(first, first + count)
     ]
 
 
 class TestIssueQuery:
     def test_is_hashable_and_equal_by_value(self) -> None:
-        first = IssueQuery(statuses=frozenset({"todo"}))
-        assert first == IssueQuery(statuses=frozenset({"todo"}))
-        assert len({first, IssueQuery(statuses=frozenset({"todo"}))}) == 1
+        todo = IssueFilter(status=frozenset({"todo"}))
+        first = IssueQuery(todo)
+        assert first == IssueQuery(IssueFilter(status=frozenset({"todo"})))
+        assert len({first, IssueQuery(IssueFilter(status=frozenset({"todo"})))}) == 1
 
     def test_next_sort_cycles_every_column_in_its_natural_direction(self) -> None:
         query = IssueQuery()
         seen = []
         for _ in SORT_KEYS:
-            seen.append((query.sort, query.descending))
+            seen.append((query.sort.key, query.sort.descending))
             query = query.next_sort()
         assert [sort for sort, _ in seen] == list(SORT_KEYS)
-        assert query.sort == "updated"
+        assert query.sort.key == "updated"
         assert dict(seen)["title"] is False
         assert dict(seen)["priority"] is True
 
     def test_flipped_and_with_sort(self) -> None:
-        assert IssueQuery().flipped().descending is False
-        assert IssueQuery().with_sort("title").descending is False
-        assert IssueQuery().with_sort("title", descending=True).descending is True
+        assert IssueQuery().flipped().sort.descending is False
+        assert IssueQuery().with_sort("title").sort.descending is False
+        assert IssueQuery().with_sort("title", descending=True).sort.descending is True
 
     def test_toggled_adds_then_removes(self) -> None:
-        query = IssueQuery().toggled("label", "bug")
-        assert query.labels == {"bug"}
-        assert query.toggled("label", "bug").labels == frozenset()
-        assert query.with_values("assignee", frozenset({"usr_a"})).values("assignee") == {"usr_a"}
+        query = IssueQuery().toggled(LABELS, "bug")
+        assert query.filter.label == {"bug"}
+        assert query.toggled(LABELS, "bug").filter.label == frozenset()
+        assert query.with_values(ASSIGNEE, frozenset({"usr_a"})).values(ASSIGNEE) == {"usr_a"}
 
     def test_filter_key_ignores_the_sort(self) -> None:
-        query = IssueQuery(text="x", mine=True)
+        query = IssueQuery(IssueFilter(text="x"), mine=True)
         assert query.with_sort("title").filter_key == query.filter_key
         assert query.is_filtered
         assert not IssueQuery().with_sort("title").is_filtered
@@ -152,15 +142,17 @@ class TestPageCache:
 class TestSavedViews:
     def test_query_round_trips_through_plain_data(self) -> None:
         query = IssueQuery(
-            statuses=frozenset({"todo", "done"}),
-            assignees=frozenset({"usr_a"}),
-            text="login",
+            IssueFilter(
+                status=frozenset({"todo", "done"}),
+                assignee=frozenset({"usr_a", None}),
+                text="login",
+            ),
+            IssueSort("title", descending=False),
             mine=True,
-            sort="title",
-            descending=False,
         )
         data = query_to_dict(query)
         assert data["statuses"] == ["done", "todo"]
+        assert data["assignees"] == ["-", "usr_a"]
         assert "labels" not in data
         assert query_from_dict(data) == query
         assert query_to_dict(IssueQuery()) == {}
@@ -172,7 +164,7 @@ class TestSavedViews:
         assert view_from_dict({"name": "Mine", "query": "bad"}) == SavedView("Mine", IssueQuery())
 
     def test_view_round_trips(self) -> None:
-        view = SavedView("Triage", IssueQuery(priorities=frozenset({"urgent"})))
+        view = SavedView("Triage", IssueQuery(IssueFilter(priority=frozenset({"urgent"}))))
         assert view_from_dict(view_to_dict(view)) == view
 
     def test_saving_replaces_by_name_or_appends_up_to_nine(self) -> None:

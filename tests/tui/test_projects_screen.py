@@ -25,7 +25,7 @@ async def test_enter_shows_the_projects_issues(app_factory: AppFactory, cache: C
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, IssueListScreen)
-        assert app.screen.issue_query.projects == {first}
+        assert app.screen.issue_query.filter.project == {first}
         expected = cache.count(IssueFilter(project=frozenset({first})))
         assert app.screen.query_one(IssueList).count == expected
 
@@ -73,4 +73,4 @@ async def test_a_project_picked_from_an_issue_goes_back_to_the_list(
         await settle(pilot)
         assert isinstance(app.screen, IssueListScreen)
         assert len(app.screen_stack) == 2
-        assert app.screen.issue_query.projects == {second}
+        assert app.screen.issue_query.filter.project == {second}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sync.profiles import AppPaths, Profile, ProfileStore
+from accounts.profiles import AppPaths, Profile, ProfileStore
+from cache import IssueFilter, IssueSort
 from tracker_tui.data.settings import ProfileSettings, saved_theme, saved_views
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.data.views import SavedView
@@ -15,8 +16,8 @@ def test_views_and_theme_round_trip_through_the_config_file(tmp_path: Path) -> N
     store.add(Profile("work", "https://tracker.example.com/v1", "acme", ui={"other": 1}))
     settings = ProfileSettings(store, "work")
     views = [
-        SavedView("Mine", IssueQuery(mine=True, sort="priority")),
-        SavedView("Open", IssueQuery(statuses=frozenset({"todo", "in_progress"}))),
+        SavedView("Mine", IssueQuery(sort=IssueSort("priority"), mine=True)),
+        SavedView("Open", IssueQuery(IssueFilter(status=frozenset({"todo", "in_progress"})))),
     ]
     settings.save_views(views)
     settings.save_theme("nord")

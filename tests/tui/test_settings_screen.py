@@ -16,13 +16,13 @@ import pytest
 from textual.widgets import DataTable, Input, Static, TabbedContent
 from tui_support import screen_lines, settle
 
+from accounts.credentials import KeySource, ResolvedProfile
+from accounts.secret import Secret
 from cache import Cache
 from demo.service import DemoService
 from server.keys import create_key
 from sync.connection import Connection, ConnectionState
-from sync.credentials import KeySource, ResolvedProfile
 from sync.permissions import KeyPermissions
-from sync.secret import Secret
 from tracker_tui.admin_link import OFFLINE_NOTICE
 from tracker_tui.app import KEY_READ_ONLY, TrackerApp, make_app
 from tracker_tui.engine_link import EngineLink

@@ -14,7 +14,7 @@ from test_sync_panel import make_conflict, make_failure, report
 from textual.pilot import Pilot
 from tui_support import NOW, AppFactory, settle
 
-from cache import Cache, Resource
+from cache import Cache, IssueFilter, Resource
 from demo.data import stamp
 from sync.connection import Connection, ConnectionState
 from tracker_tui.data.outbox_counts import OutboxCounts
@@ -44,7 +44,9 @@ async def report_sync(pilot: Pilot[Any]) -> None:
 
 def test_issue_list_screen(snap_compare: SnapCompare, app_factory: AppFactory) -> None:
     """A filtered, re-sorted list with two marked rows and the cursor on the third row."""
-    views = [SavedView("Open work", IssueQuery(statuses=frozenset({"todo", "in_progress"})))]
+    views = [
+        SavedView("Open work", IssueQuery(IssueFilter(status=frozenset({"todo", "in_progress"}))))
+    ]
     app = app_factory(views=views, profile="work")
     assert snap_compare(
         app, terminal_size=SIZE, run_before=report_sync, press=["j", "space", "j", "space", "j"]
@@ -59,7 +61,9 @@ def test_issue_list_screen_at_80x24(snap_compare: SnapCompare, app_factory: AppF
 
 def test_issue_list_screen_with_a_view(snap_compare: SnapCompare, app_factory: AppFactory) -> None:
     """Saved view 1 applied: its chip, its filter chips, the count."""
-    views = [SavedView("Open work", IssueQuery(statuses=frozenset({"todo", "in_progress"})))]
+    views = [
+        SavedView("Open work", IssueQuery(IssueFilter(status=frozenset({"todo", "in_progress"}))))
+    ]
     app = app_factory(views=views, profile="work")
 
     async def apply_view(pilot: Pilot[Any]) -> None:

@@ -21,15 +21,13 @@ from typing import Any
 from textual.message import Message
 from textual.worker import WorkerCancelled
 
+from cache import IssueRow, SyncState
+from issuefields import PRIORITY, STATUS, Field
 from tracker_tui.app import TrackerApp
-from tracker_tui.data.source import (
-    PRIORITIES,
-    STATUSES,
-    FilterField,
-    IssueQuery,
-    IssueRow,
-    SyncState,
-)
+from tracker_tui.data.source import FilterValue, IssueQuery
+
+STATUSES = STATUS.values
+PRIORITIES = PRIORITY.values
 
 NOW = datetime(2026, 11, 21, 15, 30, tzinfo=UTC)
 """The fixed "now" of every test, so relative times and snapshots never drift."""
@@ -81,10 +79,10 @@ class FakeIssueSource:
 
     def window(self, query: IssueQuery, offset: int, limit: int) -> list[IssueRow]:
         self._enter()
-        if query.filter_key == IssueQuery() and query.sort == "updated":
+        if query.filter_key == IssueQuery() and query.sort.key == "updated":
             stop = min(offset + limit, self.size)
             indices: list[int] | range = range(offset, stop)
-            if not query.descending:
+            if not query.sort.descending:
                 indices = [self.size - 1 - index for index in indices]
         else:
             indices = self._ordered(query)[offset : offset + limit]
@@ -96,55 +94,59 @@ class FakeIssueSource:
     def position(self, query: IssueQuery, issue_id: str, near: int | None) -> int | None:
         self._enter()
         index = int(issue_id.removeprefix("iss_"))
-        if query.filter_key == IssueQuery() and query.sort == "updated":
+        if query.filter_key == IssueQuery() and query.sort.key == "updated":
             if not 0 <= index < self.size:
                 return None
-            return index if query.descending else self.size - 1 - index
+            return index if query.sort.descending else self.size - 1 - index
         ordered = self._ordered(query)
         return ordered.index(index) if index in ordered else None
 
     def snapshot(self) -> contextlib.nullcontext[None]:
         return contextlib.nullcontext()
 
-    def distinct_values(self, field: FilterField) -> list[tuple[str, str]]:
+    def names(self) -> dict[str, str]:
+        return dict(USERS) | dict(PROJECTS)
+
+    def distinct_values(self, field: Field) -> list[tuple[FilterValue, str]]:
         self._enter()
-        return {
+        values: dict[str, list[tuple[FilterValue, str]]] = {
             "status": [(status, status.replace("_", " ").capitalize()) for status in STATUSES],
             "priority": [(priority, priority.capitalize()) for priority in PRIORITIES],
-            "assignee": USERS,
-            "project": [(project, key) for project, key in PROJECTS],
+            "assignee": list(USERS),
+            "project": list(PROJECTS),
             "label": [(label, label) for label in LABELS],
-        }[field]
+        }
+        return values[field.word]
 
     def row(self, index: int) -> IssueRow:
         """Issue `index` in the default order: newest first."""
         assignee = self._assignee(index)
         project = self._project(index)
         labels = tuple(LABELS[(index + step) % len(LABELS)] for step in range(index % 3))
-        sync: SyncState = "synced"
+        sync = SyncState.SYNCED
         if index % 50 == 3:
-            sync = "pending"
+            sync = SyncState.PENDING
         if index % 333 == 7:
-            sync = "conflict"
+            sync = SyncState.CONFLICT
         if index % 997 == 11:
-            sync = "failed"
+            sync = SyncState.FAILED
         title = " ".join(
             part
             for part in (VERBS[index % 8], NOUNS[(index // 8) % 6], TAILS[(index // 48) % 6])
             if part
         )
-        return IssueRow(
-            id=f"iss_{index:06d}",
-            number=self.size - index,
-            title=title,
-            status=STATUSES[(index * 7) % len(STATUSES)],
-            priority=PRIORITIES[(index * 3) % len(PRIORITIES)],
-            assignee=dict(USERS)[assignee] if assignee else None,
-            project=dict(PROJECTS)[project] if project else None,
-            labels=labels,
-            updated_at=NOW - timedelta(minutes=7 * index + 1),
-            sync_state=sync,
-        )
+        updated = NOW - timedelta(minutes=7 * index + 1)
+        cells = {
+            "number": self.size - index,
+            "title": title,
+            "status": STATUSES[(index * 7) % len(STATUSES)],
+            "priority": PRIORITIES[(index * 3) % len(PRIORITIES)],
+            "assignee": assignee,
+            "project_id": project,
+            "updated_at": updated.isoformat().replace("+00:00", "Z"),
+            "created_at": None,
+        }
+        return IssueRow(f"iss_{index:06d}", cells, labels, sync)
 
     def _assignee(self, index: int) -> str | None:
         return None if index % 6 == 5 else USERS[index % len(USERS)][0]
@@ -154,14 +156,15 @@ class FakeIssueSource:
 
     def _matches(self, query: IssueQuery, index: int) -> bool:
         row = self.row(index)
+        f = query.filter
         return (
-            (not query.statuses or row.status in query.statuses)
-            and (not query.priorities or row.priority in query.priorities)
-            and (not query.assignees or self._assignee(index) in query.assignees)
-            and (not query.projects or self._project(index) in query.projects)
-            and (not query.labels or bool(query.labels & set(row.labels)))
+            (not f.status or row.status in f.status)
+            and (not f.priority or row.priority in f.priority)
+            and (not f.assignee or self._assignee(index) in f.assignee)
+            and (not f.project or self._project(index) in f.project)
+            and (not f.label or bool(f.label & set(row.labels)))
             and (not query.mine or self._assignee(index) == ME)
-            and query.text.lower() in row.title.lower()
+            and f.text.lower() in row.title.lower()
         )
 
     def _order(self, query: IssueQuery) -> list[int]:
@@ -170,13 +173,13 @@ class FakeIssueSource:
         keys: dict[str, Callable[[int], Any]] = {
             "updated": lambda index: -index,  # index 0 is the most recently updated
             "created": lambda index: -index + (index % 40) * 200,
-            "priority": lambda index: -PRIORITIES.index(self.row(index).priority),
-            "status": lambda index: STATUSES.index(self.row(index).status),
+            "priority": lambda index: -PRIORITIES.index(self.row(index).priority or ""),
+            "status": lambda index: STATUSES.index(self.row(index).status or ""),
             "title": lambda index: self.row(index).title.lower(),
             "number": lambda index: self.size - index,
         }
-        ordered = sorted(indices, key=lambda index: (keys[query.sort](index), index))
-        return ordered[::-1] if query.descending else ordered
+        ordered = sorted(indices, key=lambda index: (keys[query.sort.key](index), index))
+        return ordered[::-1] if query.sort.descending else ordered
 
     def _enter(self) -> None:
         """Wait at the gate if one is set (to hold a read in flight), then fail if told to."""

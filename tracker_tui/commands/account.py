@@ -13,19 +13,19 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from cache import open_cache
-from sync.credentials import delete_key, parse_key, save_login
-from sync.errors import NotFound, Unauthorized, UnexpectedStatus
-from sync.permissions import keep_granted, key_tag
-from sync.profiles import (
+from accounts.credentials import delete_key, parse_key, save_login
+from accounts.errors import ProfileNotFoundError
+from accounts.profiles import (
     AppPaths,
     Profile,
-    ProfileNotFoundError,
     ProfileStore,
     normalize_server_url,
     validate_profile_name,
 )
-from sync.secret import Secret
+from accounts.secret import Secret
+from cache import open_cache
+from sync.errors import NotFound, Unauthorized, UnexpectedStatus
+from sync.permissions import keep_granted, key_tag
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.errors import TrackerTuiError, UsageError
 from tracker_tui.exit_codes import Exit
@@ -106,7 +106,7 @@ async def check_key(server: str, key: Secret) -> Identity:
     """`GET /me` where the server has it, else a one-record list: either proves the key."""
     from sync.client import ApiClient
 
-    async with ApiClient(server, key.reveal()) as client:
+    async with ApiClient(server, key) as client:
         try:
             me = (await client.me()).value
         except ABSENT:

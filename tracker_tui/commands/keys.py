@@ -14,9 +14,9 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from accounts.secret import Secret
 from sync.errors import SyncError
 from sync.permissions import ADMIN, KNOWN
-from sync.secret import Secret
 from tracker_tui.commands.online import (
     check_new_profile,
     chosen_profile,
@@ -30,8 +30,8 @@ from tracker_tui.exit_codes import Exit
 from tracker_tui.output import ask, notice, print_json, print_table
 
 if TYPE_CHECKING:
+    from accounts.credentials import ResolvedProfile
     from sync.admin import AdminApi
-    from sync.credentials import ResolvedProfile
     from sync.models import ApiKey, Workspace
 
 EXPIRY_MAX_DAYS = 36_500

@@ -19,12 +19,12 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
+from accounts.credentials import ResolvedProfile, resolve_profile, save_login
+from accounts.keystore import KeyringStore
+from accounts.profiles import AppPaths, Profile, ProfileStore, validate_profile_name
+from accounts.secret import Secret
 from cache import open_cache
-from sync.credentials import ResolvedProfile, resolve_profile, save_login
-from sync.keystore import KeyringStore
 from sync.permissions import KeyPermissions, keep_granted, key_tag, remembered_permissions
-from sync.profiles import AppPaths, Profile, ProfileStore, validate_profile_name
-from sync.secret import Secret
 from tracker_tui.errors import TrackerTuiError, UsageError
 
 if TYPE_CHECKING:

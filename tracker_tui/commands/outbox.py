@@ -149,7 +149,7 @@ def _queue_again(cache: Cache, entry_id: int) -> OutboxEntry:
 
 
 def run_same(args: argparse.Namespace) -> int:
-    from sync.reconcile import record_label
+    from sync.push.reconcile import record_label
 
     with open_local_cache(args) as cache:
         with _numbered_by_the_user():

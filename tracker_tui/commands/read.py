@@ -9,11 +9,23 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cache import Cache, IssueFilter, IssueRow, IssueSort, PickerField, SortKey, open_cache
+from accounts.credentials import resolve_profile
+from cache import Cache, IssueFilter, IssueRow, IssueSort, open_cache
 from cache.models import JsonValue
-from sync.credentials import resolve_profile
+from issuefields import (
+    ASSIGNEE,
+    FILTERS,
+    ISSUE_FIELDS,
+    LISTED,
+    PRIORITY,
+    SORT_KEYS,
+    STATUS,
+    TITLE,
+    Field,
+    Kind,
+)
 from tracker_tui.commands import refs
-from tracker_tui.commands.refs import NONE_WORDS, Names
+from tracker_tui.commands.refs import NONE_WORDS, Names, option
 from tracker_tui.errors import UsageError
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import print_json, print_table
@@ -35,23 +47,13 @@ def register(subparsers: Any, issue_commands: Any) -> None:
             "repeat a filter to accept several values. Run `tracker-tui sync` to refresh."
         ),
     )
-    listing.add_argument("--status", action="append", default=[], help="e.g. todo, in_progress")
-    listing.add_argument("--priority", action="append", default=[], help="e.g. urgent, high")
-    listing.add_argument(
-        "--assignee",
-        action="append",
-        default=[],
-        help="'me', a user id, or a user's name or the start of it; 'none' for unassigned",
-    )
-    listing.add_argument(
-        "--project", action="append", default=[], help="project id or key; 'none' for no project"
-    )
-    listing.add_argument("--label", action="append", default=[], help="a label")
+    for field in FILTERS:
+        listing.add_argument(option(field), action="append", default=[], help=_help(field))
     listing.add_argument("--query", "-q", default="", help="words in the title or description")
     listing.add_argument(
         "--sort",
         default="-updated",
-        help=f"one of {', '.join(k.value for k in SortKey)}; prefix '-' for descending, as "
+        help=f"one of {', '.join(SORT_KEYS)}; prefix '-' for descending, as "
         "in `--sort -priority` (urgent first) (default -updated)",
     )
     listing.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help="at most N rows (50)")
@@ -81,6 +83,17 @@ def register(subparsers: Any, issue_commands: Any) -> None:
     plist.set_defaults(run=run_projects)
 
 
+def _help(field: Field) -> str:
+    """What a filter option takes, from the field's kind."""
+    if field.kind is Kind.CHOICE:
+        return ", ".join(field.values) + ", or a value a server sent"
+    if field.kind is Kind.USER:
+        return "'me', a user id, or a user's name or the start of it; 'none' for unassigned"
+    if field.kind is Kind.PROJECT:
+        return "project id or key; 'none' for no project"
+    return "a label" if field.kind is Kind.LABELS else field.label.lower()
+
+
 def _usage(parser: argparse.ArgumentParser) -> int:
     parser.print_help()
     return Exit.USAGE
@@ -104,26 +117,26 @@ def run_list(args: argparse.Namespace) -> int:
             }
             for row in rows
         ]
-    columns = [("ref", "ID"), ("status", "STATUS"), ("priority", "PRIORITY"), ("who", "ASSIGNEE")]
-    columns += [("title", "TITLE"), ("state", "")]
+    columns = [("ref", "ID"), *_headed(STATUS, PRIORITY), ("who", ASSIGNEE.label.upper())]
+    columns += [*_headed(TITLE), ("state", "")]
     print_table(table, columns, widest={"title": 70, "who": 20, "ref": 24})
     return Exit.OK
 
 
+def _headed(*fields: Field) -> list[tuple[str, str]]:
+    return [(field.member, field.label.upper()) for field in fields]
+
+
 def issue_json(row: IssueRow) -> dict[str, JsonValue]:
-    return {
-        "id": row.id,
-        "number": row.number,
-        "title": row.title,
-        "status": row.status,
-        "priority": row.priority,
-        "assignee": row.assignee,
-        "project_id": row.project_id,
-        "labels": list(row.labels),
-        "created_at": row.created_at,
-        "updated_at": row.updated_at,
-        "sync_state": row.sync_state.value,
-    }
+    """A row with the API's names: its id, every field it carries, how it stands."""
+    found: dict[str, JsonValue] = {"id": row.id}
+    for field in ISSUE_FIELDS:
+        if field.kind is Kind.LABELS:
+            found[field.member] = list(row.labels)
+        elif field.member in row.cells:
+            found[field.member] = row.cells[field.member]
+    found["sync_state"] = row.sync_state.value
+    return found
 
 
 def _filter(cache: Cache, args: argparse.Namespace) -> IssueFilter:
@@ -139,28 +152,29 @@ def _filter(cache: Cache, args: argparse.Namespace) -> IssueFilter:
                 return found.id
         raise UsageError(f"--project: no project {value!r} in the local cache")
 
-    return IssueFilter(
-        status=frozenset(
-            refs.listed_value(cache, value, PickerField.STATUS, "--status") for value in args.status
-        ),
-        priority=frozenset(
-            refs.listed_value(cache, value, PickerField.PRIORITY, "--priority")
-            for value in args.priority
-        ),
-        assignee=frozenset(refs.user_id(cache, value) for value in args.assignee),
-        project=frozenset(project(value) for value in args.project),
-        label=frozenset(args.label),
-        text=args.query,
-    )
+    def value(field: Field, given: str) -> str | None:
+        if field.kind is Kind.CHOICE:
+            return refs.listed_value(cache, given, field, option(field))
+        if field.kind is Kind.USER:
+            return refs.user_id(cache, given)
+        if field.kind is Kind.PROJECT:
+            return project(given)
+        return given
+
+    values: dict[str, Any] = {
+        field.word: frozenset(value(field, given) for given in getattr(args, field.word))
+        for field in FILTERS
+    }
+    return IssueFilter(**values, text=args.query)
 
 
 def _sort(text: str) -> IssueSort:
     descending = text.startswith("-")
     name = text.lstrip("+-")
     try:
-        return IssueSort(SortKey(name), descending=descending)
+        return IssueSort(name, descending=descending)
     except ValueError:
-        known = ", ".join(key.value for key in SortKey)
+        known = ", ".join(SORT_KEYS)
         raise UsageError(f"unknown sort key {name!r}; use one of {known}") from None
 
 
@@ -181,16 +195,9 @@ def run_show(args: argparse.Namespace) -> int:
         issue = detail.issue
         print(f"#{issue.number} {issue.title}" if issue.number is not None else issue.title)
         print(f"  id        {issue.id}")
-        for label, value in (
-            ("status", issue.status),
-            ("priority", issue.priority),
-            ("assignee", names.user(issue.assignee)),
-            ("project", names.project(issue.project_id)),
-            ("labels", ", ".join(issue.labels) or None),
-            ("updated", issue.updated_at),
-            ("sync", issue.sync_state.value),
-        ):
-            print(f"  {label:<9} {value if value is not None else '-'}")
+        for field in LISTED:
+            print(f"  {field.label.lower():<9} {_shown(field, issue, names)}")
+        print(f"  {'sync':<9} {issue.sync_state.value}")
         if detail.description:
             print()
             print(detail.description)
@@ -198,6 +205,18 @@ def run_show(args: argparse.Namespace) -> int:
             print(f"\n--- {names.user(comment.author) or '?'} at {comment.created_at}")
             print(comment.body)
     return Exit.OK
+
+
+def _shown(field: Field, issue: IssueRow, names: Names) -> str:
+    """A field's value as `issues show` prints it: as stored, users and projects named."""
+    if field.kind is Kind.LABELS:
+        return ", ".join(issue.labels) or "-"
+    value = issue.cells.get(field.member)
+    if field.kind is Kind.USER:
+        value = names.user(None if value is None else str(value))
+    elif field.kind is Kind.PROJECT:
+        value = names.project(None if value is None else str(value))
+    return "-" if value is None else str(value)
 
 
 def run_projects(args: argparse.Namespace) -> int:

@@ -18,20 +18,23 @@ from cache import (
     JsonObject,
     Operation,
     OutboxEntry,
-    PickerField,
     Resource,
     UserRow,
 )
+from issuefields import FIELDS, Field, Kind
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.errors import UsageError
 
-STATUSES = ("backlog", "todo", "in_progress", "in_review", "done", "canceled")
-PRIORITIES = ("urgent", "high", "medium", "low", "none")
 NONE_WORDS = frozenset({"none", "null", "-"})
 """What unassigns (`--assignee none`) or clears the project (`--project none`)."""
 ME_WORD = "me"
 TITLE_SHOWN = 40
 """Characters of a title quoted in a message."""
+
+
+def option(field: Field) -> str:
+    """The command line's option for a field: `--project`, `--label`, `--due-date`."""
+    return "--" + field.word.replace("_", "-")
 
 
 def issue_id(cache: Cache, ref: str) -> str:
@@ -109,7 +112,7 @@ def known_value(value: str, allowed: Sequence[str], option: str) -> str:
     return value
 
 
-def listed_value(cache: Cache, value: str, field: PickerField, option: str) -> str:
+def listed_value(cache: Cache, value: str, field: Field, option: str) -> str:
     """A value to filter on: a known one, or one the server sent that the client does not
     know (kept and shown, so it can be looked for)."""
     present = [found for found in cache.distinct_values(field) if found is not None]
@@ -161,11 +164,13 @@ class Names:
         return self._projects.get(project_id, project_id)
 
     def value(self, name: str, value: object) -> str:
-        """A field's value as a person reads it."""
-        if name == "assignee" and (isinstance(value, str) or value is None):
-            return self.user(value) or "nobody"
-        if name == "project_id" and (isinstance(value, str) or value is None):
-            return self.project(value) or "no project"
+        """A field's value as a person reads it: users and projects named."""
+        field = FIELDS.get(name)
+        kind = None if field is None else field.kind
+        named_kind = field is not None and kind in (Kind.USER, Kind.PROJECT)
+        if field is not None and named_kind and (isinstance(value, str) or value is None):
+            named = self.user(value) if kind is Kind.USER else self.project(value)
+            return named or field.empty.lower()
         if isinstance(value, list):
             return ", ".join(str(item) for item in value) or "none"
         return "-" if value is None else str(value)

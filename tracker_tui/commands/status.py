@@ -7,10 +7,11 @@ import asyncio
 import time
 from typing import Any
 
+from accounts.credentials import ResolvedProfile, resolve_profile
+from accounts.doctor import Level, doctor_report
+from accounts.errors import ConfigError
 from cache import ACTIVE_STATES, EntryState, Resource
-from sync.credentials import Level, ResolvedProfile, doctor_report, resolve_profile
 from sync.features import ServerFeatures
-from sync.profiles import ConfigError
 from sync.ratelimit import PLANS, Plan
 from sync.ratelimit.learned import Learned
 from sync.remembered import LAST_PULL_STATE_KEY, remembered_features, remembered_limits
@@ -157,7 +158,7 @@ def _reach(resolved: ResolvedProfile) -> tuple[bool, str]:
     from sync.client import ApiClient
 
     async def probe() -> None:
-        async with ApiClient(resolved.server, key.reveal(), timeout=5.0) as client:
+        async with ApiClient(resolved.server, key, timeout=5.0) as client:
             await client.list_issues(per_page=1)
 
     try:

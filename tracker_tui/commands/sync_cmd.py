@@ -14,9 +14,9 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from accounts.credentials import ResolvedProfile, resolve_profile
 from cache import ACTIVE_STATES, Cache, EntryState, open_cache
 from sync.connection import ConnectionState, ConnectionWatch
-from sync.credentials import ResolvedProfile, resolve_profile
 from sync.errors import NetworkError, ServerError, SyncError
 from tracker_tui.commands.refs import Names
 from tracker_tui.commands.waiting import GIVE_UP_AFTER, Waits
@@ -26,8 +26,9 @@ from tracker_tui.exit_codes import Exit
 from tracker_tui.output import ProgressDisplay, notice, print_json
 
 if TYPE_CHECKING:
-    from sync.engine import SyncReport
+    from sync.engine import SyncProgress, SyncReport
     from sync.pull import PullReport
+    from sync.push import PushReport
     from sync.session import SyncSession
 
 NAMED = 20
@@ -101,7 +102,7 @@ def failure(done: Outcome) -> str:
     if done.gave_up is not None:
         return done.gave_up
     stopped = done.report.push.stopped if done.report is not None else None
-    return stopped or "the sync did not finish"
+    return stopped.message if stopped is not None else "the sync did not finish"
 
 
 async def _sync(resolved: ResolvedProfile, cache: Cache, args: argparse.Namespace) -> Outcome:
@@ -134,22 +135,21 @@ async def _sync(resolved: ResolvedProfile, cache: Cache, args: argparse.Namespac
 async def _until_reached(
     session: SyncSession,
     full: bool,
-    progress: Callable[[object], None],
+    progress: Callable[[SyncProgress], None],
     sleep: Callable[[float], Awaitable[None]],
 ) -> SyncReport:
     """`sync_once`, again after a backoff while the server cannot be reached (the push stops at
     the first connection refused); `sleep` says what it waits for and gives up in time."""
     from sync.engine import sync_once
-    from sync.pull import RetryPolicy
-    from sync.push import Backoff
+    from sync.push import Backoff, StopReason
 
     backoff = Backoff(sleep=sleep)
     failures = 0
     while True:
         report = await sync_once(
-            session, full=full, progress=progress, backoff=backoff, retry=RetryPolicy(sleep=sleep)
+            session, full=full, progress=progress, backoff=backoff, retry=backoff
         )
-        if not report.push.unreachable:
+        if not report.push.stopped_for(StopReason.UNREACHABLE):
             return report
         failures += 1
         await sleep(backoff.delay(failures))
@@ -271,7 +271,7 @@ def outbox_json(cache: Cache) -> dict[str, Any]:
 def report_json(report: SyncReport | None) -> dict[str, Any]:
     pulled = None if report is None else report.pull
     return {
-        "push": None if report is None else _plain(report.push),
+        "push": None if report is None else _push_json(report.push),
         "pull": None
         if pulled is None
         else {
@@ -280,6 +280,24 @@ def report_json(report: SyncReport | None) -> dict[str, Any]:
             "changed": pulled.changed,
         },
     }
+
+
+def _push_json(pushed: PushReport) -> dict[str, Any]:
+    """The push's report as scripts read it: `stopped` is the stop's words, `key_refused` them
+    again when the key was refused, `unreachable` whether the server could not be reached."""
+    from sync.push import StopReason
+
+    plain: dict[str, Any] = {}
+    for name, value in _plain(pushed).items():
+        if name != "stopped":
+            plain[name] = value
+            continue
+        stop = pushed.stopped
+        plain["stopped"] = None if stop is None else stop.message
+        refused = pushed.stopped_for(StopReason.KEY_REFUSED)
+        plain["key_refused"] = stop.message if refused and stop is not None else None
+        plain["unreachable"] = pushed.stopped_for(StopReason.UNREACHABLE)
+    return plain
 
 
 def _plain(value: Any) -> Any:

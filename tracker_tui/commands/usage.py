@@ -12,8 +12,8 @@ import time
 from datetime import datetime
 from typing import Any
 
-from sync.credentials import resolve_profile
-from sync.profiles import AppPaths, ProfileStore
+from accounts.credentials import resolve_profile
+from accounts.profiles import AppPaths, ProfileStore
 from tracker_tui.commands.read import open_profile_cache
 from tracker_tui.data.usage import LimitUse, alert_percent, measure_usage
 from tracker_tui.exit_codes import Exit

@@ -32,8 +32,8 @@ FAILING = (Connection.OFFLINE, Connection.SERVER_ERROR)
 
 
 class Waits:
-    """The retries of one command's sync work (`retry` is the push's `Backoff` sleep and the
-    pull's `RetryPolicy` sleep); `say` shows a line (on a terminal). With `tell_rate_limit`,
+    """The retries of one command's sync work (`retry` is the `sleep` of its `Backoff`, the
+    push's and the pull's); `say` shows a line (on a terminal). With `tell_rate_limit`,
     a wait for the rate limit is said too (the sync's progress display says its own)."""
 
     def __init__(

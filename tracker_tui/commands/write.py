@@ -22,18 +22,17 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from accounts.credentials import resolve_profile
 from cache import Cache, CacheError, EntryState, JsonValue, OutboxEntry, Resource, open_cache
+from issuefields import COMMENT_BODY, EDITABLE, STATUS, TRANSITIONS, Field, Kind, problem
 from sync.connection import ConnectionWatch
-from sync.credentials import resolve_profile
 from sync.errors import SyncError
 from sync.permissions import COMMENTS_WRITE, ISSUES_WRITE
-from sync.workflow import TRANSITIONS
 from tracker_tui.commands import refs
 from tracker_tui.commands.online import require
-from tracker_tui.commands.refs import PRIORITIES, STATUSES, Names
+from tracker_tui.commands.refs import Names, option
 from tracker_tui.commands.waiting import Waits
 from tracker_tui.data.bulk import BulkChange, plan
-from tracker_tui.data.workflow import description_problem, labels_problem, title_problem
 from tracker_tui.errors import UsageError
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import ProgressDisplay, ask, notice
@@ -41,7 +40,6 @@ from tracker_tui.output import ProgressDisplay, ask, notice
 if TYPE_CHECKING:
     from sync.push import PushReport
 
-BODY_MAX = 65_535
 PUSH_GIVE_UP_AFTER = 5.0
 """Seconds a write command keeps retrying a failing server: the write is safe in the queue,
 and the next sync sends it."""
@@ -63,7 +61,7 @@ def open_for_writing(
 def push_now(args: argparse.Namespace, cache: Cache) -> tuple[PushReport, Waits]:
     """Push the whole outbox (ours and any earlier offline writes): what happened, and what
     the server was seen to do."""
-    from sync.push import Backoff, PushReport, push_outbox
+    from sync.push import Backoff, PushReport, Stop, StopReason, push_outbox
     from sync.session import open_session
 
     waits = Waits(
@@ -80,13 +78,14 @@ def push_now(args: argparse.Namespace, cache: Cache) -> tuple[PushReport, Waits]
         ) as session:
             work = asyncio.ensure_future(push_outbox(session, backoff=Backoff(sleep=waits.retry)))
             done = await waits.run(work)
-            return done if isinstance(done, PushReport) else PushReport(stopped=waits.gave_up)
+            gave_up = Stop(StopReason.INTERRUPTED, waits.gave_up or "stopped retrying")
+            return done if isinstance(done, PushReport) else PushReport(stopped=gave_up)
 
     try:
         return asyncio.run(run()), waits
     except SyncError as error:
         watch.failed(error)
-        return PushReport(stopped=str(error)), waits
+        return PushReport(stopped=Stop(StopReason.INTERRUPTED, str(error))), waits
 
 
 def outcome(args: argparse.Namespace, cache: Cache, entries: Sequence[OutboxEntry]) -> Exit:
@@ -118,19 +117,32 @@ def worst(*statuses: Exit) -> Exit:
     return min(statuses, key=order.index)
 
 
-def add_field_options(parser: argparse.ArgumentParser, *, title_required: bool) -> None:
-    parser.add_argument("--title", required=title_required, help="1 to 255 characters")
-    parser.add_argument("--description", help="up to 65,535 characters")
-    parser.add_argument("--priority", help=", ".join(PRIORITIES))
-    parser.add_argument("--status", help=", ".join(STATUSES) + " (moves per the workflow)")
-    parser.add_argument(
-        "--assignee",
-        help="`me`, a user id, or a user's name or the start of it; `none` to unassign",
-    )
-    parser.add_argument("--project", help="a project id or key, or `none`")
-    parser.add_argument(
-        "--label", action="append", metavar="L", help="a label; repeat for more (replaces all)"
-    )
+def _help(field: Field) -> str:
+    """What an option takes, from the field's kind and check."""
+    check = field.check
+    if field.kind is Kind.CHOICE:
+        moves = " (moves per the workflow)" if field is STATUS else ""
+        return ", ".join(field.values) + moves
+    if field.kind is Kind.USER:
+        return "`me`, a user id, or a user's name or the start of it; `none` to unassign"
+    if field.kind is Kind.PROJECT:
+        return "a project id or key, or `none`"
+    if field.kind is Kind.LABELS:
+        return "a label; repeat for more (replaces all)"
+    if check.max_chars is not None:
+        low = "1 to" if check.required else "up to"
+        return f"{low} {check.max_chars:,} characters"
+    return field.label.lower()
+
+
+def add_field_options(parser: argparse.ArgumentParser, *, creating: bool) -> None:
+    """An option per editable field; a required one (the title) only when creating."""
+    for field in EDITABLE:
+        if field.kind is Kind.LABELS:
+            parser.add_argument(option(field), action="append", metavar="L", help=_help(field))
+        else:
+            required = creating and field.check.required
+            parser.add_argument(option(field), required=required, help=_help(field))
 
 
 def add_push_option(parser: argparse.ArgumentParser) -> None:
@@ -144,25 +156,32 @@ def issue_fields(args: argparse.Namespace, cache: Cache) -> dict[str, JsonValue]
     Status and priority take the values the client knows, and only those: a value a server
     sent that the client does not know is shown, but not offered to set."""
     fields: dict[str, JsonValue] = {}
-    if args.title is not None:
-        _refuse(title_problem(args.title), "--title")
-        fields["title"] = args.title.strip()
-    if args.description is not None:
-        _refuse(description_problem(args.description), "--description")
-        fields["description"] = args.description
-    if args.priority is not None:
-        fields["priority"] = refs.known_value(args.priority, PRIORITIES, "--priority")
-    if args.status is not None:
-        fields["status"] = refs.known_value(args.status, STATUSES, "--status")
-    if args.assignee is not None:
-        fields["assignee"] = refs.user_id(cache, args.assignee)
-    if args.project is not None:
-        fields["project_id"] = _project(cache, args.project)
-    if args.label is not None:
-        labels = list(dict.fromkeys(label.strip() for label in args.label if label.strip()))
-        _refuse(labels_problem(labels), "--label")
-        fields["labels"] = list(labels)
+    for field in EDITABLE:
+        given = getattr(args, field.word)
+        if given is not None:
+            fields[field.member] = _value(cache, field, given)
     return fields
+
+
+def _value(cache: Cache, field: Field, given: Any) -> JsonValue:
+    """One option's value checked, as the write sends it: one line trimmed (and null when
+    left empty, but for a required field, which is refused)."""
+    name = option(field)
+    if field.kind is Kind.CHOICE:
+        return refs.known_value(given, field.values, name)
+    if field.kind is Kind.USER:
+        return refs.user_id(cache, given)
+    if field.kind is Kind.PROJECT:
+        return _project(cache, given)
+    if field.kind is Kind.LABELS:
+        labels = list(dict.fromkeys(label.strip() for label in given if label.strip()))
+        _refuse(problem(field, labels), name)
+        return list[JsonValue](labels)
+    _refuse(problem(field, given), name)
+    if field.kind is Kind.MARKDOWN:
+        return str(given)
+    text = str(given).strip()
+    return text if text or field.kind is Kind.TEXT else None
 
 
 def _refuse(problem: str | None, option: str) -> None:
@@ -184,24 +203,24 @@ def workflow_refusals(
 ) -> dict[str, str]:
     """The issues that cannot make the status move, with why: the bulk preview's plan
     (`tracker_tui.data.bulk`), so the command line and the app refuse the same moves."""
-    target = fields.get("status")
+    target = fields.get(STATUS.member)
     if not isinstance(target, str):
         return {}
     rows = [found.issue for i in issue_ids if (found := cache.issue(i)) is not None]
-    return dict(plan(rows, BulkChange("status", target)).blocked)
+    return dict(plan(rows, BulkChange(STATUS.member, target)).blocked)
 
 
 def register(subparsers: Any, issue_commands: Any) -> None:
     create = issue_commands.add_parser(
         "create", help="create an issue", description="Create an issue; prints its id."
     )
-    add_field_options(create, title_required=True)
+    add_field_options(create, creating=True)
     add_push_option(create)
     create.set_defaults(run=run_create)
 
     edit = issue_commands.add_parser("edit", help="change fields of an issue")
     edit.add_argument("id", metavar="ID", help="issue id, or its number as '#42' or '42'")
-    add_field_options(edit, title_required=False)
+    add_field_options(edit, creating=False)
     add_push_option(edit)
     edit.set_defaults(run=run_edit)
 
@@ -217,7 +236,7 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 
     comment = issue_commands.add_parser("comment", help="comment on an issue")
     comment.add_argument("id", metavar="ID", help="issue id, or its number as '#42' or '42'")
-    comment.add_argument("--body", required=True, help="1 to 65,535 characters")
+    comment.add_argument("--body", required=True, help=_help(COMMENT_BODY))
     add_push_option(comment)
     comment.set_defaults(run=run_comment)
 
@@ -232,7 +251,7 @@ def register(subparsers: Any, issue_commands: Any) -> None:
     bulk.add_argument(
         "ids", metavar="ID", nargs="+", help="issue ids or numbers ('#42' or '42'), or -"
     )
-    add_field_options(bulk, title_required=False)
+    add_field_options(bulk, creating=False)
     add_push_option(bulk)
     bulk.set_defaults(run=run_bulk_edit)
 
@@ -304,8 +323,8 @@ def run_delete(args: argparse.Namespace) -> int:
 
 def run_comment(args: argparse.Namespace) -> int:
     body = args.body
-    if not body.strip() or len(body) > BODY_MAX:
-        raise UsageError(f"--body: 1 to {BODY_MAX:,} characters ({len(body):,} given)")
+    if problem(COMMENT_BODY, body) is not None:
+        raise UsageError(f"--body: {_help(COMMENT_BODY)} ({len(body):,} given)")
     with open_for_writing(args, COMMENTS_WRITE, "comment") as cache:
         issue_id = refs.issue_id(cache, args.id)
         local = cache.create(Resource.COMMENTS, {"issue_id": issue_id, "body": body})

@@ -12,13 +12,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from cache import Cache, IssueRow, JsonObject, JsonValue, Resource
-from tracker_tui.data.changes import value_text
-from tracker_tui.data.workflow import LABELS_MAX, can_move
-from tracker_tui.formatting import count_label, status_label
+from issuefields import EDITABLE, LABELS, STATUS, Kind, can_move
+from tracker_tui.data.changes import field_name, value_text
+from tracker_tui.formatting import count_label
 
 BULK_DELETE = "delete"
-BULK_ACTIONS = ("status", "priority", "assignee", "project_id", "add_label", "remove_label")
-"""What a bulk change can do besides delete: set one of four fields, or add / remove labels."""
+ADD_LABEL, REMOVE_LABEL = "add_label", "remove_label"
+LABEL_ACTIONS = (ADD_LABEL, REMOVE_LABEL)
+SET_FIELDS = tuple(f for f in EDITABLE if f.kind in (Kind.CHOICE, Kind.USER, Kind.PROJECT))
+"""The fields a bulk change sets to one value for every issue (each action is its member)."""
+BULK_ACTIONS = (*(f.member for f in SET_FIELDS), *LABEL_ACTIONS)
+"""What a bulk change can do besides delete: set one of those fields, or add / remove labels."""
 
 
 @dataclass(frozen=True)
@@ -42,15 +46,15 @@ class BulkChange:
         """The changes for one issue; None when it already is that way."""
         if self.action == BULK_DELETE:
             return {}
-        if self.action in ("add_label", "remove_label"):
+        if self.action in LABEL_ACTIONS:
             labels: list[JsonValue] = list(row.labels)
             given = self.labels
-            if self.action == "add_label":
+            if self.action == ADD_LABEL:
                 new = labels + [label for label in given if label not in labels]
             else:
                 new = [label for label in labels if label not in given]
-            return None if new == labels else {"labels": new}
-        current = getattr(row, self.action)
+            return None if new == labels else {LABELS.member: new}
+        current = row.cells.get(self.action)
         return None if current == self.value else {self.action: self.value}
 
 
@@ -77,8 +81,8 @@ class BulkPlan:
         change = self.change
         if change.action == BULK_DELETE:
             lines.append(f"{count_label(len(self.updates), 'issue')}: delete")
-        elif change.action in ("add_label", "remove_label"):
-            verb = "add" if change.action == "add_label" else "remove"
+        elif change.action in LABEL_ACTIONS:
+            verb = "add" if change.action == ADD_LABEL else "remove"
             noun = "label" if len(change.labels) == 1 else "labels"
             named = ", ".join(change.labels)
             lines.append(f"{count_label(len(self.updates), 'issue')}: {verb} {noun} {named}")
@@ -86,7 +90,7 @@ class BulkPlan:
             target = value_text(change.action, change.value, names)
             for current, count in self.moves:
                 was = value_text(change.action, current or None, names)
-                name = "project" if change.action == "project_id" else change.action
+                name = field_name(change.action)
                 lines.append(f"{count_label(count, 'issue')}: {name} {was} → {target}")
             if not self.moves:
                 lines.append("No issue changes.")
@@ -105,9 +109,10 @@ def plan(rows: Iterable[IssueRow], change: BulkChange) -> BulkPlan:
     moves: Counter[str] = Counter()
     unchanged = 0
     for row in rows:
-        if change.action == "status" and not can_move(row.status or "", str(change.value)):
+        if change.action == STATUS.member and not can_move(row.status or "", str(change.value)):
             reason = (
-                f"{status_label(row.status or '—')} → {status_label(str(change.value))} not allowed"
+                f"{STATUS.label_of(row.status or '—')} → {STATUS.label_of(str(change.value))} "
+                "not allowed"
             )
             blocked.append((row.id, reason))
             continue
@@ -115,13 +120,14 @@ def plan(rows: Iterable[IssueRow], change: BulkChange) -> BulkPlan:
         if changes is None:
             unchanged += 1
             continue
-        labels = changes.get("labels")
-        if isinstance(labels, list) and len(labels) > LABELS_MAX:
-            blocked.append((row.id, f"already has {LABELS_MAX} labels"))
+        labels = changes.get(LABELS.member)
+        most = LABELS.check.max_items
+        if isinstance(labels, list) and most is not None and len(labels) > most:
+            blocked.append((row.id, f"already has {most} labels"))
             continue
         updates.append((row.id, changes))
-        if change.action not in (BULK_DELETE, "add_label", "remove_label"):
-            moves[str(getattr(row, change.action) or "")] += 1
+        if change.action not in (BULK_DELETE, *LABEL_ACTIONS):
+            moves[str(row.cells.get(change.action) or "")] += 1
     return BulkPlan(change, tuple(updates), unchanged, tuple(blocked), tuple(moves.most_common()))
 
 

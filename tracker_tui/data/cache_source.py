@@ -1,25 +1,26 @@
 """`IssueSource` over the SQLite cache: the app's real data.
 
-The list speaks in display terms (assignee names, project keys, `datetime`s); the cache speaks in
-ids and ISO text. This adapter translates both ways. Names of users and projects are read with
-each page: both tables are small, and reading them fresh means a renamed project shows at once.
-Every method is called from worker threads; `cache.Cache` opens a connection per thread.
+What is left to translate between the list and the cache: who "me" is (the cache's filter
+takes a user id), the names ids stand for, and the labels of filter values. Names of users and
+projects are read with each page: both tables are small, and reading them fresh means a renamed
+project shows at once. Every method is called from worker threads; `cache.Cache` opens a
+connection per thread.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 
-from cache import Cache, IssueFilter, IssueSort, PickerField, SortKey
-from cache import IssueRow as CacheRow
+from cache import Cache, IssueFilter, IssueRow
+from issuefields import Field, Kind
 from tracker_tui.data.marks import MarkedSelection
-from tracker_tui.data.source import FilterField, IssueQuery, IssueRow, SyncState
-from tracker_tui.formatting import priority_label, status_label
+from tracker_tui.data.source import FilterValue, IssueQuery
 
 NO_VALUE = "-"
-"""The picker value standing for "unassigned" / "no project" (ids never look like this)."""
+"""A picker's value standing for "unassigned" / "no project" (ids never look like this)."""
 ME_STATE_KEY = "me_user_id"
 """Where the sync engine keeps the current user's id (from `GET /me`) in the cache."""
 
@@ -39,23 +40,9 @@ def parse_time(text: str | None) -> datetime:
 
 def to_filter(query: IssueQuery, me: str | None) -> IssueFilter:
     """The cache's filter for a list query; "mine" with no known user matches nobody."""
-
-    def ids(values: frozenset[str]) -> frozenset[str | None]:
-        return frozenset(None if value == NO_VALUE else value for value in values)
-
-    return IssueFilter(
-        status=query.statuses,
-        priority=query.priorities,
-        assignee=ids(query.assignees),
-        project=ids(query.projects),
-        label=query.labels,
-        text=query.text,
-        mine=(me or NO_VALUE) if query.mine else None,
-    )
-
-
-def to_sort(query: IssueQuery) -> IssueSort:
-    return IssueSort(SortKey(query.sort), query.descending)
+    if not query.mine:
+        return query.filter
+    return dataclasses.replace(query.filter, mine=me or NO_VALUE)
 
 
 class CacheIssueSource:
@@ -79,73 +66,46 @@ class CacheIssueSource:
         return self.cache.count(to_filter(query, self.me))
 
     def window(self, query: IssueQuery, offset: int, limit: int) -> list[IssueRow]:
-        rows = self.cache.window(to_filter(query, self.me), to_sort(query), offset, limit)
-        users = self.user_names()
-        projects = self.project_keys()
-        return [self._row(row, users, projects) for row in rows]
+        return self.cache.window(to_filter(query, self.me), query.sort, offset, limit)
 
     def position(self, query: IssueQuery, issue_id: str, near: int | None) -> int | None:
-        return self.cache.position(to_filter(query, self.me), to_sort(query), issue_id, near=near)
+        return self.cache.position(to_filter(query, self.me), query.sort, issue_id, near=near)
 
     def snapshot(self) -> AbstractContextManager[object]:
         return self.cache.snapshot()
 
-    def raw_rows(self, query: IssueQuery, page: int = 500) -> Iterator[CacheRow]:
+    def names(self) -> dict[str, str]:
+        return {**self.user_names(), **self.project_keys()}
+
+    def rows(self, query: IssueQuery, page: int = 500) -> Iterator[IssueRow]:
         """Every matching row in the query's order, a page at a time (bulk edits walk these)."""
-        issue_filter, sort = to_filter(query, self.me), to_sort(query)
+        issue_filter = to_filter(query, self.me)
         offset = 0
-        while rows := self.cache.window(issue_filter, sort, offset, page):
+        while rows := self.cache.window(issue_filter, query.sort, offset, page):
             yield from rows
             offset += len(rows)
 
-    def marked_rows(self, selection: MarkedSelection) -> list[CacheRow]:
+    def marked_rows(self, selection: MarkedSelection) -> list[IssueRow]:
         """The issues a bulk edit changes, as they are now: "all in the query" is walked
         page by page, single marks are read one by one."""
         marks = selection.marks
         if marks.all_in_query:
-            return [row for row in self.raw_rows(selection.query) if marks.is_marked(row.id)]
+            return [row for row in self.rows(selection.query) if marks.is_marked(row.id)]
         details = (self.cache.issue(issue_id) for issue_id in sorted(marks.ids))
         return [detail.issue for detail in details if detail is not None]
 
-    def distinct_values(self, field: FilterField) -> list[tuple[str, str]]:
-        values = self.cache.distinct_values(PickerField(field))
-        if field == "assignee":
-            names = self.user_names()
-            return [_named(value, names, "Unassigned") for value in values]
-        if field == "project":
-            keys = self.project_keys()
-            return [_named(value, keys, "No project") for value in values]
-        present = [value for value in values if value is not None]
-        if field == "status":
-            return [(value, status_label(value)) for value in present]
-        if field == "priority":
-            return [(value, priority_label(value, none="No priority")) for value in present]
-        return [(value, value) for value in present]
+    def distinct_values(self, field: Field) -> list[tuple[FilterValue, str]]:
+        values = self.cache.distinct_values(field)
+        if field.kind in (Kind.USER, Kind.PROJECT):
+            names = self.user_names() if field.kind is Kind.USER else self.project_keys()
+            return [
+                (value, field.empty if value is None else names.get(value, value))
+                for value in values
+            ]
+        return [(value, field.label_of(value)) for value in values if value is not None]
 
     def user_names(self) -> dict[str, str]:
         return {user.id: user.name for user in self.cache.users()}
 
     def project_keys(self) -> dict[str, str]:
         return {project.id: project.key or project.name for project in self.cache.projects()}
-
-    @staticmethod
-    def _row(row: CacheRow, users: dict[str, str], projects: dict[str, str]) -> IssueRow:
-        state: SyncState = row.sync_state.value
-        return IssueRow(
-            id=row.id,
-            number=row.number,
-            title=row.title,
-            status=row.status or "",
-            priority=row.priority or "none",
-            assignee=users.get(row.assignee, row.assignee) if row.assignee else None,
-            project=projects.get(row.project_id, row.project_id) if row.project_id else None,
-            labels=row.labels,
-            updated_at=parse_time(row.updated_at),
-            sync_state=state,
-        )
-
-
-def _named(value: str | None, names: dict[str, str], missing: str) -> tuple[str, str]:
-    if value is None:
-        return NO_VALUE, missing
-    return value, names.get(value, value)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from tracker_tui.data.source import IssueRow
+from cache import IssueRow
 
 PAGE_SIZE = 64
 """Rows per page: a little more than one tall terminal, so a screen spans one or two pages."""

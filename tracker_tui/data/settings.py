@@ -1,6 +1,6 @@
 """The TUI's settings in a profile's `ui` section: saved views and the theme.
 
-`sync.profiles.Profile.ui` is a dict the TUI owns; this module reads it defensively (a hand
+`accounts.profiles.Profile.ui` is a dict the TUI owns; this module reads it defensively (a hand
 edited file may hold anything) and writes it back whole through `ProfileStore.update`, so the
 app's `on_views_changed` / `on_theme_changed` callbacks persist with one call each.
 """
@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from sync.profiles import ProfileStore
+from accounts.profiles import ProfileStore
 from tracker_tui.data.views import SavedView, view_from_dict, view_to_dict
 
 

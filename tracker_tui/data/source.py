@@ -3,107 +3,74 @@
 The app never waits on the network to draw: it reads a local cache. Whatever stands behind this
 Protocol (the SQLite cache adapter, an in-memory stand-in in tests) is called from thread
 workers, so implementations may block, but must be safe to call from any worker thread.
+
+The list speaks the cache's terms (`cache.IssueFilter`, `IssueSort`, `IssueRow`) and draws
+them with the field table (`issuefields`); what a source adds is who "me" is and the names
+ids stand for.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Literal, Protocol, get_args
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
-SortKey = Literal["updated", "created", "priority", "status", "title", "number"]
-"""The orders the list can be sorted in (the cache keeps an index for each)."""
+from cache import IssueFilter, IssueRow, IssueSort
+from issuefields import SORT_KEYS, SORTS_BY_KEY, Field
 
-FilterField = Literal["status", "priority", "assignee", "project", "label"]
-"""The fields the filter picker offers; `IssueSource.distinct_values` answers for each."""
-
-SyncState = Literal["synced", "pending", "conflict", "failed"]
-"""How a row stands against the server: pending rows carry unsent local edits."""
-
-SORT_KEYS: tuple[SortKey, ...] = get_args(SortKey)
-FILTER_FIELDS: tuple[FilterField, ...] = get_args(FilterField)
-
-STATUSES: tuple[str, ...] = ("backlog", "todo", "in_progress", "in_review", "done", "canceled")
-"""The contract's statuses in workflow order (a server may send others: shown as they are)."""
-
-PRIORITIES: tuple[str, ...] = ("urgent", "high", "medium", "low", "none")
-"""The contract's priorities, most pressing first."""
-
-NATURAL_DESCENDING: dict[SortKey, bool] = {
-    "updated": True,
-    "created": True,
-    "priority": True,
-    "status": False,
-    "title": False,
-    "number": True,
-}
-"""The direction a column sorts in when first picked: newest first, urgent first, A to Z."""
+FilterValue = str | None
+"""A value of a filter field; None is "unassigned" / "no project"."""
 
 
 @dataclass(frozen=True)
 class IssueQuery:
     """A filter and a sort: immutable and hashable, so it keys caches and stale-result checks.
 
-    Values of `assignees` and `projects` are the ids the source hands out in
-    `distinct_values`; `mine` is resolved by the source, which knows who "me" is.
+    `mine` is "assigned to me": the source puts its user's id in the filter when it reads
+    (who "me" is may be learnt after the query was made), so `filter.mine` stays None here.
     """
 
-    statuses: frozenset[str] = frozenset()
-    priorities: frozenset[str] = frozenset()
-    assignees: frozenset[str] = frozenset()
-    projects: frozenset[str] = frozenset()
-    labels: frozenset[str] = frozenset()
-    text: str = ""
+    filter: IssueFilter = field(default_factory=IssueFilter)
+    sort: IssueSort = field(default_factory=IssueSort)
     mine: bool = False
-    sort: SortKey = "updated"
-    descending: bool = True
 
-    def values(self, field: FilterField) -> frozenset[str]:
+    def values(self, field: Field) -> frozenset[FilterValue]:
         """The selected values of one filter field (the picker and the chips go by field)."""
-        return {
-            "status": self.statuses,
-            "priority": self.priorities,
-            "assignee": self.assignees,
-            "project": self.projects,
-            "label": self.labels,
-        }[field]
+        values: frozenset[FilterValue] = getattr(self.filter, field.word)
+        return values
 
-    def with_values(self, field: FilterField, values: frozenset[str]) -> IssueQuery:
+    def with_values(self, field: Field, values: frozenset[FilterValue]) -> IssueQuery:
         """A copy with one filter field's selection replaced."""
-        if field == "status":
-            return dataclasses.replace(self, statuses=values)
-        if field == "priority":
-            return dataclasses.replace(self, priorities=values)
-        if field == "assignee":
-            return dataclasses.replace(self, assignees=values)
-        if field == "project":
-            return dataclasses.replace(self, projects=values)
-        return dataclasses.replace(self, labels=values)
+        return self.with_filter(**{field.word: values})
 
-    def toggled(self, field: FilterField, value: str) -> IssueQuery:
+    def with_filter(self, **changes: Any) -> IssueQuery:
+        """A copy with parts of the filter replaced (by `IssueFilter`'s names)."""
+        return dataclasses.replace(self, filter=dataclasses.replace(self.filter, **changes))
+
+    def toggled(self, field: Field, value: FilterValue) -> IssueQuery:
         """A copy with `value` added to or removed from one field's selection."""
         return self.with_values(field, self.values(field) ^ {value})
 
-    def with_sort(self, sort: SortKey, descending: bool | None = None) -> IssueQuery:
-        """A copy sorted by `sort`, in its natural direction unless one is given."""
+    def with_sort(self, key: str, descending: bool | None = None) -> IssueQuery:
+        """A copy sorted by `key`, in its natural direction unless one is given."""
         if descending is None:
-            descending = NATURAL_DESCENDING[sort]
-        return dataclasses.replace(self, sort=sort, descending=descending)
+            descending = SORTS_BY_KEY[key].descending
+        return dataclasses.replace(self, sort=IssueSort(key, descending))
 
     def next_sort(self) -> IssueQuery:
         """A copy sorted by the next column in `SORT_KEYS` (wrapping), in its natural direction."""
-        index = SORT_KEYS.index(self.sort)
+        index = SORT_KEYS.index(self.sort.key)
         return self.with_sort(SORT_KEYS[(index + 1) % len(SORT_KEYS)])
 
     def flipped(self) -> IssueQuery:
         """A copy with the sort direction reversed."""
-        return dataclasses.replace(self, descending=not self.descending)
+        return self.with_sort(self.sort.key, not self.sort.descending)
 
     def unfiltered(self) -> IssueQuery:
         """A copy with every filter and the search text cleared, keeping the sort."""
-        return IssueQuery(sort=self.sort, descending=self.descending)
+        return IssueQuery(sort=self.sort)
 
     @property
     def filter_key(self) -> IssueQuery:
@@ -111,38 +78,12 @@ class IssueQuery:
 
         Marks are kept across a sort change but dropped when this changes.
         """
-        return IssueQuery(
-            statuses=self.statuses,
-            priorities=self.priorities,
-            assignees=self.assignees,
-            projects=self.projects,
-            labels=self.labels,
-            text=self.text,
-            mine=self.mine,
-        )
+        return IssueQuery(filter=self.filter, mine=self.mine)
 
     @property
     def is_filtered(self) -> bool:
         """Whether anything narrows the list (the chip bar shows "all issues" otherwise)."""
         return self.filter_key != IssueQuery()
-
-
-@dataclass(frozen=True)
-class IssueRow:
-    """What one line of the list shows: display-ready, so drawing never queries again."""
-
-    id: str
-    number: int | None
-    title: str
-    status: str
-    priority: str
-    assignee: str | None
-    """The assignee's display name, not the user id."""
-    project: str | None
-    """The project's key (e.g. `WEB`), not its id."""
-    labels: tuple[str, ...]
-    updated_at: datetime
-    sync_state: SyncState
 
 
 class IssueSource(Protocol):
@@ -170,6 +111,11 @@ class IssueSource(Protocol):
         a position and a window read together agree."""
         ...
 
-    def distinct_values(self, field: FilterField) -> list[tuple[str, str]]:
+    def names(self) -> Mapping[str, str]:
+        """What the list shows for an id: users' names and projects' keys, read fresh with
+        each page (both are small, and a renamed project shows at once)."""
+        ...
+
+    def distinct_values(self, field: Field) -> list[tuple[FilterValue, str]]:
         """The values the filter picker offers for `field`, as `(value, label)` pairs."""
         ...

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 from cache import JsonValue, Resource
 from cache.undo import CHANGED, NO_ROUTE, UndoResult, Unrestored
+from issuefields import STATUS, status_path
 from tracker_tui.data.cache_source import CacheIssueSource
-from tracker_tui.data.changes import value_text
-from tracker_tui.data.workflow import status_path
+from tracker_tui.data.changes import field_name, value_text
 from tracker_tui.formatting import count_label, issue_reference
 
 SHOWN_AT_MOST = 6
@@ -29,7 +29,7 @@ def route(
 ) -> tuple[JsonValue, ...] | None:
     """How a field may go back: a status by allowed moves, anything else directly."""
     statuses = isinstance(current, str) and isinstance(wanted, str)
-    if resource is Resource.ISSUES and name == "status" and statuses:
+    if resource is Resource.ISSUES and name == STATUS.member and statuses:
         return status_path(str(current), str(wanted))
     return (wanted,)
 
@@ -77,7 +77,7 @@ class UndoCheck:
         ref = self.ref(item.record_id)
         if item.field is None:
             return f"{ref}: {item.reason}"
-        name = "project" if item.field == "project_id" else item.field
+        name = field_name(item.field)
         now = value_text(item.field, item.current, self.names)
         was = value_text(item.field, item.wanted, self.names)
         if item.reason == CHANGED:

@@ -8,15 +8,35 @@ for those parts rather than an error at start-up.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from tracker_tui.data.source import SORT_KEYS, IssueQuery
+from cache import IssueSort
+from issuefields import ASSIGNEE, LABELS, PRIORITY, PROJECT, SORT_KEYS, STATUS, Field
+from tracker_tui.data.cache_source import NO_VALUE
+from tracker_tui.data.source import FilterValue, IssueQuery
 
 MAX_VIEWS = 9
 """Views live on the keys 1 to 9."""
 
-_SET_FIELDS = ("statuses", "priorities", "assignees", "projects", "labels")
+_SET_FIELDS: tuple[tuple[str, Field], ...] = (
+    ("statuses", STATUS),
+    ("priorities", PRIORITY),
+    ("assignees", ASSIGNEE),
+    ("projects", PROJECT),
+    ("labels", LABELS),
+)
+"""The format's name of each filter field's values (a config file written by an earlier
+version names them so); "none" (unassigned, no project) is written `NO_VALUE`."""
+
+
+def _stored(value: FilterValue) -> str:
+    return NO_VALUE if value is None else value
+
+
+def _read(field: Field, value: str) -> FilterValue:
+    return None if value == NO_VALUE and field in (ASSIGNEE, PROJECT) else value
 
 
 @dataclass(frozen=True)
@@ -29,8 +49,15 @@ class SavedView:
 
 def _plain(query: IssueQuery) -> dict[str, Any]:
     """Every part of `query` as plain data, sets as sorted lists."""
-    data: dict[str, Any] = {name: sorted(getattr(query, name)) for name in _SET_FIELDS}
-    data.update(text=query.text, mine=query.mine, sort=query.sort, descending=query.descending)
+    data: dict[str, Any] = {
+        name: sorted(_stored(value) for value in query.values(field)) for name, field in _SET_FIELDS
+    }
+    data.update(
+        text=query.filter.text,
+        mine=query.mine,
+        sort=query.sort.key,
+        descending=query.sort.descending,
+    )
     return data
 
 
@@ -42,20 +69,21 @@ def query_to_dict(query: IssueQuery) -> dict[str, Any]:
 
 def query_from_dict(data: dict[str, Any]) -> IssueQuery:
     """The query `data` describes; anything missing or malformed keeps its default."""
-    fields: dict[str, Any] = {}
-    for name in _SET_FIELDS:
+    query = IssueQuery()
+    for name, field in _SET_FIELDS:
         values = data.get(name)
         if isinstance(values, list) and all(isinstance(value, str) for value in values):
-            fields[name] = frozenset(values)
+            query = query.with_values(field, frozenset(_read(field, value) for value in values))
     if isinstance(text := data.get("text"), str):
-        fields["text"] = text
+        query = query.with_filter(text=text)
     if isinstance(mine := data.get("mine"), bool):
-        fields["mine"] = mine
-    if (sort := data.get("sort")) in SORT_KEYS:
-        fields["sort"] = sort
-    if isinstance(descending := data.get("descending"), bool):
-        fields["descending"] = descending
-    return IssueQuery(**fields)
+        query = dataclasses.replace(query, mine=mine)
+    sort = data.get("sort")
+    key = sort if isinstance(sort, str) and sort in SORT_KEYS else query.sort.key
+    descending = data.get("descending")
+    if not isinstance(descending, bool):
+        descending = query.sort.descending
+    return dataclasses.replace(query, sort=IssueSort(key, descending))
 
 
 def view_to_dict(view: SavedView) -> dict[str, Any]:

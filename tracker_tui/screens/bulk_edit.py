@@ -18,13 +18,22 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, OptionList
 from textual.widgets.option_list import Option
 
-from cache import JsonValue, PickerField
-from tracker_tui.data.bulk import BULK_DELETE, BulkChange, BulkPlan, plan
+from cache import JsonValue
+from issuefields import FIELDS, LABELS, Kind, problem
+from tracker_tui.data.bulk import (
+    ADD_LABEL,
+    BULK_DELETE,
+    LABEL_ACTIONS,
+    REMOVE_LABEL,
+    SET_FIELDS,
+    BulkChange,
+    BulkPlan,
+    plan,
+)
 from tracker_tui.data.cache_source import NO_VALUE
+from tracker_tui.data.changes import field_name
 from tracker_tui.data.marks import MarkedSelection
-from tracker_tui.data.source import PRIORITIES, STATUSES
-from tracker_tui.data.workflow import labels_problem
-from tracker_tui.formatting import count_label, priority_label, status_label
+from tracker_tui.formatting import count_label
 from tracker_tui.screens.bulk_preview import BulkPreviewScreen
 from tracker_tui.screens.choice_dialog import ChoiceDialog
 from tracker_tui.services import Services
@@ -32,12 +41,9 @@ from tracker_tui.widgets.label_picker import PICKER_KEYS, LabelPicker
 from tracker_tui.workers import read_in_thread
 
 ACTIONS: tuple[tuple[str, str], ...] = (
-    ("status", "Set status"),
-    ("priority", "Set priority"),
-    ("assignee", "Set assignee"),
-    ("project_id", "Set project"),
-    ("add_label", "Add labels"),
-    ("remove_label", "Remove labels"),
+    *((f.member, f"Set {field_name(f.member)}") for f in SET_FIELDS),
+    (ADD_LABEL, f"Add {field_name(LABELS.member)}"),
+    (REMOVE_LABEL, f"Remove {field_name(LABELS.member)}"),
     (BULK_DELETE, "Delete"),
 )
 
@@ -103,7 +109,7 @@ class BulkEditScreen(ModalScreen[None]):
         services = self._services
 
         def read() -> Names:
-            labels = services.cache.distinct_values(PickerField.LABEL)
+            labels = services.cache.distinct_values(LABELS)
             return Names(
                 services.source.user_names(),
                 services.source.project_keys(),
@@ -123,18 +129,16 @@ class BulkEditScreen(ModalScreen[None]):
         if action == BULK_DELETE:
             self._plan(BulkChange("delete"))
             return
-        if action in ("add_label", "remove_label"):
+        if action in LABEL_ACTIONS:
             await self._pick_labels()
             return
+        field = FIELDS[action]
         choices: list[tuple[str, str]]
-        if action == "status":
-            choices = [(status, status_label(status)) for status in STATUSES]
-        elif action == "priority":
-            choices = [(value, priority_label(value, none="No priority")) for value in PRIORITIES]
-        elif action == "assignee":
-            choices = [(NO_VALUE, "Unassigned"), *sorted(self.names.users.items())]
+        if field.kind is Kind.CHOICE:
+            choices = [(choice.value, choice.label) for choice in field.choices]
         else:
-            choices = [(NO_VALUE, "No project"), *sorted(self.names.projects.items())]
+            named = self.names.users if field.kind is Kind.USER else self.names.projects
+            choices = [(NO_VALUE, field.empty), *sorted(named.items())]
         self.app.push_screen(ChoiceDialog(dict(ACTIONS)[action], choices), self._picked)
 
     async def _pick_labels(self) -> None:
@@ -151,15 +155,15 @@ class BulkEditScreen(ModalScreen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Previewing labels is only offered once a label action was chosen."""
         if action == "preview_labels":
-            return self._action in ("add_label", "remove_label")
+            return self._action in LABEL_ACTIONS
         return True
 
     def action_preview_labels(self) -> None:
         """Plan adding (or removing) the ticked labels."""
         labels = self.query_one(LabelPicker).labels
-        problem = labels_problem(labels)
-        if not labels or problem:
-            self.notify(problem or "Tick a label first (space, or type and enter).")
+        refused = problem(LABELS, labels)
+        if not labels or refused:
+            self.notify(refused or "Tick a label first (space, or type and enter).")
             return
         self._plan(BulkChange(self._action, list[JsonValue](labels)))
 

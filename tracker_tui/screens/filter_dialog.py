@@ -21,17 +21,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Label, OptionList, SelectionList
 from textual.widgets.option_list import Option
 
-from tracker_tui.data.source import FILTER_FIELDS, FilterField, IssueQuery
+from issuefields import FILTERS, Field
+from tracker_tui.data.source import FilterValue, IssueQuery
 
-FIELD_LABELS: dict[FilterField, str] = {
-    "status": "Status",
-    "priority": "Priority",
-    "assignee": "Assignee",
-    "project": "Project",
-    "label": "Label",
-}
-
-Choices = dict[FilterField, list[tuple[str, str]]]
+Choices = dict[Field, list[tuple[FilterValue, str]]]
 """The `(value, label)` pairs the source offers, per field."""
 
 
@@ -75,10 +68,10 @@ class FilterDialog(ModalScreen[IssueQuery | None]):
         self._query = query
         self._choices = choices
         self._on_apply = on_apply
-        self._selected: dict[FilterField, set[str]] = {
-            field: set(query.values(field)) for field in FILTER_FIELDS
+        self._selected: dict[Field, set[FilterValue]] = {
+            field: set(query.values(field)) for field in FILTERS
         }
-        self._field: FilterField = FILTER_FIELDS[0]
+        self._field = FILTERS[0]
 
     def compose(self) -> ComposeResult:
         """The field list, the value list, "only mine", and the buttons."""
@@ -86,10 +79,10 @@ class FilterDialog(ModalScreen[IssueQuery | None]):
             yield Label("Filter issues", classes="dialog-title")
             with Horizontal(id="filter-panes"):
                 yield OptionList(
-                    *(Option(FIELD_LABELS[field], id=field) for field in FILTER_FIELDS),
+                    *(Option(field.label, id=field.word) for field in FILTERS),
                     id="filter-fields",
                 )
-                yield SelectionList[str](id="filter-values")
+                yield SelectionList[FilterValue](id="filter-values")
             yield Checkbox("Only issues assigned to me", self._query.mine, id="filter-mine")
             with Horizontal(id="filter-buttons"):
                 yield Button("Clear all", id="filter-clear")
@@ -108,17 +101,17 @@ class FilterDialog(ModalScreen[IssueQuery | None]):
     def result(self) -> IssueQuery:
         """The query as the dialog's selections stand."""
         query = self._query
-        for field in FILTER_FIELDS:
+        for field in FILTERS:
             query = query.with_values(field, frozenset(self._selected[field]))
         return dataclasses.replace(query, mine=self.query_one("#filter-mine", Checkbox).value)
 
     @on(OptionList.OptionHighlighted, "#filter-fields")
     def switch_field(self, event: OptionList.OptionHighlighted) -> None:
         """Show the values of the highlighted field."""
-        self._show_field(FILTER_FIELDS[event.option_index])
+        self._show_field(FILTERS[event.option_index])
 
     @on(SelectionList.SelectedChanged, "#filter-values")
-    def keep_selection(self, event: SelectionList.SelectedChanged[str]) -> None:
+    def keep_selection(self, event: SelectionList.SelectedChanged[FilterValue]) -> None:
         """Remember the shown field's selection (the list is refilled per field)."""
         self._selected[self._field] = set(event.selection_list.selected)
 
@@ -148,13 +141,16 @@ class FilterDialog(ModalScreen[IssueQuery | None]):
         self.query_one("#filter-mine", Checkbox).value = False
         self._show_field(self._field)
 
-    def _show_field(self, field: FilterField) -> None:
+    def _show_field(self, field: Field) -> None:
         """Fill the value list with `field`'s values, the selected ones ticked."""
         self._field = field
         values = self.query_one("#filter-values", SelectionList)
         offered = list(self._choices.get(field, []))
         known = {value for value, _label in offered}
-        offered += [(value, value) for value in sorted(self._selected[field] - known)]
+        missing = sorted(
+            self._selected[field] - known, key=lambda value: (value is None, value or "")
+        )
+        offered += [(value, field.empty if value is None else value) for value in missing]
         selected = self._selected[field]
         with values.prevent(SelectionList.SelectedChanged):
             values.clear_options()

@@ -11,6 +11,7 @@ screen with one asks before it is thrown away.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import ClassVar
 
 from rich.text import Text
@@ -29,21 +30,25 @@ from cache import (
     JsonObject,
     JsonValue,
     OutboxEntry,
-    PickerField,
     ProjectRow,
     Resource,
 )
+from issuefields import (
+    ASSIGNEE,
+    COMMENT_BODY,
+    LABELS,
+    LISTED,
+    PRIORITY,
+    PROJECT,
+    STATUS,
+    Field,
+    Kind,
+    status_choices,
+)
 from tracker_tui.data.cache_source import NO_VALUE, parse_time
 from tracker_tui.data.changes import entry_summary, value_text
-from tracker_tui.data.source import PRIORITIES
-from tracker_tui.data.workflow import DESCRIPTION_MAX, status_choices
 from tracker_tui.drafts import DraftKeeper, comment_key
-from tracker_tui.formatting import (
-    issue_reference,
-    priority_label,
-    relative_time,
-    status_label,
-)
+from tracker_tui.formatting import issue_reference, relative_time
 from tracker_tui.messages import EditIssueRequested
 from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.choice_dialog import ChoiceDialog
@@ -77,11 +82,11 @@ class IssueDetailScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
-        Binding("s", "pick_status", "Status"),
-        Binding("p", "pick_priority", "Priority"),
-        Binding("a", "pick_assignee", "Assignee"),
-        Binding("o", "pick_project", "Project"),
-        Binding("l", "edit_labels", "Labels"),
+        Binding("s", "pick_status", STATUS.label),
+        Binding("p", "pick_priority", PRIORITY.label),
+        Binding("a", "pick_assignee", ASSIGNEE.label),
+        Binding("o", "pick_project", PROJECT.label),
+        Binding("l", "edit_labels", LABELS.label),
         Binding("e", "edit", "Edit"),
         Binding("c", "comment", "Comment"),
     ]
@@ -145,7 +150,7 @@ class IssueDetailScreen(Screen[None]):
 
         def read() -> DetailData:
             cache = services.cache
-            labels = [value for value in cache.distinct_values(PickerField.LABEL) if value]
+            labels = [value for value in cache.distinct_values(LABELS) if value]
             detail = cache.issue(self.issue_id)
             issue_id = detail.issue.id if detail else self.issue_id
             children = tuple(
@@ -188,25 +193,27 @@ class IssueDetailScreen(Screen[None]):
         return data.users | {project.id: project.key or project.name for project in data.projects}
 
     def _fields_text(self, data: DetailData) -> Text:
+        """Every field but those the heading and the body show, four to a line."""
         assert data.detail is not None
         issue = data.detail.issue
         names = self._names(data)
         now = self._services.clock()
-        pairs = [
-            ("Status", status_label(issue.status or "—")),
-            ("Priority", priority_label(issue.priority or "none", none="No priority")),
-            ("Assignee", value_text("assignee", issue.assignee, names)),
-            ("Project", value_text("project_id", issue.project_id, names)),
-            ("Labels", ", ".join(issue.labels) or "—"),
-            ("Updated", relative_time(parse_time(issue.updated_at), now)),
-            ("Created", relative_time(parse_time(issue.created_at), now)),
-        ]
+        pairs = [(f.label, self._value(f, issue, names, now)) for f in LISTED]
         text = Text()
         for index, (name, value) in enumerate(pairs):
             text.append(f"{name} ", style="dim")
             text.append(value, style="bold")
             text.append("\n" if index % 4 == 3 else "    ")
         return text
+
+    @staticmethod
+    def _value(field: Field, issue: IssueRow, names: dict[str, str], now: datetime) -> str:
+        if field.kind is Kind.LABELS:
+            return ", ".join(issue.labels) or "—"
+        value = issue.cells.get(field.member)
+        if field.kind is Kind.TIME:
+            return relative_time(parse_time(None if value is None else str(value)), now)
+        return value_text(field.member, value, names)
 
     def _comments_text(self, data: DetailData) -> Text:
         assert data.detail is not None
@@ -303,37 +310,45 @@ class IssueDetailScreen(Screen[None]):
 
     def action_pick_status(self) -> None:
         """Offer only the moves the workflow allows from the current status."""
-        if (issue := self._writable_issue()) is None:
-            return
-        current = issue.status or "todo"
-        choices = [(status, status_label(status)) for status in status_choices(current)]
-        dialog = ChoiceDialog("Status", choices, current=current, hint="allowed moves only")
-        self.app.push_screen(dialog, lambda value: self._picked("status", value))
+        self._pick(STATUS)
 
     def action_pick_priority(self) -> None:
-        if (issue := self._writable_issue()) is None:
-            return
-        choices = [(value, priority_label(value, none="No priority")) for value in PRIORITIES]
-        dialog = ChoiceDialog("Priority", choices, current=issue.priority)
-        self.app.push_screen(dialog, lambda value: self._picked("priority", value))
+        self._pick(PRIORITY)
 
     def action_pick_assignee(self) -> None:
-        if (issue := self._writable_issue()) is None or self.data is None:
-            return
-        choices = [(NO_VALUE, "Unassigned"), *sorted(self.data.users.items(), key=lambda p: p[1])]
-        dialog = ChoiceDialog("Assignee", choices, current=issue.assignee or NO_VALUE)
-        self.app.push_screen(dialog, lambda value: self._picked("assignee", value))
+        self._pick(ASSIGNEE)
 
     def action_pick_project(self) -> None:
+        self._pick(PROJECT)
+
+    def _pick(self, field: Field) -> None:
+        """A picker of the field's values: known choices (a status's allowed moves only), the
+        users by name, the projects not archived (and the issue's own)."""
         if (issue := self._writable_issue()) is None or self.data is None:
             return
-        choices = [(NO_VALUE, "No project")] + [
-            (project.id, f"{project.key or ''} {project.name}".strip())
-            for project in self.data.projects
-            if project.state != "archived" or project.id == issue.project_id
-        ]
-        dialog = ChoiceDialog("Project", choices, current=issue.project_id or NO_VALUE)
-        self.app.push_screen(dialog, lambda value: self._picked("project_id", value))
+        value = issue.cells.get(field.member)
+        current = None if value is None else str(value)
+        hint = ""
+        choices: list[tuple[str, str]]
+        if field.kind is Kind.CHOICE:
+            values = field.values
+            if field is STATUS:
+                current = current or STATUS.default or ""
+                values, hint = status_choices(current), "allowed moves only"
+            choices = [(choice, field.label_of(choice)) for choice in values]
+        elif field.kind is Kind.USER:
+            current = current or NO_VALUE
+            users = sorted(self.data.users.items(), key=lambda pair: pair[1])
+            choices = [(NO_VALUE, field.empty), *users]
+        else:
+            current = current or NO_VALUE
+            choices = [(NO_VALUE, field.empty)] + [
+                (project.id, f"{project.key or ''} {project.name}".strip())
+                for project in self.data.projects
+                if project.state != "archived" or project.id == value
+            ]
+        dialog = ChoiceDialog(field.label, choices, current=current, hint=hint)
+        self.app.push_screen(dialog, lambda picked: self._picked(field.member, picked))
 
     def action_edit_labels(self) -> None:
         if (issue := self._writable_issue()) is None or self.data is None:
@@ -357,8 +372,8 @@ class IssueDetailScreen(Screen[None]):
         if not body:
             self.notify("A comment needs some text.", severity="warning")
             return
-        if len(body) > DESCRIPTION_MAX:
-            self.notify(f"A comment has at most {DESCRIPTION_MAX:,} characters.", severity="error")
+        if len(body) > (most := COMMENT_BODY.check.max_chars or len(body)):
+            self.notify(f"A comment has at most {most:,} characters.", severity="error")
             return
         if self._writable_issue() is None:
             return
@@ -393,7 +408,7 @@ class IssueDetailScreen(Screen[None]):
 
     def _set_labels(self, labels: list[str] | None) -> None:
         if labels is not None:
-            self._set("labels", list(labels))
+            self._set(LABELS.member, list(labels))
 
     def _writable_issue(self) -> IssueRow | None:
         """The loaded issue, unless writes are off (then say so) or it is not loaded yet."""

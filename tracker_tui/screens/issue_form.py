@@ -19,24 +19,24 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Input, Label, Select, Static, TextArea
 
-from cache import IssueDetail, JsonObject, JsonValue, PickerField, ProjectRow, Resource
+from cache import IssueDetail, JsonObject, JsonValue, ProjectRow, Resource
+from issuefields import EDITABLE, LABELS, STATUS, Field, Kind, problem, status_choices
 from tracker_tui.data.cache_source import NO_VALUE
-from tracker_tui.data.source import PRIORITIES, STATUSES
-from tracker_tui.data.workflow import (
-    description_problem,
-    labels_problem,
-    status_choices,
-    title_problem,
-)
 from tracker_tui.drafts import DraftKeeper, issue_key
-from tracker_tui.formatting import issue_reference, priority_label, status_label
+from tracker_tui.formatting import issue_reference
 from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.confirm import ConfirmDialog
 from tracker_tui.services import Services
 from tracker_tui.widgets.label_picker import LabelPicker
 from tracker_tui.workers import read_in_thread, write_in_thread
+
+PICKED = (Kind.CHOICE, Kind.USER, Kind.PROJECT)
+"""Kinds edited with a picker."""
+NAMED = frozenset(f.member for f in EDITABLE if f.kind in (Kind.USER, Kind.PROJECT))
+"""Fields whose none is `NO_VALUE` in a picker."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class IssueFormScreen(Screen[None]):
 
         def read() -> FormData:
             detail = services.cache.issue(issue_id) if issue_id else None
-            labels = services.cache.distinct_values(PickerField.LABEL)
+            labels = services.cache.distinct_values(LABELS)
             refused = None
             if replacing is not None:
                 refused = as_shown(services.cache.outbox_entry(replacing).changes)
@@ -127,82 +127,76 @@ class IssueFormScreen(Screen[None]):
             self.query_one("#form-title", Static).update(
                 f"Edit {issue_reference(issue.number, issue.id)}"
             )
-        status = str(record.get("status") or "todo")
-        statuses = status_choices(status) if data.detail else STATUSES
-        labels = record.get("labels")
-        self._initial = {
-            "title": str(record.get("title") or ""),
-            "description": str(record.get("description") or ""),
-            "status": status,
-            "priority": str(record.get("priority") or "none"),
-            "assignee": str(record.get("assignee") or NO_VALUE),
-            "project_id": str(record.get("project_id") or NO_VALUE),
-            "labels": [str(label) for label in labels] if isinstance(labels, list) else [],
-        }
-        users = sorted(data.users.items(), key=lambda pair: pair[1])
-        projects = [
-            (f"{project.key or ''} {project.name}".strip(), project.id)
-            for project in data.projects
-            if project.state != "archived" or project.id == record.get("project_id")
-        ]
-        offered: dict[str, set[str]] = {
-            "status": set(statuses),
-            "priority": set(PRIORITIES),
-            "assignee": {NO_VALUE, *data.users},
-            "project_id": {NO_VALUE, *(project_id for _name, project_id in projects)},
-        }
+        self._initial = {f.member: _initial(f, record.get(f.member)) for f in EDITABLE}
+        options = self._options(data, record)
+        offered = {member: {value for _label, value in pairs} for member, pairs in options.items()}
         self._unchanged = self._restored(data.refused, offered) if data.refused else self._initial
         shown = self._restored({**(data.refused or {}), **(data.draft or {})} or None, offered)
         self.draft.holds(data.draft)
         form = self.query_one("#form", VerticalScroll)
         await form.remove_children()
-        await form.mount_all(
-            [
-                Label("Title"),
-                Input(str(shown["title"]), id="title", select_on_focus=False),
-                Label("", id="title-problem", classes="problem"),
-                Label("Description (Markdown)"),
-                TextArea(str(shown["description"]), id="description"),
-                Label("", id="description-problem", classes="problem"),
-                Horizontal(
-                    _select(
-                        "Status",
-                        "status",
-                        [(status_label(s), s) for s in statuses],
-                        str(shown["status"]),
-                    ),
-                    _select(
-                        "Priority",
-                        "priority",
-                        [(priority_label(p, none="No priority"), p) for p in PRIORITIES],
-                        str(shown["priority"]),
-                    ),
-                    _select(
-                        "Assignee",
-                        "assignee",
-                        [("Unassigned", NO_VALUE)] + [(name, uid) for uid, name in users],
-                        str(shown["assignee"]),
-                    ),
-                    _select(
-                        "Project",
-                        "project_id",
-                        [("No project", NO_VALUE), *projects],
-                        str(shown["project_id"]),
-                    ),
-                    id="pickers",
-                ),
-                Label("Labels"),
-                LabelPicker(_strings(shown["labels"]), data.labels, id="labels"),
-                Label("", id="labels-problem", classes="problem"),
-            ]
-        )
-        self.query_one("#title", Input).focus()
+        await form.mount_all(self._editors(shown, options, data.labels))
+        self.query_one(f"#{EDITABLE[0].member}").focus()
         self._check()
         if data.refused:
             self.notify("The refused change is filled in: saving replaces it.", timeout=4)
         elif shown != self._initial:
             what = "new issue is" if self.issue_id is None else "changes to this issue are"
             self.notify(f"Your unsaved {what} back.", timeout=4)
+
+    def _options(self, data: FormData, record: JsonObject) -> dict[str, list[tuple[str, str]]]:
+        """The `(label, value)` options of each picked field: a status the workflow allows from
+        the issue's, every other known choice, the users by name, the projects not archived
+        (and the issue's own)."""
+        options: dict[str, list[tuple[str, str]]] = {}
+        for field in EDITABLE:
+            if field.kind is Kind.CHOICE:
+                values = field.values
+                if field is STATUS and data.detail is not None:
+                    values = status_choices(str(self._initial[field.member]))
+                options[field.member] = [(field.label_of(value), value) for value in values]
+            elif field.kind is Kind.USER:
+                users = sorted(data.users.items(), key=lambda pair: pair[1])
+                options[field.member] = [(field.empty, NO_VALUE)] + [(n, u) for u, n in users]
+            elif field.kind is Kind.PROJECT:
+                options[field.member] = [(field.empty, NO_VALUE)] + [
+                    (f"{project.key or ''} {project.name}".strip(), project.id)
+                    for project in data.projects
+                    if project.state != "archived" or project.id == record.get(field.member)
+                ]
+        return options
+
+    def _editors(
+        self,
+        shown: dict[str, JsonValue],
+        options: dict[str, list[tuple[str, str]]],
+        labels: list[str],
+    ) -> list[Widget]:
+        """Each editable field's editor under its label, in the table's order: pickers side
+        by side in one row, every other field with a line saying what is wrong with it."""
+        editors: list[Widget] = []
+        pickers: list[Widget] = []
+        for field in EDITABLE:
+            name, value = field.member, shown[field.member]
+            if name in options:
+                pickers.append(_select(field.label, name, options[name], str(value)))
+                continue
+            if pickers:
+                editors.append(Horizontal(*pickers, id="pickers"))
+                pickers = []
+            if field.kind is Kind.MARKDOWN:
+                editors.append(Label(f"{field.label} (Markdown)"))
+                editors.append(TextArea(str(value), id=name, classes="long-text"))
+            elif field.kind is Kind.LABELS:
+                editors.append(Label(field.label))
+                editors.append(LabelPicker(_strings(value), labels, id=name))
+            else:
+                editors.append(Label(field.label))
+                editors.append(Input(str(value), id=name, select_on_focus=False))
+            editors.append(Label("", id=f"{name}-problem", classes="problem"))
+        if pickers:
+            editors.append(Horizontal(*pickers, id="pickers"))
+        return editors
 
     def _restored(
         self, draft: JsonObject | None, offered: dict[str, set[str]]
@@ -243,25 +237,29 @@ class IssueFormScreen(Screen[None]):
             return False
         values = self._values()
         problems = {
-            "title-problem": title_problem(str(values["title"])),
-            "description-problem": description_problem(str(values["description"])),
-            "labels-problem": labels_problem(_strings(values["labels"])),
+            f"{f.member}-problem": problem(f, values[f.member])
+            for f in EDITABLE
+            if f.kind not in PICKED
         }
-        for widget_id, problem in problems.items():
+        for widget_id, found in problems.items():
             label = self.query_one(f"#{widget_id}", Label)
-            label.update(problem or "")
-            label.display = problem is not None  # no empty rows at 80x24
+            label.update(found or "")
+            label.display = found is not None  # no empty rows at 80x24
         return not any(problems.values())
 
     def _values(self) -> dict[str, JsonValue]:
         """The form's fields as typed, in the same shape as `_initial`."""
-        values: dict[str, JsonValue] = {
-            "title": self.query_one("#title", Input).value,
-            "description": self.query_one("#description", TextArea).text,
-            "labels": list[JsonValue](self.query_one("#labels", LabelPicker).labels),
-        }
-        for field in ("status", "priority", "assignee", "project_id"):
-            values[field] = str(self.query_one(f"#{field}", Select).value)
+        values: dict[str, JsonValue] = {}
+        for field in EDITABLE:
+            name = field.member
+            if field.kind in PICKED:
+                values[name] = str(self.query_one(f"#{name}", Select).value)
+            elif field.kind is Kind.MARKDOWN:
+                values[name] = self.query_one(f"#{name}", TextArea).text
+            elif field.kind is Kind.LABELS:
+                values[name] = list[JsonValue](self.query_one(f"#{name}", LabelPicker).labels)
+            else:
+                values[name] = self.query_one(f"#{name}", Input).value
         return values
 
     @property
@@ -279,15 +277,7 @@ class IssueFormScreen(Screen[None]):
             self.notify("Fix the fields marked in red first.", severity="error")
             return
         values = self._values()
-        fields: dict[str, JsonValue] = {
-            "title": str(values["title"]).strip(),
-            "description": values["description"],
-            "status": values["status"],
-            "priority": values["priority"],
-            "assignee": None if values["assignee"] == NO_VALUE else values["assignee"],
-            "project_id": None if values["project_id"] == NO_VALUE else values["project_id"],
-            "labels": values["labels"],
-        }
+        fields = {f.member: _saved(f, values[f.member]) for f in EDITABLE}
         cache, issue_id = self._services.cache, self.issue_id
         if issue_id is None:
             write_in_thread(
@@ -359,9 +349,32 @@ def _strings(value: JsonValue) -> list[str]:
     return [str(item) for item in value] if isinstance(value, list) else []
 
 
+def _initial(field: Field, value: JsonValue) -> JsonValue:
+    """A field's stored value as its editor holds it: text, a picker's value (`NO_VALUE` for
+    none, the default choice for a choice not set), a list of labels."""
+    if field.kind is Kind.LABELS:
+        return list[JsonValue](_strings(value))
+    if field.kind is Kind.CHOICE:
+        return str(value or field.default or "")
+    if field.kind in (Kind.USER, Kind.PROJECT):
+        return str(value or NO_VALUE)
+    return str(value or "")
+
+
+def _saved(field: Field, value: JsonValue) -> JsonValue:
+    """An editor's value as the write sends it: one line trimmed, `NO_VALUE` as null."""
+    if field.kind in (Kind.USER, Kind.PROJECT):
+        return None if value == NO_VALUE else value
+    if field.kind is Kind.TEXT:
+        return str(value).strip()
+    if field.kind in (Kind.CHOICE, Kind.MARKDOWN, Kind.LABELS):
+        return value
+    return str(value).strip() or None
+
+
 def as_shown(changes: JsonObject) -> JsonObject:
     """A write's fields as the form holds them (no assignee or project is `NO_VALUE`)."""
     return {
-        name: NO_VALUE if value is None and name in ("assignee", "project_id") else value
+        name: NO_VALUE if value is None and name in NAMED else value
         for name, value in changes.items()
     }

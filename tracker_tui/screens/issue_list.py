@@ -22,12 +22,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Input
 
-from tracker_tui.data.source import (
-    FILTER_FIELDS,
-    SORT_KEYS,
-    IssueQuery,
-    IssueSource,
-)
+from issuefields import FILTERS, SORT_KEYS
+from tracker_tui.data.source import FilterValue, IssueQuery, IssueSource
 from tracker_tui.data.views import MAX_VIEWS, SavedView, with_view
 from tracker_tui.messages import (
     BulkEditRequested,
@@ -130,9 +126,9 @@ class IssueListScreen(ReadOnlyScreen[None]):
         self.query_one(IssueList).issue_query = query
         self.query_one(FilterChips).issue_query = query
         search = self.query_one("#search", Input)
-        if search.value.strip() != query.text:
+        if search.value.strip() != query.filter.text:
             with search.prevent(Input.Changed):
-                search.value = query.text
+                search.value = query.filter.text
         if self.view_name and all(
             view.name != self.view_name or view.query != query for view in self.views
         ):
@@ -162,7 +158,7 @@ class IssueListScreen(ReadOnlyScreen[None]):
         """
         if event.value != event.input.value:
             return
-        self.issue_query = dataclasses.replace(self.issue_query, text=event.value.strip())
+        self.issue_query = self.issue_query.with_filter(text=event.value.strip())
 
     @on(Input.Submitted, "#search")
     def keep_search(self) -> None:
@@ -178,7 +174,7 @@ class IssueListScreen(ReadOnlyScreen[None]):
     def action_clear_search(self) -> None:
         """Drop the search text, hide the field, and go back to the list."""
         self.query_one("#search", Input).add_class("-hidden")
-        self.issue_query = dataclasses.replace(self.issue_query, text="")
+        self.issue_query = self.issue_query.with_filter(text="")
         self.query_one(IssueList).focus()
 
     def action_filter(self) -> None:
@@ -194,10 +190,11 @@ class IssueListScreen(ReadOnlyScreen[None]):
         """Show only my issues, or everyone's again."""
         self.issue_query = dataclasses.replace(self.issue_query, mine=not self.issue_query.mine)
 
-    def action_filter_value(self, field: str, value: str) -> None:
+    def action_filter_value(self, word: str, value: FilterValue) -> None:
         """Add or remove one filter value (the command palette offers these)."""
-        if field in FILTER_FIELDS:
-            self.issue_query = self.issue_query.toggled(field, value)
+        for field in FILTERS:
+            if field.word == word:
+                self.issue_query = self.issue_query.toggled(field, value)
 
     def action_next_sort(self) -> None:
         """Sort by the next column, in its natural direction."""
@@ -255,7 +252,7 @@ class IssueListScreen(ReadOnlyScreen[None]):
         """Offer the values in the filter picker and label the chips with them."""
         self.choices = message.choices
         self.query_one(FilterChips).labels = {
-            (field, value): label
+            (field.word, value): label
             for field, pairs in message.choices.items()
             for value, label in pairs
         }
@@ -264,9 +261,7 @@ class IssueListScreen(ReadOnlyScreen[None]):
     def _load_choices(self) -> None:
         """Read every field's values off the event loop."""
         try:
-            choices: Choices = {
-                field: self._source.distinct_values(field) for field in FILTER_FIELDS
-            }
+            choices: Choices = {field: self._source.distinct_values(field) for field in FILTERS}
         except Exception as error:
             self.post_message(
                 SourceFailed("read the filter values", str(error) or type(error).__name__)

@@ -17,17 +17,9 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.dom import DOMNode
 from textual.types import IgnoreReturnCallbackType
 
-from tracker_tui.data.source import (
-    FILTER_FIELDS,
-    PRIORITIES,
-    SORT_KEYS,
-    STATUSES,
-    FilterField,
-    IssueQuery,
-)
+from issuefields import FILTERS, SORTS, Field, Kind
+from tracker_tui.data.source import FilterValue, IssueQuery
 from tracker_tui.data.views import SavedView
-from tracker_tui.formatting import priority_label, status_label
-from tracker_tui.screens.sort_dialog import SORT_LABELS
 
 Command = tuple[str, str, IgnoreReturnCallbackType]
 """Name, help text, and what running it does."""
@@ -37,7 +29,7 @@ Command = tuple[str, str, IgnoreReturnCallbackType]
 class CommandTarget(Protocol):
     """What the provider reads off the screen it serves."""
 
-    choices: dict[FilterField, list[tuple[str, str]]]
+    choices: dict[Field, list[tuple[FilterValue, str]]]
     views: list[SavedView]
     issue_query: IssueQuery
 
@@ -74,8 +66,8 @@ class IssueListCommands(Provider):
             seen.add(binding.action)
             keys = app.get_key_display(binding)
             yield binding.description, f"key: {keys}", self._run(binding.action, active.node)
-        for key in SORT_KEYS:
-            yield f"Sort by {SORT_LABELS[key].lower()}", "", self._run(f"sort_by({key!r})")
+        for sort in SORTS:
+            yield f"Sort by {sort.label.lower()}", "", self._run(f"sort_by({sort.key!r})")
         if not isinstance(screen, CommandTarget):
             return
         for slot, view in enumerate(screen.views, start=1):
@@ -85,19 +77,18 @@ class IssueListCommands(Provider):
 
     def _filter_commands(self, screen: CommandTarget) -> Iterator[Command]:
         """A toggle per known filter value: "Filter status: Todo"."""
-        offered: dict[FilterField, list[tuple[str, str]]] = {
-            "status": [(status, status_label(status)) for status in STATUSES],
-            "priority": [
-                (priority, priority_label(priority, none="No priority")) for priority in PRIORITIES
-            ],
-        }
-        for field in FILTER_FIELDS:
-            for value, label in offered.get(field) or screen.choices.get(field, []):
+        for field in FILTERS:
+            offered: list[tuple[FilterValue, str]] = [
+                (choice.value, choice.label) for choice in field.choices
+            ]
+            if field.kind is not Kind.CHOICE:
+                offered = screen.choices.get(field, [])
+            for value, label in offered:
                 active = value in screen.issue_query.values(field)
                 yield (
-                    f"Filter {field}: {label}",
+                    f"Filter {field.word}: {label}",
                     "remove this filter" if active else "add this filter",
-                    self._run(f"filter_value({field!r}, {value!r})"),
+                    self._run(f"filter_value({field.word!r}, {value!r})"),
                 )
 
     def _run(self, action: str, namespace: DOMNode | None = None) -> IgnoreReturnCallbackType:

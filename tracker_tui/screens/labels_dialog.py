@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, Static
 
-from tracker_tui.data.workflow import labels_problem
+from issuefields import LABELS, problem
 from tracker_tui.widgets.label_picker import PICKER_KEYS, LabelPicker
 
 
@@ -48,7 +48,7 @@ class LabelsDialog(ModalScreen[list[str] | None]):
     def compose(self) -> ComposeResult:
         """The picker, what is wrong with its choice, and the keys."""
         with Vertical():
-            yield Label("Labels", classes="dialog-title")
+            yield Label(LABELS.label, classes="dialog-title")
             yield LabelPicker(self._labels, self._known, id="labels")
             yield Label("", id="labels-problem")
             yield Static(f"{PICKER_KEYS} · ctrl+s saves · esc cancels", classes="dialog-hint")
@@ -60,10 +60,10 @@ class LabelsDialog(ModalScreen[list[str] | None]):
     @on(LabelPicker.Changed)
     def check_labels(self, event: LabelPicker.Changed) -> None:
         """Say what is wrong as labels are ticked."""
-        self.query_one("#labels-problem", Label).update(labels_problem(event.labels) or "")
+        self.query_one("#labels-problem", Label).update(problem(LABELS, event.labels) or "")
 
     def action_save(self) -> None:
         """Dismiss with the labels, unless they break a limit."""
         labels = self.query_one(LabelPicker).labels
-        if labels_problem(labels) is None:
+        if problem(LABELS, labels) is None:
             self.dismiss(labels)

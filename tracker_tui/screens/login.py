@@ -2,11 +2,11 @@
 
 The key field is masked. Before the user types, the screen says where the key will be kept
 and why (the OS keyring when a real one is there, otherwise only a 0600 file the user agrees
-to), from `sync.credentials.doctor_report`. Validation is an async worker calling `GET /me`,
+to), from `accounts.doctor.doctor_report`. Validation is an async worker calling `GET /me`,
 falling back to a one-record issue list for a server without that extension. Only a key the
 server accepted is saved, in a thread (keyring and config file both block): the key first, the
-profile last (`sync.credentials.save_login`), so a failure never leaves a profile without its
-key. Any failure is an inline message.
+profile last (`accounts.credentials.save_login`), so a failure never leaves a profile without
+its key. Any failure is an inline message.
 """
 
 from __future__ import annotations
@@ -24,12 +24,14 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Footer, Input, Label, Static
 
+from accounts.credentials import save_login
+from accounts.doctor import Level, doctor_report
+from accounts.errors import ConfigError, KeyNotKeptError
+from accounts.keystore import KeyringStore
+from accounts.profiles import Profile, normalize_server_url
+from accounts.secret import Secret
 from sync.client import ApiClient
-from sync.credentials import KeyNotKeptError, Level, doctor_report, save_login
 from sync.errors import Forbidden, NotFound, SyncError, Unauthorized
-from sync.keystore import KeyringStore
-from sync.profiles import ConfigError, Profile, normalize_server_url
-from sync.secret import Secret
 from tracker_tui.workers import describe
 
 
@@ -171,13 +173,13 @@ class LoginScreen(Screen[str | None]):
     def action_log_in(self) -> None:
         """Check the fields, then the key against the server."""
         server = self.query_one("#login-server", Input).value.strip()
-        key = self.query_one("#login-key", Input).value.strip()
+        key = Secret(self.query_one("#login-key", Input).value)
         try:
             server = normalize_server_url(server)
         except ConfigError as error:
             self._fail(str(error))
             return
-        if not key:
+        if not key.reveal().strip():
             self._fail("Paste the API key (it starts with trk_).")
             return
         self._fail("")
@@ -190,8 +192,11 @@ class LoginScreen(Screen[str | None]):
             self.query_one("#login-state", Static).update("")
 
     @work(exclusive=True, exit_on_error=False, group="login-check")
-    async def _check(self, server: str, key: str) -> None:
-        """`GET /me`, or one issue when the server lacks /me; the answer as a message."""
+    async def _check(self, server: str, key: Secret) -> None:
+        """`GET /me`, or one issue when the server lacks /me; the answer as a message.
+
+        The key stays a `Secret` all the way into the client: Textual's crash screen renders
+        the locals of every frame, this worker's included."""
         try:
             async with ApiClient(server, key, transport=self._setup.transport) as client:
                 try:

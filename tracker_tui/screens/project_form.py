@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 from cache import JsonObject, ProjectRow
+from issuefields import DESCRIPTION
 
 _KEY = re.compile(r"[A-Z]{2,10}")
 
@@ -64,7 +65,7 @@ class ProjectFormDialog(ModalScreen[JsonObject | None]):
             yield Input(project.name if project else "", placeholder="Name", id="project-name")
             yield Input(
                 project.description if project else "",
-                placeholder="Description",
+                placeholder=DESCRIPTION.label,
                 id="project-description",
             )
             yield Label("", id="project-problem")

@@ -12,16 +12,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from tracker_tui.data.source import SORT_KEYS, IssueQuery
-
-SORT_LABELS = {
-    "updated": "Last updated",
-    "created": "Created",
-    "priority": "Priority",
-    "status": "Status (workflow order)",
-    "title": "Title",
-    "number": "Number",
-}
+from issuefields import SORT_KEYS, SORTS
+from tracker_tui.data.source import IssueQuery
 
 
 class SortDialog(ModalScreen[IssueQuery | None]):
@@ -51,10 +43,11 @@ class SortDialog(ModalScreen[IssueQuery | None]):
 
     def compose(self) -> ComposeResult:
         """The columns, the current one with its direction arrow."""
-        arrow = " ▼" if self._query.descending else " ▲"
+        current = self._query.sort
+        arrow = " ▼" if current.descending else " ▲"
         options = [
-            Option(SORT_LABELS[key] + (arrow if key == self._query.sort else ""), id=key)
-            for key in SORT_KEYS
+            Option(sort.label + (arrow if sort.key == current.key else ""), id=sort.key)
+            for sort in SORTS
         ]
         with Vertical():
             yield Label("Sort by", classes="dialog-title")
@@ -63,12 +56,11 @@ class SortDialog(ModalScreen[IssueQuery | None]):
 
     def on_mount(self) -> None:
         """Start on the current sort."""
-        self.query_one(OptionList).highlighted = SORT_KEYS.index(self._query.sort)
+        self.query_one(OptionList).highlighted = SORT_KEYS.index(self._query.sort.key)
 
     @on(OptionList.OptionSelected, "#sort-keys")
     def pick_sort(self, event: OptionList.OptionSelected) -> None:
         """Sort by the chosen column, or flip the direction if it is the current one."""
-        key = SORT_KEYS[event.option_index]
-        self.dismiss(
-            self._query.flipped() if key == self._query.sort else self._query.with_sort(key)
-        )
+        key = SORTS[event.option_index].key
+        query = self._query
+        self.dismiss(query.flipped() if key == query.sort.key else query.with_sort(key))

@@ -12,8 +12,9 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from tracker_tui.data.source import FILTER_FIELDS, FilterField, IssueQuery
-from tracker_tui.formatting import count_label, priority_label, status_label
+from issuefields import FILTERS, Field, Kind
+from tracker_tui.data.source import FilterValue, IssueQuery
+from tracker_tui.formatting import count_label
 
 CHIP_STYLE = "$text-primary on $primary-muted"
 SEARCH_STYLE = "$text-accent on $accent-muted"
@@ -35,8 +36,9 @@ class FilterChips(Widget):
     issue_query: reactive[IssueQuery] = reactive(IssueQuery)
     """The query whose filters are shown as chips."""
 
-    labels: reactive[dict[tuple[FilterField, str], str]] = reactive(dict)
-    """Display labels of filter values by (field, value), from the source's distinct values."""
+    labels: reactive[dict[tuple[str, FilterValue], str]] = reactive(dict)
+    """Display labels of filter values by (field's word, value), from the source's distinct
+    values."""
 
     view_name: reactive[str | None] = reactive(None)
     """The saved view the query came from, while it is unchanged."""
@@ -53,28 +55,29 @@ class FilterChips(Widget):
         parts: list[str | tuple[str, str]] = []
         if self.view_name:
             parts += [(f" {self.view_name} ", VIEW_STYLE), " "]
-        for field in FILTER_FIELDS:
+        for field in FILTERS:
             if values := query.values(field):
                 shown = ", ".join(sorted(self._label(field, value) for value in values))
-                parts += [(f" {field}: {shown} ", CHIP_STYLE), " "]
+                parts += [(f" {field.word}: {shown} ", CHIP_STYLE), " "]
         if query.mine:
             parts += [(" mine ", CHIP_STYLE), " "]
-        if query.text:
-            parts += [(f" “{query.text}” ", SEARCH_STYLE), " "]
+        if text := query.filter.text:
+            parts += [(f" “{text}” ", SEARCH_STYLE), " "]
         if not query.is_filtered:
             parts += ["all issues "]
         counted = "counting…" if self.count is None else count_label(self.count, "issue")
         parts += [" ", (counted, "$text")]
         if self.marked:
             parts += [" · ", (f"{self.marked:,} marked", "bold $text-accent")]
-        arrow = "▼" if query.descending else "▲"
-        parts += [" · ", f"sort: {query.sort} {arrow}"]
+        arrow = "▼" if query.sort.descending else "▲"
+        parts += [" · ", f"sort: {query.sort.key} {arrow}"]
         return Content.assemble(*parts)
 
-    def _label(self, field: FilterField, value: str) -> str:
-        """How one filter value reads in its chip."""
-        if field == "status":
-            return status_label(value)
-        if field == "priority":
-            return priority_label(value, none="no priority")
-        return self.labels.get((field, value), value)
+    def _label(self, field: Field, value: FilterValue) -> str:
+        """How one filter value reads in its chip: a choice by its label, an id by the name
+        loaded for it (itself until then)."""
+        if value is None:
+            return field.empty
+        if field.kind is Kind.CHOICE:
+            return field.label_of(value)
+        return self.labels.get((field.word, value), value)

@@ -6,7 +6,7 @@ the widget decides *which* rows to draw, this module decides *how* they look.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -14,34 +14,26 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from tracker_tui.data.source import IssueRow, SortKey
-from tracker_tui.formatting import (
-    fit,
-    issue_reference,
-    priority_label,
-    relative_time,
-    status_label,
-)
+from cache import IssueRow, SyncState
+from issuefields import ISSUE_FIELDS, SORTS, STATUS, Field, Kind, Tone
+from tracker_tui.data.cache_source import parse_time
+from tracker_tui.formatting import fit, issue_reference, relative_time
 
 MARK_GLYPH = "●"
-SYNC_GLYPHS = {"synced": " ", "pending": "↑", "conflict": "≠", "failed": "✗"}
+SYNC_GLYPHS = {
+    SyncState.SYNCED: " ",
+    SyncState.PENDING: "↑",
+    SyncState.CONFLICT: "≠",
+    SyncState.FAILED: "✗",
+}
 """One cell each: unsent edits, a conflict to settle, a write the server rejected."""
 
 GUTTER = 3
 """Mark glyph, sync glyph, one space."""
 
-CELL_KINDS = (
-    "plain",
-    "muted",
-    "closed",
-    "urgent",
-    "high",
-    "marked",
-    "pending",
-    "conflict",
-    "failed",
-)
-"""The styles a cell of a row can have (component classes `issue-list--<kind>`, but "plain")."""
+CELL_KINDS = (*Tone, "marked", SyncState.PENDING, SyncState.CONFLICT, SyncState.FAILED)
+"""The styles a cell of a row can have (component classes `issue-list--<kind>`, but "plain"):
+the tones of values (`issuefields.Tone`), a mark, and the sync markers."""
 
 MIN_TITLE = 30
 """Cells the title keeps before the optional columns give way: the title is what a row is
@@ -51,41 +43,49 @@ read by, so at 80 columns it gets 35 cells (dropping labels, project and assigne
 
 @dataclass(frozen=True)
 class Column:
-    """One column: what it shows, how wide it is, and the sort it stands for (if any)."""
+    """One column: the field it shows, how wide it is, and the sort it stands for (if any)."""
 
-    key: str
+    field: Field
     header: str
     width: int
-    sort: SortKey | None = None
+    sort: str | None = None
 
 
-_OPTIONAL: tuple[Column, ...] = (
-    Column("status", "Status", 11, "status"),
-    Column("priority", "Priority", 10, "priority"),
-    Column("assignee", "Assignee", 14),
-    Column("project", "Project", 7),
-    Column("labels", "Labels", 16),
-    Column("updated", "Updated", 9, "updated"),
-)
-_DROP_ORDER = ("labels", "project", "assignee", "priority", "updated", "status")
+def _column(field: Field, width: int) -> Column:
+    header = field.column.header if field.column else None
+    sort = next((sort.key for sort in SORTS if sort.field is field), None)
+    return Column(field, header or field.label, width, sort)
+
+
+_COLUMNS = [(f, f.column) for f in ISSUE_FIELDS if f.column is not None]
+"""The list's fields and columns, in the table's order."""
+_DROP_ORDER = [
+    f
+    for f, column in sorted(
+        ((f, column) for f, column in _COLUMNS if column.width and column.keep is not None),
+        key=lambda pair: pair[1].keep or 0,
+    )
+]
 """Which columns give way first when the terminal is too narrow for a readable title."""
 
 
 def layout_columns(width: int) -> list[Column]:
-    """The columns to show in `width` cells, the title taking whatever is left over.
+    """The columns to show in `width` cells, the title (width 0) taking whatever is left over.
 
-    Optional columns are dropped in `_DROP_ORDER` until the title gets `MIN_TITLE` cells
-    (or none is left: then the title takes what there is).
+    Columns are dropped in `_DROP_ORDER` until the title gets `MIN_TITLE` cells (or none is
+    left: then the title takes what there is).
     """
-    number = Column("number", "#", 7, "number")
-    kept = list(_OPTIONAL)
-    for key in (None, *_DROP_ORDER):
-        kept = [column for column in kept if column.key != key]
-        fixed = GUTTER + number.width + sum(column.width + 1 for column in kept) + 1
+    kept = [f for f, column in _COLUMNS if column.width]
+    for gone in (None, *_DROP_ORDER):
+        kept = [f for f in kept if f is not gone]
+        fixed = GUTTER + sum(column.width + 1 for f, column in _COLUMNS if f in kept)
         if width - fixed >= MIN_TITLE:
             break
-    title = Column("title", "Title", max(width - fixed, 1), "title")
-    return [number, title, *kept]
+    return [
+        _column(f, column.width or max(width - fixed, 1))
+        for f, column in _COLUMNS
+        if f in kept or not column.width
+    ]
 
 
 @dataclass(frozen=True)
@@ -99,9 +99,6 @@ class RowStyles:
     marked_row: Style
     """Only the background of `marked`: a marked row keeps its cell colours."""
     muted: Style
-    closed: Style
-    urgent: Style
-    high: Style
     sync: dict[str, Style]
     cells: dict[tuple[str, str], Style]
     """Each cell style (`CELL_KINDS`) on the base, under each overlay (none, cursor, marked):
@@ -112,8 +109,8 @@ class RowStyles:
         """Styles from the widget's component classes (`component("cursor")` and so on)."""
         marked = component("marked")
         marked_row = Style(bgcolor=marked.bgcolor)
-        kinds = {name: component(name) for name in CELL_KINDS if name != "plain"}
-        kinds["plain"] = Style()
+        kinds = {name: component(name) for name in CELL_KINDS if name != Tone.PLAIN}
+        kinds[Tone.PLAIN] = Style()
         overlays = {"none": Style(), "cursor": component("cursor"), "marked": marked_row}
         return cls(
             base=base,
@@ -121,11 +118,8 @@ class RowStyles:
             cursor=overlays["cursor"],
             marked=marked,
             marked_row=marked_row,
-            muted=kinds["muted"],
-            closed=kinds["closed"],
-            urgent=kinds["urgent"],
-            high=kinds["high"],
-            sync={state: kinds[state] for state in ("pending", "conflict", "failed")},
+            muted=kinds[Tone.MUTED],
+            sync={state: kinds[state] for state in SyncState if state is not SyncState.SYNCED},
             cells={
                 (kind, over): base + style + overlay
                 for kind, style in kinds.items()
@@ -134,9 +128,7 @@ class RowStyles:
         )
 
 
-def render_header(
-    columns: list[Column], sort: SortKey, descending: bool, styles: RowStyles
-) -> Strip:
+def render_header(columns: list[Column], sort: str, descending: bool, styles: RowStyles) -> Strip:
     """The header line, the sorted column's title followed by ▼ or ▲."""
     arrow = " ▼" if descending else " ▲"
     cells = [Segment(" " * GUTTER, styles.header)]
@@ -152,24 +144,27 @@ def render_row(
     columns: list[Column],
     *,
     now: datetime,
+    names: Mapping[str, str],
     marked: bool,
     cursor: bool,
     styles: RowStyles,
 ) -> Strip:
-    """One issue as a line of cells; the cursor and mark styles lie over the cell styles."""
+    """One issue as a line of cells; the cursor and mark styles lie over the cell styles.
+    `names` are what ids of users and projects show as."""
     overlay = "cursor" if cursor else "marked" if marked else "none"
-    closed = row.status in ("done", "canceled")
-    sync = row.sync_state if row.sync_state in styles.sync else "muted"
+    status = STATUS.choice(row.status)
+    closed = status is not None and status.tone is Tone.CLOSED
+    sync = row.sync_state if row.sync_state in styles.sync else Tone.MUTED
     cells: list[tuple[str, str]] = [
-        (MARK_GLYPH if marked else " ", "marked" if marked else "plain"),
+        (MARK_GLYPH if marked else " ", "marked" if marked else Tone.PLAIN),
         (SYNC_GLYPHS.get(row.sync_state, "?"), sync),
-        (" ", "plain"),
+        (" ", Tone.PLAIN),
     ]
     last = len(columns) - 1
     for index, column in enumerate(columns):
-        text, kind = _cell(row, column.key, now)
-        if closed and column.key == "title":
-            kind = "closed"
+        text, kind = _cell(row, column.field, now, names)
+        if closed and column.field.kind is Kind.TEXT:
+            kind = Tone.CLOSED
         cells.append((fit(text, column.width) + (" " if index < last else ""), kind))
     style = styles.cells
     return Strip([Segment(text, style[kind, overlay]) for text, kind in cells])
@@ -186,24 +181,21 @@ def render_placeholder(width: int, *, cursor: bool, styles: RowStyles) -> Strip:
     return Strip([Segment(fit(" " * GUTTER + "…", width), style)])
 
 
-_PRIORITY_KINDS = {"urgent": "urgent", "high": "high", "none": "muted"}
-
-
-def _cell(row: IssueRow, key: str, now: datetime) -> tuple[str, str]:
-    """The text and style kind (one of `CELL_KINDS`) of one cell."""
-    if key == "number":
-        return issue_reference(row.number, row.id), "muted"
-    if key == "title":
-        return row.title, "plain"
-    if key == "status":
-        closed = row.status in ("done", "canceled")
-        return status_label(row.status), "closed" if closed else "plain"
-    if key == "priority":
-        return priority_label(row.priority), _PRIORITY_KINDS.get(row.priority, "plain")
-    if key == "assignee":
-        return row.assignee or "—", "plain" if row.assignee else "muted"
-    if key == "project":
-        return row.project or "—", "plain" if row.project else "muted"
-    if key == "labels":
-        return ", ".join(row.labels), "muted"
-    return relative_time(row.updated_at, now), "muted"
+def _cell(row: IssueRow, field: Field, now: datetime, names: Mapping[str, str]) -> tuple[str, str]:
+    """The text and style kind (one of `CELL_KINDS`) of one cell: a known choice in its tone,
+    no value as a muted dash."""
+    if field.kind is Kind.LABELS:
+        return ", ".join(row.labels), Tone.MUTED
+    value = row.cells.get(field.member)
+    if field.kind is Kind.NUMBER:
+        return issue_reference(value if isinstance(value, int) else None, row.id), Tone.MUTED
+    if field.kind is Kind.TIME:
+        return relative_time(parse_time(None if value is None else str(value)), now), Tone.MUTED
+    if value is None or (value == "" and field.kind is not Kind.TEXT):
+        return "—", Tone.MUTED
+    text = str(value)
+    if field.kind is Kind.CHOICE and (choice := field.choice(text)) is not None:
+        return choice.short or choice.label, choice.tone
+    if field.kind in (Kind.USER, Kind.PROJECT):
+        return names.get(text, text), Tone.PLAIN
+    return text, Tone.PLAIN

@@ -28,8 +28,9 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
+from cache import IssueRow
 from tracker_tui.data.marks import MarkedSelection, Marks
-from tracker_tui.data.source import IssueQuery, IssueRow, IssueSource
+from tracker_tui.data.source import IssueQuery, IssueSource
 from tracker_tui.widgets.issue_columns import (
     Column,
     RowStyles,
@@ -286,7 +287,7 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         index = self.scroll_offset.y + y - HEADER_LINES
         if y < HEADER_LINES:
             query = self.issue_query
-            strip = render_header(columns, query.sort, query.descending, styles)
+            strip = render_header(columns, query.sort.key, query.sort.descending, styles)
         elif y == HEADER_LINES and not self.count:
             strip = render_message(self._empty_text(), width, styles.base + styles.muted)
         elif (row := self.row(index)) is not None:
@@ -294,6 +295,7 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
                 row,
                 columns,
                 now=now,
+                names=self.names,
                 marked=self.marks.is_marked(row.id),
                 cursor=index == self.cursor,
                 styles=styles,

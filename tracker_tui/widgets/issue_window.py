@@ -16,6 +16,7 @@ however the rows around it moved.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from textual import events, on, work
@@ -26,8 +27,9 @@ from textual.scroll_view import ScrollView
 from textual.timer import Timer
 from textual.widget import Widget
 
+from cache import IssueRow
 from tracker_tui.data.pages import PageCache
-from tracker_tui.data.source import IssueQuery, IssueRow, IssueSource
+from tracker_tui.data.source import IssueQuery, IssueSource
 from tracker_tui.messages import SourceFailed
 from tracker_tui.probes import first_draw_file, record_first_draw
 from tracker_tui.widgets.frame_hold import FrameHold
@@ -79,14 +81,16 @@ class IssueWindow(ScrollView):
 
     @dataclass
     class _Loaded(Message):
-        """A worker's answer: rows for `pages` pages from `first_page`, maybe a new count,
-        and for an anchored load the anchor and where its issue stands now (None: gone)."""
+        """A worker's answer: rows for `pages` pages from `first_page` and the names their
+        ids stand for, maybe a new count, and for an anchored load the anchor and where its
+        issue stands now (None: gone)."""
 
         generation: int
         count: int | None
         first_page: int
         pages: int
         rows: list[IssueRow]
+        names: Mapping[str, str]
         anchor: Anchor | None = None
         position: int | None = None
 
@@ -107,6 +111,8 @@ class IssueWindow(ScrollView):
         self._first_draw = first_draw_file()
         self._placeholders: Timer | None = None
         self._frame_hold = FrameHold(self)
+        self.names: Mapping[str, str] = {}
+        """What the ids of users and projects show as, read with the latest rows."""
         self.set_reactive(IssueWindow.issue_query, query or IssueQuery())
 
     @property
@@ -256,6 +262,7 @@ class IssueWindow(ScrollView):
             message.generation, message.first_page, message.pages, message.rows, fresh=fresh
         ):
             return
+        self.names = message.names
         if message.count is not None:
             if self._placeholders is not None:
                 self._placeholders.stop()
@@ -306,11 +313,12 @@ class IssueWindow(ScrollView):
                         max(top - MARGIN, 0), top + visible + MARGIN
                     )
                 rows = self._source.window(query, first_page * size, pages * size)
+                names = self._source.names()
         except Exception as error:
             self._report_failure(generation, error)
             return
         self.post_message(
-            self._Loaded(generation, count, first_page, pages, rows, anchor, position)
+            self._Loaded(generation, count, first_page, pages, rows, names, anchor, position)
         )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="issue-list-rows")
@@ -319,10 +327,11 @@ class IssueWindow(ScrollView):
         size = self._pages.page_size
         try:
             rows = self._source.window(query, first_page * size, pages * size)
+            names = self._source.names()
         except Exception as error:
             self._report_failure(generation, error)
             return
-        self.post_message(self._Loaded(generation, None, first_page, pages, rows))
+        self.post_message(self._Loaded(generation, None, first_page, pages, rows, names))
 
     def _report_failure(self, generation: int, error: Exception) -> None:
         """Tell the app (a notice) and the list (a line in it) that a read failed."""

@@ -31,7 +31,7 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from tracker_tui.data.workflow import parse_labels
+from issuefields import LABELS
 
 PICKER_KEYS = "enter ticks · ↓ list"
 """The picker's keys in a few words, for the hint line of the dialogs that hold one (the
@@ -77,10 +77,15 @@ def rows_for(typed: str, known: Sequence[str]) -> list[Row]:
     return rows
 
 
+def parse_labels(text: str) -> list[str]:
+    """Comma-separated labels, trimmed, empty pieces and repeats dropped."""
+    return list(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+
+
 class LabelInput(Input):
     """The picker's field: narrows the list; enter takes the highlighted row."""
 
-    HELP_GROUP: ClassVar[str] = "Labels"
+    HELP_GROUP: ClassVar[str] = LABELS.label
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "submit", "Tick the highlighted label"),
         Binding("down", "app.focus_next", "To the label list", show=False),
@@ -91,7 +96,7 @@ class LabelList(OptionList):
     """The picker's list of labels; space or enter ticks and unticks, up from the top goes
     back to the field."""
 
-    HELP_GROUP: ClassVar[str] = "Labels"
+    HELP_GROUP: ClassVar[str] = LABELS.label
     BINDINGS: ClassVar[list[BindingType]] = [Binding("space", "select", "Tick / untick label")]
 
     def action_cursor_up(self) -> None:

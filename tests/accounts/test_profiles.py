@@ -11,18 +11,20 @@ from typing import Any
 import platformdirs
 import pytest
 
-from sync.profiles import (
-    AppPaths,
-    Config,
+from accounts.errors import (
     ConfigError,
     ConfigFileError,
     InvalidProfileNameError,
     InvalidServerURLError,
     InvalidValueError,
-    KeyStorage,
-    Profile,
     ProfileExistsError,
     ProfileNotFoundError,
+)
+from accounts.profiles import (
+    AppPaths,
+    Config,
+    KeyStorage,
+    Profile,
     ProfileStore,
     dump_config,
     normalize_server_url,

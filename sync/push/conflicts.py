@@ -25,8 +25,8 @@ from typing import Any
 
 from cache import FieldConflict, OutboxEntry, Resource
 from sync.errors import NotFound
-from sync.pull.retry import Retrier
-from sync.reconcile import list_since, read
+from sync.push.reconcile import list_since, read
+from sync.retry import Retrier
 from sync.session import SyncSession
 
 

@@ -4,8 +4,8 @@ The configuration is one TOML file, `config.toml`, in the configuration director
 `platformdirs.user_config_dir("tracker-tui")`, or `$TRACKER_HOME/config` when TRACKER_HOME is
 set (data then lives in `$TRACKER_HOME/data`). It never holds a key: keys come from
 TRACKER_API_KEY, the OS keyring, or, only for a profile whose user chose it, a plaintext key
-file of their own (see `sync.credentials`). The file is written whole and atomically, mode 0600,
-in a directory of mode 0700::
+file of their own (see `accounts.credentials`). The file is written whole and atomically, mode
+0600, in a directory of mode 0700::
 
     # tracker-tui configuration. API keys are never stored in this file.
     schema = 1
@@ -24,25 +24,8 @@ in a directory of mode 0700::
     filter = "assignee:me"
     sort = "-updated_at"
 
-The errors of this module, `sync.keystore` and `sync.credentials` form one tree, defined here so
-that a caller can catch `ConfigError` alone. No message ever contains a key::
-
-    ConfigError                        profiles, the config file or a key cannot be used
-    ├── ConfigFileError                config.toml unreadable, unwritable, or not this schema
-    ├── InvalidValueError              a value the user gave is malformed
-    │   ├── InvalidServerURLError
-    │   ├── InvalidProfileNameError
-    │   └── InvalidKeyError
-    ├── ProfileError                   the profile asked for cannot be used
-    │   ├── ProfileNotFoundError
-    │   ├── ProfileExistsError
-    │   ├── NoProfileError             no name, no default profile and no TRACKER_SERVER
-    │   └── ProfileConflictError       TRACKER_SERVER names another server than the profile
-    └── KeyStorageError                a key could not be stored, read or deleted
-        ├── KeyringUnavailableError    no OS keyring; the message says how to proceed
-        ├── KeyringTimeoutError        the keyring did not answer in time
-        ├── KeyringBackendError        the keyring answered with an error (locked, denied)
-        └── KeyFileError               the plaintext key file is unusable or readable by others
+Its errors, like those of the rest of `accounts`, are drawn in `accounts.errors`; no message
+ever contains a key.
 """
 
 from __future__ import annotations
@@ -60,76 +43,20 @@ from urllib.parse import urlsplit, urlunsplit
 import platformdirs
 import tomli_w
 
-from sync.secret import ensure_private_dir, write_private_file
+from accounts.errors import (
+    ConfigFileError,
+    InvalidProfileNameError,
+    InvalidServerURLError,
+    InvalidValueError,
+    ProfileExistsError,
+    ProfileNotFoundError,
+)
+from accounts.secret import ensure_private_dir, write_private_file
 
 APP_NAME = "tracker-tui"
 ENV_HOME = "TRACKER_HOME"
 SCHEMA_VERSION = 1
 CONFIG_HEADER = "# tracker-tui configuration. API keys are never stored in this file.\n"
-
-
-class ConfigError(Exception):
-    """Root of the tree drawn in the module docstring."""
-
-
-class ConfigFileError(ConfigError):
-    pass
-
-
-class InvalidValueError(ConfigError):
-    pass
-
-
-class InvalidServerURLError(InvalidValueError):
-    pass
-
-
-class InvalidProfileNameError(InvalidValueError):
-    pass
-
-
-class InvalidKeyError(InvalidValueError):
-    pass
-
-
-class ProfileError(ConfigError):
-    pass
-
-
-class ProfileNotFoundError(ProfileError):
-    pass
-
-
-class ProfileExistsError(ProfileError):
-    pass
-
-
-class NoProfileError(ProfileError):
-    pass
-
-
-class ProfileConflictError(ProfileError):
-    pass
-
-
-class KeyStorageError(ConfigError):
-    pass
-
-
-class KeyringUnavailableError(KeyStorageError):
-    pass
-
-
-class KeyringTimeoutError(KeyStorageError):
-    pass
-
-
-class KeyringBackendError(KeyStorageError):
-    pass
-
-
-class KeyFileError(KeyStorageError):
-    pass
 
 
 def environ(env: Mapping[str, str] | None) -> Mapping[str, str]:
@@ -403,7 +330,7 @@ class ProfileStore:
         self.save(Config({**config.profiles, profile.name: profile}, config.default))
 
     def remove(self, name: str) -> None:
-        """Forget a profile (its key is `sync.credentials.delete_key`'s job).
+        """Forget a profile (its key is `accounts.credentials.delete_key`'s job).
 
         Removing the default leaves no default, unless exactly one profile remains.
         """

@@ -28,6 +28,9 @@ Listing pages are bounded by what changed in the window, which after a crash is 
 seconds. The window is listed with the margin the clock offset had before the listing, and
 narrowed with the offset its answer measured.
 
+A comment names its author: where the server says who the key's user is (`/me`), a look-alike
+comment someone else wrote is never taken for ours.
+
 Comments are looked for with one listing of every comment where the server lists them without
 an issue (`features.comments_list`), else (or when that listing is refused) one per issue: a
 hundred doubtful comments on a hundred issues were a hundred listings, each one more chance
@@ -45,7 +48,7 @@ from typing import Any, TypeVar
 from cache import OutboxEntry, Resource
 from sync.errors import Forbidden, InvalidRequest, NotFound, UnexpectedStatus
 from sync.models import Record
-from sync.pull.retry import Retrier
+from sync.retry import Retrier
 from sync.session import SyncSession
 
 T = TypeVar("T")
@@ -191,7 +194,29 @@ async def _look(
     started = [entry.sent_at or entry.created_at for entry in group]
     since = server_time(session, min(started))
     listed = await list_since(session, resource, since, parent=parent, reads=reads)
+    if resource is Resource.COMMENTS:
+        listed = await _written_by_us(session, group, listed, reads)
     return _settle(group, _candidates(session, group, listed))
+
+
+async def _written_by_us(
+    session: SyncSession,
+    group: Sequence[OutboxEntry],
+    listed: Sequence[Record],
+    reads: Retrier | None,
+) -> list[Record]:
+    """The listed comments that may be ours: a comment's `author` is the user of the key that
+    made it, which `/me` names where the server has it. A colleague's identical comment ("+1")
+    made while ours was lost was otherwise taken for ours, and ours silently never sent."""
+    alike = [r for r in listed if any(matches(e.changes, r.raw) for e in group)]
+    if not session.features.me or not any(r.raw.get("author") for r in alike):
+        return list(listed)
+    if session.user is None:
+        me = await read(reads, session.client.me)
+        session.user = me.value.user.id if me.value.user is not None else None
+    if session.user is None:
+        return list(listed)
+    return [r for r in listed if r.raw.get("author") in (None, session.user)]
 
 
 def _candidates(

@@ -1,9 +1,11 @@
 """Keeping the API key unseen: a masked value type, and files only their owner can read.
 
-The key travels from the environment, the keyring or a key file to the `Authorization` header.
-On the way it passes through logs, exception messages, debuggers and Textual's crash screen,
-which renders the local variables of every frame. Wrapping it keeps every one of those masked;
-only the code that actually sends the key calls `reveal()`, as late as it can.
+The key travels from the environment, the keyring, a key file or the login form to the
+`Authorization` header. On the way it passes through logs, exception messages, debuggers and
+Textual's crash screen, which renders the local variables of every frame. Wrapping it keeps
+every one of those masked: `Secret` is the one type a key travels in, up to and including the
+API client (`sync.client.ApiClient` takes nothing else); only the code that actually sends or
+stores the key calls `reveal()`, inline, as late as it can, never into a local variable.
 
 Files that hold a key, or sit next to one (config.toml), are written by `write_private_file`:
 owner-only from their first byte, and replaced whole so that a crash never leaves half a file.
@@ -14,11 +16,14 @@ from __future__ import annotations
 import contextlib
 import hmac
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import NoReturn
 
 MASK = "********"
+_HEADER_SAFE = re.compile(r"[\x21-\x7e]+")
+"""Printable ASCII without spaces: what an API key may hold to travel in a header as it is."""
 
 
 class Secret:
@@ -55,6 +60,19 @@ class Secret:
     def __reduce__(self) -> NoReturn:
         # Pickling would write the value to wherever the pickle goes (a cache, a crash dump).
         raise TypeError("a Secret cannot be pickled")
+
+
+def key_problem(key: Secret) -> str | None:
+    """Why `key` (surrounding whitespace aside) cannot be sent in an `Authorization` header,
+    in words that do not quote it; None when it can.
+
+    Checked before the HTTP client sees the key: httpx's encoding errors quote the header.
+    """
+    if not key.reveal().strip():
+        return "is empty"
+    if not _HEADER_SAFE.fullmatch(key.reveal().strip()):
+        return "contains spaces or characters other than printable ASCII"
+    return None
 
 
 def ensure_private_dir(path: Path) -> None:

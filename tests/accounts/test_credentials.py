@@ -27,16 +27,13 @@ from keyring.backends.chainer import ChainerBackend
 from keyring.compat import properties
 from keyring.errors import KeyringLocked, PasswordDeleteError
 
-from sync.credentials import (
+from accounts.credentials import (
     ENV_API_KEY,
     HOW_TO_PROCEED,
-    DoctorLine,
     KeySource,
-    Level,
     ResolvedProfile,
     cleartext_warnings,
     delete_key,
-    doctor_report,
     find_key,
     insecure_storage_warning,
     key_from_env,
@@ -44,9 +41,8 @@ from sync.credentials import (
     resolve_profile,
     store_key,
 )
-from sync.keystore import SERVICE, KeyFileStore, KeyringStore, choose_backend
-from sync.profiles import (
-    AppPaths,
+from accounts.doctor import DoctorLine, Level, doctor_report
+from accounts.errors import (
     ConfigError,
     InvalidKeyError,
     InvalidServerURLError,
@@ -54,14 +50,13 @@ from sync.profiles import (
     KeyringBackendError,
     KeyringTimeoutError,
     KeyringUnavailableError,
-    KeyStorage,
     NoProfileError,
-    Profile,
     ProfileConflictError,
     ProfileNotFoundError,
-    ProfileStore,
 )
-from sync.secret import Secret
+from accounts.keystore import SERVICE, KeyFileStore, KeyringStore, choose_backend
+from accounts.profiles import AppPaths, KeyStorage, Profile, ProfileStore
+from accounts.secret import Secret
 
 KEY = "trk_" + "k" * 40
 OTHER_KEY = "trk_" + "o" * 40

@@ -32,15 +32,14 @@ from keyring.backend import KeyringBackend
 from keyring.backends import fail, null
 from keyring.backends.chainer import ChainerBackend
 
-from sync.profiles import (
-    AppPaths,
+from accounts.errors import (
     KeyFileError,
     KeyringBackendError,
     KeyringTimeoutError,
     KeyringUnavailableError,
-    validate_profile_name,
 )
-from sync.secret import MASK, Secret, ensure_private_dir, write_private_file
+from accounts.profiles import AppPaths, validate_profile_name
+from accounts.secret import MASK, Secret, ensure_private_dir, write_private_file
 
 SERVICE = "tracker-tui"
 DEFAULT_TIMEOUT = 3.0
@@ -229,7 +228,7 @@ class KeyFileStore:
         return self.path(profile).exists()
 
     def read(self, profile: str) -> Secret | None:
-        """The file's content as it is (`sync.credentials.parse_key` checks it)."""
+        """The file's content as it is (`accounts.credentials.parse_key` checks it)."""
         path = self.path(profile)
         try:
             with path.open("rb") as file:

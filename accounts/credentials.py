@@ -3,7 +3,7 @@
 Lookup (`find_key`), first hit wins:
 
 1. TRACKER_API_KEY. The keyring and key files are then not touched at all (scripts, CI).
-2. The OS keyring, when `sync.keystore` judges its backend real, within a timeout.
+2. The OS keyring, when `accounts.keystore` judges its backend real, within a timeout.
 3. The profile's plaintext key file, only when the user chose `--insecure-storage` for it.
 4. Nothing: the caller asks the user and keeps the key in memory for the session.
 
@@ -20,42 +20,42 @@ explicitly is an error.
 Keys travel as `Secret`s and are never taken from argv (other users see it in `ps`): the CLI
 reads them from TRACKER_API_KEY or a prompt, through `parse_key`. No function here keeps the
 key, or `os.environ` (which may hold it), in a plain local variable, because crash screens
-render the locals of every frame. Errors belong to the tree drawn in `sync.profiles`.
+render the locals of every frame. Errors belong to the tree drawn in `accounts.errors`.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from pathlib import Path
 from urllib.parse import urlsplit
 
-from sync.keystore import KeyFileStore, KeyringStore
-from sync.profiles import (
-    ENV_HOME,
-    AppPaths,
-    Config,
+from accounts.errors import (
     ConfigError,
     InvalidKeyError,
     InvalidServerURLError,
     KeyFileError,
+    KeyNotKeptError,
     KeyringBackendError,
     KeyringTimeoutError,
     KeyringUnavailableError,
-    KeyStorage,
     NoProfileError,
-    Profile,
     ProfileConflictError,
+)
+from accounts.keystore import KeyFileStore, KeyringStore
+from accounts.profiles import (
+    AppPaths,
+    Config,
+    KeyStorage,
+    Profile,
     ProfileStore,
     environ,
     normalize_server_url,
     validate_profile_name,
 )
-from sync.secret import Secret
+from accounts.secret import Secret, key_problem
 
 ENV_API_KEY = "TRACKER_API_KEY"
 ENV_SERVER = "TRACKER_SERVER"
@@ -65,7 +65,6 @@ HOW_TO_PROCEED = (
     f"or pass {INSECURE_STORAGE_FLAG} to keep the key in a plaintext file only you can read."
 )
 
-_KEY = re.compile(r"[\x21-\x7e]+")
 _KEYRING_FAILURES = (KeyringUnavailableError, KeyringTimeoutError, KeyringBackendError)
 
 ENV_PROFILE_CACHE = "env"
@@ -119,18 +118,10 @@ def parse_key(given: Secret, origin: str) -> Secret:
     HTTP client, whose encoding errors would quote it. The value is taken and returned as a
     `Secret`, so no frame of a traceback from here holds it as a plain string.
     """
-    problem = _key_problem(given)
+    problem = key_problem(given)
     if problem is not None:
         raise InvalidKeyError(f"the API key from {origin} {problem}")
     return Secret(given.reveal().strip())
-
-
-def _key_problem(given: Secret) -> str | None:
-    if not given.reveal().strip():
-        return "is empty"
-    if not _KEY.fullmatch(given.reveal().strip()):
-        return "contains spaces or characters other than printable ASCII"
-    return None
 
 
 def key_from_env(env: Mapping[str, str] | None = None) -> Secret | None:
@@ -215,10 +206,6 @@ def store_key(
     if stored.key_storage is not storage:
         profiles.update(replace(stored, key_storage=storage))
     return source
-
-
-class KeyNotKeptError(ConfigError):
-    """The keyring refused the key and no plaintext file was allowed: nothing was saved."""
 
 
 def save_login(
@@ -375,111 +362,3 @@ def cleartext_warnings(server: str) -> tuple[str, ...]:
     except ValueError:
         pass
     return (f"{server} uses plain http://: the API key crosses the network unencrypted.",)
-
-
-class Level(StrEnum):
-    OK = "ok"
-    INFO = "info"
-    WARN = "warn"
-    ERROR = "error"
-
-
-@dataclass(frozen=True)
-class DoctorLine:
-    """One finding of `doctor_report`, for the CLI to print and the TUI to list."""
-
-    topic: str
-    level: Level
-    text: str
-
-
-def doctor_report(
-    *, env: Mapping[str, str] | None = None, keyring: KeyringStore | None = None
-) -> list[DoctorLine]:
-    """Where keys, config and data are, and why: what a user needs when a key is not found.
-
-    Never shows a key, only whether TRACKER_API_KEY is set and its length.
-    """
-    paths = AppPaths.from_env(env)
-    status = (keyring or KeyringStore()).status()
-    lines = [
-        DoctorLine("keyring", Level.OK, f"{status.backend} is used: {status.reason}")
-        if status.usable
-        else DoctorLine("keyring", Level.WARN, f"{status.backend} is not used: {status.reason}")
-    ]
-    chosen = environ(env).get("PYTHON_KEYRING_BACKEND")
-    if chosen:
-        lines.append(DoctorLine("keyring", Level.INFO, f"PYTHON_KEYRING_BACKEND picks {chosen}"))
-    return [*lines, *_env_lines(env), *_file_lines(paths), *_profile_lines(paths)]
-
-
-def _env_lines(env: Mapping[str, str] | None) -> list[DoctorLine]:
-    home = environ(env).get(ENV_HOME, "").strip()
-    lines = [
-        DoctorLine("env", Level.INFO, f"{ENV_HOME} is set to {home}: every file lives under it")
-        if home
-        else DoctorLine("env", Level.INFO, f"{ENV_HOME} is not set: platform directories are used")
-    ]
-    try:
-        server = server_from_env(env)
-        text = f"{ENV_SERVER} is set to {server}" if server else f"{ENV_SERVER} is not set"
-        lines.append(DoctorLine("env", Level.INFO, text))
-    except InvalidServerURLError as exc:
-        lines.append(DoctorLine("env", Level.ERROR, str(exc)))
-    length = len(environ(env).get(ENV_API_KEY, "").strip())
-    try:
-        if key_from_env(env) is None:
-            lines.append(DoctorLine("env", Level.INFO, f"{ENV_API_KEY} is not set"))
-        else:
-            text = f"{ENV_API_KEY} is set ({length} chars) and wins over stored keys"
-            lines.append(DoctorLine("env", Level.OK, text))
-    except InvalidKeyError as exc:
-        lines.append(DoctorLine("env", Level.ERROR, f"set ({length} chars) but unusable: {exc}"))
-    return lines
-
-
-def _file_lines(paths: AppPaths) -> list[DoctorLine]:
-    lines = []
-    for topic, path, private in (
-        ("config", paths.config_dir, 0o700),
-        ("config", paths.config_file, 0o600),
-        ("data", paths.data_dir, None),
-    ):
-        mode = _mode(path)
-        if mode is None:
-            lines.append(DoctorLine(topic, Level.INFO, f"{path} does not exist yet"))
-        elif private is not None and os.name == "posix" and mode & 0o077:
-            text = f"{path} has mode {mode:04o}, readable by others; expected {private:04o}"
-            lines.append(DoctorLine(topic, Level.WARN, text))
-        else:
-            lines.append(DoctorLine(topic, Level.INFO, f"{path} (mode {mode:04o})"))
-    return lines
-
-
-def _profile_lines(paths: AppPaths) -> list[DoctorLine]:
-    try:
-        config = ProfileStore(paths).load()
-    except ConfigError as exc:
-        return [DoctorLine("profiles", Level.ERROR, str(exc))]
-    lines = [
-        DoctorLine(
-            "profiles",
-            Level.INFO,
-            f"{profile.name}{' (default)' if profile.name == config.default else ''}: "
-            f"{profile.server}, workspace {profile.workspace}, key kept in {profile.key_storage}",
-        )
-        for profile in config.profiles.values()
-    ]
-    if not lines:
-        lines.append(DoctorLine("profiles", Level.INFO, "no profiles"))
-    for path in sorted(paths.keys_dir.glob("*.key")):
-        text = insecure_storage_warning(path.stem, path)
-        lines.append(DoctorLine("profiles", Level.WARN, f"{text} (mode {_mode(path) or 0:04o})"))
-    return lines
-
-
-def _mode(path: Path) -> int | None:
-    try:
-        return path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        return None
