@@ -202,6 +202,16 @@ def test_a_read_only_key_is_refused_before_any_request(
         with open_cache("default") as cache:
             assert len(cache.request_times(0)) == sent
             assert cache.outbox() == []
+        for argv, permission in (
+            (("issues", "create"), "issues:write"),
+            (("issues", "comment"), "comments:write"),
+            (("keys", "create"), "admin"),
+            (("webhooks",), "webhooks:manage"),
+        ):
+            with pytest.raises(SystemExit):
+                cli.run(*argv, "--help")
+            shown = capsys.readouterr().out
+            assert f"lacks `{permission}`: this command would be refused" in shown, argv
 
 
 def _creates(usage: dict[str, Any]) -> int:

@@ -21,6 +21,7 @@ from tracker_tui.commands.online import (
     check_new_profile,
     chosen_profile,
     current_key_id,
+    note_permission,
     require,
     run_online,
     save_as_profile,
@@ -94,6 +95,8 @@ def register(subparsers: Any, issue_commands: Any) -> None:
     revoke.add_argument("--yes", "-y", action="store_true", help="revoke without asking")
     revoke.add_argument("--json", action="store_true", help="the revoked key as JSON")
     revoke.set_defaults(run=run_revoke)
+    for parser in (keys, listing, create, revoke):
+        note_permission(parser, ADMIN)
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -25,7 +26,7 @@ from accounts.profiles import AppPaths, Profile, ProfileStore, validate_profile_
 from accounts.secret import Secret
 from cache import open_cache
 from sync.permissions import KeyPermissions, keep_granted, key_tag, remembered_permissions
-from tracker_tui.errors import TrackerTuiError, UsageError
+from tracker_tui.errors import EXPECTED, TrackerTuiError, UsageError
 
 if TYPE_CHECKING:
     from sync.admin import AdminApi
@@ -39,6 +40,46 @@ here (`keys create --save-as`); `keys revoke` asks before revoking it."""
 
 class KeyLacksPermission(TrackerTuiError):
     """The key is known not to have the permission a command needs: nothing was sent."""
+
+
+def note_permission(parser: argparse.ArgumentParser, permission: str) -> None:
+    """`--help` of `parser` ends with whether the profile's key may run it, when that is known
+    (read only when the help is shown, so other commands pay nothing for it)."""
+    plain = parser.format_help
+
+    def format_help() -> str:
+        return plain() + _permission_line(permission)
+
+    parser.format_help = format_help  # type: ignore[method-assign]
+
+
+def _permission_line(permission: str) -> str:
+    name = _profile_in_argv()
+    try:
+        resolved = resolve_profile(name)
+        known = permissions_of(resolved)
+    except EXPECTED:
+        return ""
+    profile = resolved.name or "the environment's"
+    if known.lacks(permission):
+        return (
+            f"\nThe key of profile {profile} lacks `{permission}`: this command would be "
+            "refused before anything is sent.\n"
+        )
+    if known.allows(permission):
+        return f"\nThe key of profile {profile} has `{permission}`.\n"
+    return ""
+
+
+def _profile_in_argv() -> str | None:
+    """`--profile NAME` as given before the command (the help is printed while parsing)."""
+    argv = sys.argv[1:]
+    for index, item in enumerate(argv):
+        if item == "--profile" and index + 1 < len(argv):
+            return argv[index + 1]
+        if item.startswith("--profile="):
+            return item.partition("=")[2]
+    return None
 
 
 def chosen_profile(args: argparse.Namespace) -> ResolvedProfile:

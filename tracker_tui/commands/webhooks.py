@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from sync.permissions import WEBHOOKS
-from tracker_tui.commands.online import chosen_profile, require, run_online
+from tracker_tui.commands.online import chosen_profile, note_permission, require, run_online
 from tracker_tui.errors import UsageError
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import ask, notice, print_json, print_table
@@ -109,6 +109,8 @@ def register(subparsers: Any, issue_commands: Any) -> None:
     redeliver.add_argument("id", metavar="ID", help="the webhook's id (whk_...)")
     redeliver.add_argument("event", metavar="EVENT_ID", help="the event's id (evt_...)")
     redeliver.set_defaults(run=run_redeliver)
+    for parser in (hooks, listing, create, edit, delete, deliveries, redeliver):
+        note_permission(parser, WEBHOOKS)
 
 
 def _event_option(parser: argparse.ArgumentParser, *, required: bool) -> None:

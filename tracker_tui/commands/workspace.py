@@ -10,7 +10,13 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from sync.permissions import ADMIN
-from tracker_tui.commands.online import chosen_profile, permissions_of, require, run_online
+from tracker_tui.commands.online import (
+    chosen_profile,
+    note_permission,
+    permissions_of,
+    require,
+    run_online,
+)
 from tracker_tui.errors import UsageError
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import print_json
@@ -42,6 +48,7 @@ def register(subparsers: Any, issue_commands: Any) -> None:
     rename.add_argument("name", metavar="NAME", help=f"1 to {NAME_MAX} characters")
     rename.add_argument("--json", action="store_true", help="the renamed workspace as JSON")
     rename.set_defaults(run=run_rename)
+    note_permission(rename, ADMIN)
 
 
 def _as_json(workspace: Workspace) -> dict[str, Any]:
