@@ -35,8 +35,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Most of the suite waits (on servers, subprocesses, terminals), so four workers keep two cores
+# busy; a file's tests stay on one worker, which keeps its module fixtures shared.
+TEST_WORKERS ?= 4
+
 test: lint typecheck
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py

@@ -17,10 +17,11 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ("service", "cache", "sync", "push", "tui", "crash_trials", "model_run")
+ORDER = ("service", "cache", "sync", "push", "tui", "crash_trials", "model_run", "soak")
 ARGS: dict[str, list[str]] = {
     "crash_trials": ["--trials", "50"],
     "model_run": ["--examples", "1000", "--seed", "1500"],
+    "soak": ["--minutes", "10", "--window-seconds", "10"],
 }
 
 

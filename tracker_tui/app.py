@@ -31,6 +31,7 @@ from tracker_tui.data.cache_source import CacheIssueSource
 from tracker_tui.data.source import IssueSource
 from tracker_tui.data.usage import DEFAULT_ALERT_PERCENT, alert_words, day_used_percent
 from tracker_tui.data.views import SavedView
+from tracker_tui.drafts import KeepsDraft
 from tracker_tui.messages import (
     CacheChanged,
     SourceFailed,
@@ -137,6 +138,14 @@ class TrackerApp(NavigatingApp):
             self.notify(self.read_only_reason, severity="warning", timeout=8)
         if self._login is None:
             await self.sync.start(self.post_message)
+
+    def exit(self, result: Any = None, return_code: int = 0, message: Any = None) -> None:
+        """Keep what each open screen holds as its draft first, while its fields are still
+        there to read (by the screens' own unmount they are gone), then exit."""
+        for screen in self.screen_stack:
+            if isinstance(screen, KeepsDraft):
+                screen.keep_draft()
+        super().exit(result, return_code, message)
 
     async def on_unmount(self) -> None:
         """Stop the sync engine; unsent writes wait in the outbox for next time."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from functools import partial
-from typing import TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 from textual.timer import Timer
 from textual.widget import Widget
@@ -38,6 +38,14 @@ def issue_key(issue_id: str | None) -> str:
     return f"issue:{issue_id or 'new'}"
 
 
+@runtime_checkable
+class KeepsDraft(Protocol):
+    """A screen with a draft, asked by the app to keep it as the app exits."""
+
+    def keep_draft(self) -> None:
+        """Hand the keeper what the screen's fields hold now (`DraftKeeper.keep`)."""
+
+
 class DraftKeeper:
     """One draft of one screen, kept in the cache under `key`."""
 
@@ -58,6 +66,8 @@ class DraftKeeper:
         """What the cache holds, as far as this keeper knows (the draft restored, if any)."""
         self._latest = kept
         self._timer: Timer | None = None
+        self._typing = False
+        """Changed since the draft was last sent or discarded."""
         self._lock = threading.Lock()
         self._issued = 0
         self._applied = 0
@@ -69,12 +79,14 @@ class DraftKeeper:
     def changed(self, draft: JsonObject | None) -> None:
         """The user typed: keep `draft` (None: nothing worth keeping) within the interval."""
         self._latest = draft or None
+        self._typing = True
         if self._timer is None:
             self._timer = self._node.set_timer(self._interval, self._write_latest)
 
     def discard(self) -> None:
         """Drop the draft: the user chose to, or it became nothing."""
         self._stop_timer()
+        self._typing = False
         self._latest = None
         if self._kept is None and self._applied == self._issued:
             return
@@ -84,6 +96,7 @@ class DraftKeeper:
         """`write` (queueing what the draft became), followed by dropping the draft, for the
         same worker: a draft is dropped only once its write is in the outbox."""
         self._stop_timer()
+        self._typing = False
         self._latest = None
         ticket = self._ticket()
 
@@ -93,6 +106,21 @@ class DraftKeeper:
             return result
 
         return run
+
+    def keep(self, draft: JsonObject | None) -> None:
+        """Write `draft`, what the screen's fields hold now, on this thread: the app is
+        exiting. Not what `changed` heard last: under load the last keystrokes' `Changed`
+        messages can still be queued when ctrl+q arrives, and the draft kept was then a few
+        characters short. Only while the user is typing: after a send or a discard, fields
+        still showing their values are not a draft."""
+        if not self._typing:
+            self.flush()
+            return
+        self._stop_timer()
+        self._latest = draft or None
+        if self._latest == self._kept and self._applied == self._issued:
+            return
+        self._apply(self._ticket(), self._latest)
 
     def flush(self) -> None:
         """Write a waiting change now, on this thread: the screen is going away (the app may

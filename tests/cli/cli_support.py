@@ -3,6 +3,7 @@ for `tracker_tui.cli.main` in-process, with stdout and stderr captured."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ from tracker_tui.cli import main
 
 FAIL_KEYRING = "keyring.backends.fail.Keyring"
 """A keyring that refuses everything: tests never touch the real one of the machine."""
+SCRIPT = Path(sys.executable).with_name("tracker-tui")
+"""The console script, for the tests that run it in a terminal of its own."""
 
 
 @dataclass

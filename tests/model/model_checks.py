@@ -44,7 +44,7 @@ from model_service import FIELDS, Made, Mirror
 from model_world import Client, World
 
 from cache import IssueFilter, IssueSort
-from sync.reconcile import ATTEMPT_LIMIT, KNOWN_OFFSET_MARGIN, LATE_APPLY
+from sync.push.reconcile import ATTEMPT_LIMIT, KNOWN_OFFSET_MARGIN, LATE_APPLY
 
 Fail = Callable[[str, str], None]
 UNCERTAIN = ("pending", "sending", "unsure")
@@ -427,7 +427,7 @@ class Checker:
 
 def _in_window(row: dict[str, Any], origin: Made) -> bool:
     """Whether a record someone else made falls in the window in which the create's last
-    attempt could have made it (`sync.reconcile._window`, at its widest: the attempt's end
+    attempt could have made it (`sync.push.reconcile._window`, at its widest: the attempt's end
     unknown). An issue carries no author, so on a server that does not honour keys such a
     twin cannot be told from the create's own result: the limit issue 15 accepts."""
     sent = row["sent_at"] or 0.0

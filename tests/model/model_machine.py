@@ -41,10 +41,10 @@ from model_world import FULL, Client, Config, World
 
 from cache import IssueFilter, IssueSort, Resolution, Resource
 from cache.outbox import is_local
+from issuefields import TRANSITIONS
 from sync.errors import SyncError
-from sync.pull import RetryPolicy, pull
+from sync.pull import pull
 from sync.push import Backoff, push_outbox
-from sync.workflow import TRANSITIONS
 
 PRIORITIES = ("none", "low", "medium", "high", "urgent")
 STATUSES = tuple(TRANSITIONS)
@@ -131,8 +131,8 @@ class Model(ColleagueRules, RuleBasedStateMachine):
     def backoff(self) -> Backoff:
         return Backoff(sleep=self.w.clock.sleep, random=lambda: 0.5)
 
-    def retry(self) -> RetryPolicy:
-        return RetryPolicy(attempts=3, sleep=self.w.clock.sleep, random=lambda: 0.5)
+    def retry(self) -> Backoff:
+        return Backoff(tries=3, sleep=self.w.clock.sleep, random=lambda: 0.5)
 
     # -- set-up -------------------------------------------------------------------------------
 

@@ -22,13 +22,13 @@ import httpx
 from model_service import Oracle, VirtualClock, dated, spec_only
 from model_wire import FaultWire, Killed
 
+from accounts.credentials import KeySource, ResolvedProfile
+from accounts.secret import Secret
 from cache import Cache
 from server.app import create_app
 from server.keys import create_key
 from server.ratelimit import PLAN_LIMITS
 from server.seed import seed_workspace
-from sync.credentials import KeySource, ResolvedProfile
-from sync.secret import Secret
 from sync.session import SyncSession, open_session
 
 T = TypeVar("T")

@@ -236,33 +236,43 @@ async def test_following_the_highlight_in_100000_issues_reads_one_window(
         assert source.rows_read - read <= 3 * 64
 
 
-async def test_until_an_issue_is_picked_the_list_stays_at_the_top(
+async def test_until_an_issue_is_picked_the_highlight_follows_it_while_in_view(
     app_factory: AppFactory,
 ) -> None:
-    """A list just opened (or searched) shows what arrives at the top, as during a first sync;
-    once the user moved onto an issue, that issue keeps the highlight."""
+    """A list just opened (or searched) holds still. An issue lifted to the top (a colleague's
+    edit) moves the highlight down with the issue the user was looking at, so `enter` a moment
+    later opens that one (issue 14's defect 4: #13 became #74 under a user who did nothing);
+    a first sync's pages, arriving at the top by the hundred, push it out of view and the
+    cursor keeps its line, showing what arrives. Once the user moved onto an issue, it keeps
+    the highlight wherever it goes."""
     source = Growing(500)
     app = app_factory(source)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         issues = issue_list(app)
+        first = highlighted(issues)
         source.new = 2
         app.post_message(CacheChanged())
         await settle(pilot)
-        assert (issues.cursor, issues.scroll_offset.y, highlighted(issues)) == (0, 0, "new_2")
+        assert (issues.cursor, issues.scroll_offset.y, highlighted(issues)) == (2, 0, first)
+        source.new = 200
+        app.post_message(CacheChanged())
+        await settle(pilot)
+        assert (issues.cursor, issues.scroll_offset.y, highlighted(issues)) == (2, 0, "new_198")
         await pilot.press("j", "k")
-        source.new = 3
+        source.new = 203
         app.post_message(CacheChanged())
         await settle(pilot)
-        assert (issues.cursor, highlighted(issues)) == (1, "new_2")
+        assert (issues.cursor, highlighted(issues)) == (5, "new_198")
         await pilot.press("m")
         await settle(pilot)
         await pilot.press("m")
         await settle(pilot)
-        source.new = 4
+        assert (issues.cursor, highlighted(issues)) == (0, "new_203")
+        source.new = 204
         app.post_message(CacheChanged())
         await settle(pilot)
-        assert (issues.cursor, highlighted(issues)) == (0, "new_4")
+        assert (issues.cursor, issues.scroll_offset.y, highlighted(issues)) == (1, 0, "new_203")
 
 
 async def test_a_move_while_a_reload_is_read_is_kept(app_factory: AppFactory) -> None:

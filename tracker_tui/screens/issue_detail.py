@@ -272,10 +272,16 @@ class IssueDetailScreen(Screen[None]):
         box.disabled = False
 
     @on(Input.Changed, "#comment")
-    def keep_draft(self, event: Input.Changed) -> None:
+    def draft_as_typed(self, event: Input.Changed) -> None:
         """Keep the comment as it is typed, so closing or losing the app does not lose it."""
         if self.draft is not None:
             self.draft.changed({"body": event.value} if event.value.strip() else None)
+
+    def keep_draft(self) -> None:
+        """The app is exiting: keep the comment box as it stands."""
+        if self.draft is not None:
+            body = self.query_one("#comment", Input).value
+            self.draft.keep({"body": body} if body.strip() else None)
 
     def on_unmount(self) -> None:
         """Write the draft's last keystrokes now: the app may be closing."""

@@ -227,6 +227,11 @@ class IssueFormScreen(Screen[None]):
         """The fields whose value differs from the issue's (a new issue's defaults)."""
         return {name: value for name, value in values.items() if value != self._initial.get(name)}
 
+    def keep_draft(self) -> None:
+        """The app is exiting: keep the fields changed as they stand."""
+        if self.data is not None:
+            self.draft.keep(self._changes(self._values()) or None)
+
     def on_unmount(self) -> None:
         """Write the draft's last keystrokes now: the app may be closing."""
         self.draft.flush()

@@ -9,9 +9,12 @@ cursor belongs to that issue, not to a line: when the cache changes (a pull, a c
 the user's own) or the sort does, the rows are read again around wherever that issue now
 stands, and it stays highlighted on the same line of the screen, so `enter`, `e` and `space`
 act on the issue the user chose. An issue the query no longer shows hands the cursor to the row
-that took its place. Until then (a list just opened, searched or filtered) the cursor stays on
-the first row, so the list shows what arrives at the top, as during a first sync. Marks are
-issue ids too, so they follow their issues the same way.
+that took its place. Until then (a list just opened, searched or filtered) the cursor follows
+its issue only while the issue stays in view, and the screen holds still: a colleague's edit
+that lifts another issue to the top moves the highlight down with the issue the user was
+looking at (`enter` a moment later opens that one, not the newcomer), while a first sync's
+pages, arriving at the top by the hundred, push it out of view and leave the cursor on its
+line, showing what arrives. Marks are issue ids too, so they follow their issues the same way.
 """
 
 from __future__ import annotations
@@ -208,13 +211,14 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         return old.filter_key == new.filter_key
 
     def cursor_anchor(self) -> Anchor | None:
-        """The highlighted issue, where it is and on which line of the screen; None until the
-        user picked it, or while its row is not loaded (then reloads keep the cursor's
+        """The highlighted issue, where it is and on which line of the screen (soft until the
+        user picked it); None while its row is not loaded (then reloads keep the cursor's
         index)."""
         row = self.highlighted_row
-        if row is None or not self.chosen:
+        if row is None:
             return None
-        return Anchor(row.id, self.cursor, self.cursor - self.scroll_offset.y)
+        line = self.cursor - self.scroll_offset.y
+        return Anchor(row.id, self.cursor, line, soft=not self.chosen)
 
     def start_at_top(self) -> None:
         """A new query starts with the cursor on its first row."""
@@ -267,6 +271,13 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         """Put the cursor on the anchor's issue at `position`, on the line it was on; when the
         issue is gone, on the row now at its old place (the one before, at the end)."""
         count = self.count or 0
+        if anchor.soft:
+            top = max(0, min(anchor.index - anchor.line, count - self.visible_rows))
+            self.scroll_to(y=top, animate=False, immediate=True)
+            if position is None or not top <= position < top + self.visible_rows:
+                position = anchor.index
+            self.cursor = max(0, min(position, count - 1))
+            return
         index = anchor.index if position is None else position
         top = max(0, min(index - anchor.line, count - self.visible_rows))
         self.scroll_to(y=top, animate=False, immediate=True)

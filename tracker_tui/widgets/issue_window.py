@@ -55,6 +55,10 @@ class Anchor:
     issue_id: str
     index: int
     line: int
+    soft: bool = False
+    """Followed only while it stays in view, the screen holding still: an issue the user has
+    not picked yet (a list just opened or searched), so that new issues arriving at the top, as
+    during a first sync, stay in view; when it is pushed out, the cursor keeps its line."""
 
 
 class IssueWindow(ScrollView):
@@ -307,7 +311,8 @@ class IssueWindow(ScrollView):
                 position = None
                 if anchor is not None:
                     position = self._source.position(query, anchor.issue_id, anchor.index)
-                    top = (anchor.index if position is None else position) - anchor.line
+                    moved = anchor.index if position is None or anchor.soft else position
+                    top = moved - anchor.line
                     top = max(0, min(top, count - visible))
                     first_page, pages = self._pages.span(
                         max(top - MARGIN, 0), top + visible + MARGIN
