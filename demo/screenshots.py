@@ -10,17 +10,22 @@ from __future__ import annotations
 import asyncio
 import sys
 import tempfile
+import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
+from textual.widgets import TabbedContent
 
 from cache import Cache, FieldConflict, Resource
 from demo.data import fill, generate
 from issuefields import PRIORITY, STATUS
 from sync.connection import Connection, ConnectionState
+from sync.ratelimit import BACKGROUND_LOG_BUCKET
+from sync.ratelimit.learned import Learned
+from sync.remembered import keep_limits
 from tracker_tui.app import TrackerApp, make_app
 from tracker_tui.data.outbox_counts import OutboxCounts
 from tracker_tui.messages import SyncStatusChanged
@@ -69,6 +74,44 @@ async def _report(pilot: Pilot[Any]) -> None:
     await _settle(pilot)
 
 
+def _log_requests(cache: Cache) -> None:
+    """A day of use past the alert on a Free key (845 of 1,000), so the usage tab and the status
+    bar's warning have something to show; times are real ones, as the request log's are."""
+    now = time.time()
+    keep_limits(cache, "https://demo.invalid/v1", Learned("free", 60, 1_000, "me"))
+    spread = [
+        *((now - 86_000 + i * 190, BACKGROUND_LOG_BUCKET) for i in range(430)),
+        *((now - 18_000 + i * 40, "other") for i in range(400)),
+        *((now - 40 + i, "other") for i in range(12)),
+        *((now - 20 + i, "issues.create") for i in range(3)),
+    ]
+    for at, bucket in spread:
+        cache.requests.reserve_request(at, bucket, [])
+
+
+async def _settings_usage(pilot: Pilot[Any], outdir: Path) -> None:
+    """The settings screen's usage tab, with the day's alert in the status bar."""
+    app = pilot.app
+    app.post_message(
+        SyncStatusChanged(
+            profile="demo",
+            connection=ConnectionState(Connection.ONLINE),
+            outbox=OutboxCounts(),
+            budget_minute=45,
+            budget_day=155,
+            day_limit=1_000,
+            last_sync=NOW - timedelta(minutes=2),
+        )
+    )
+    await pilot.press("escape", "comma")
+    await _settle(pilot)
+    app.screen.query_one(TabbedContent).active = "tab-usage"
+    await _settle(pilot)
+    app.clear_notifications()
+    await _settle(pilot)
+    app.save_screenshot("settings_usage.svg", str(outdir))
+
+
 async def _shoot(app: TrackerApp, outdir: Path, shots: list[tuple[str, list[str]]]) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await _settle(pilot)
@@ -77,16 +120,19 @@ async def _shoot(app: TrackerApp, outdir: Path, shots: list[tuple[str, list[str]
             await pilot.press(*keys)
             await _settle(pilot)
             app.save_screenshot(f"{name}.svg", str(outdir))
+        await _settings_usage(pilot, outdir)
 
 
 async def make_screenshots(outdir: Path) -> list[Path]:
-    """Write list, detail, bulk preview, sync panel and help SVGs into `outdir`."""
+    """Write list, detail, bulk preview, sync panel, help and settings (usage) SVGs into
+    `outdir`."""
     outdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         cache = Cache.open(Path(tmp) / "cache.db", clock=NOW.timestamp)
         try:
             fill(cache, generate(3_000, NOW))
             _prepare(cache)
+            _log_requests(cache)
             app = make_app(cache=cache, me="usr_ada", profile="demo", clock=lambda: NOW)
             await _shoot(
                 app,

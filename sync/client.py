@@ -321,6 +321,19 @@ class ApiClient:
     async def delete_webhook(self, webhook_id: str) -> Response[Webhook | None]:
         return await self._delete(_path("webhooks", webhook_id), Webhook, None)
 
+    async def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, QueryValue] | None = None,
+        body: Mapping[str, Any] | None = None,
+    ) -> Response[object]:
+        """One request this class has no method for (`sync.admin`): the JSON of its 2xx body
+        (None when empty), through the same limiter, observer and errors as every call."""
+        payload, meta = await self._exchange(method, path, query=query, body=body)
+        return Response(payload, meta)
+
     # --- plumbing --------------------------------------------------------------------------
 
     async def _list(

@@ -18,6 +18,7 @@ key's storage or the config file fail with `accounts.errors` instead (their own 
     │   └── UnexpectedStatus       any other status (405, 409, a redirect...)
     ├── NetworkError               no response (.request_sent: could the server have acted?)
     ├── ProtocolError              a response that cannot be read: bad JSON, truncated, wrong shape
+    ├── Unsupported                the server lacks an [ext] operation asked for (`.operation`)
     └── NoCredentials              no API key for the profile: log in, or set TRACKER_API_KEY
 
 How the three outcomes of an attempt (docs/sync.md#three-outcomes) map: *retryable* are NetworkError
@@ -253,6 +254,15 @@ def error_for(meta: ResponseMeta, body: ErrorBody) -> ApiError:
     if kind is None:
         kind = ServerError if meta.status >= 500 else UnexpectedStatus
     return kind(meta, body)
+
+
+class Unsupported(SyncError):
+    """The server has no such operation (an optional one the published API does not promise:
+    docs/api.md#optional-features); nothing was done."""
+
+    def __init__(self, operation: str, message: str) -> None:
+        self.operation = operation
+        super().__init__(message)
 
 
 class NoCredentials(SyncError):

@@ -12,7 +12,7 @@ failing the whole page.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any, Generic, Self, TypeVar
@@ -155,6 +155,34 @@ class Webhook(Record):
     url: str = ""
     events: Strings = Field(default_factory=list)
     secret: str | None = None
+
+
+class ApiKey(Record):
+    """An API key's description [ext]; `key` (the value) is only in the answer to its creation."""
+
+    name: str | None = None
+    permissions: Strings = Field(default_factory=list)
+    expires_at: Timestamp | None = None
+    revoked: bool = False
+    key: str | None = None
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """`repr` and `str` without the value: crash screens show the `repr` of locals."""
+        return ((name, value) for name, value in super().__repr_args__() if name != "key")
+
+
+class DeliveryAttempt(ServerModel):
+    """One attempt to deliver one event to a webhook [ext]; it has no id of its own."""
+
+    event_id: str | None = None
+    event_type: str | None = None
+    attempt: int | None = None
+    status: str | None = None
+    response_code: int | None = None
+    error: str | None = None
+    scheduled_at: Timestamp | None = None
+    attempted_at: Timestamp | None = None
+    completed_at: Timestamp | None = None
 
 
 class Me(ServerModel):

@@ -23,10 +23,11 @@ import httpx
 from accounts.credentials import ResolvedProfile
 from cache import Cache, CacheError, open_cache
 from sync.client import ApiClient, Observer
-from sync.errors import NoCredentials
+from sync.errors import Forbidden, NoCredentials, SyncError
 from sync.features import ServerFeatures
+from sync.permissions import key_tag, learn_denied
 from sync.probe import detect_features
-from sync.ratelimit import RateLimiter
+from sync.ratelimit import RateLimiter, ResponseMeta
 from sync.ratelimit.learned import Learned
 from sync.remembered import keep_features, keep_limits, remembered_features, remembered_limits
 
@@ -48,6 +49,8 @@ class SyncSession:
     user: str | None = None
     """The id of the key's user once `/me` was asked (`sync.push.reconcile`), for this session only:
     the profile's key may change between sessions."""
+    key_tag: str = ""
+    """Tells this key's remembered permissions from another's (`sync.permissions`)."""
 
 
 async def known_features(
@@ -75,6 +78,19 @@ def _limits_keeper(cache: Cache, server: str) -> Callable[[Learned], None]:
             keep_limits(cache, server, learned)
 
     return keep
+
+
+def _learning(observer: Observer | None, cache: Cache, server: str, tag: str) -> Observer:
+    """The caller's observer, after keeping a permission a 403 named as one this key lacks."""
+
+    def observe(outcome: ResponseMeta | SyncError) -> None:
+        if isinstance(outcome, Forbidden) and outcome.permission:
+            with suppress(CacheError):
+                learn_denied(cache, server, tag, outcome.permission)
+        if observer is not None:
+            observer(outcome)
+
+    return observe
 
 
 @asynccontextmanager
@@ -116,13 +132,14 @@ async def open_session(
         if learned is not None:
             limiter.restore(learned)
         limiter.on_learned = _limits_keeper(store, resolved.server)
+        tag = key_tag(resolved.key.reveal())
         async with ApiClient(
             resolved.server,
             resolved.key,
             transport=transport,
             timeout=timeout,
             limiter=limiter,
-            observer=observer,
+            observer=_learning(observer, store, resolved.server, tag),
         ) as client:
             features = await known_features(store, client, resolved.server)
             if features.plan and learned is None:
@@ -136,6 +153,7 @@ async def open_session(
                 client=client,
                 limiter=limiter,
                 features=features,
+                key_tag=tag,
             )
     finally:
         if owned:

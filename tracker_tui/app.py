@@ -25,8 +25,11 @@ from textual.screen import Screen
 from textual.theme import Theme
 
 from cache import Cache
+from sync.permissions import ISSUES_WRITE, KeyPermissions
+from tracker_tui.admin_link import AdminLink
 from tracker_tui.data.cache_source import CacheIssueSource
 from tracker_tui.data.source import IssueSource
+from tracker_tui.data.usage import DEFAULT_ALERT_PERCENT, alert_words, day_used_percent
 from tracker_tui.data.views import SavedView
 from tracker_tui.drafts import KeepsDraft
 from tracker_tui.messages import (
@@ -47,6 +50,11 @@ from tracker_tui.sync_link import OfflineLink, SyncLink
 from tracker_tui.widgets.issue_list import IssueList
 
 _T = TypeVar("_T")
+
+KEY_READ_ONLY = (
+    "This key may not change issues (it lacks issues:write): the app is read-only. Log in "
+    "with a key that has it to make changes."
+)
 
 THEMES: tuple[str, ...] = ("textual-dark", "textual-light", "nord", "gruvbox", "tokyo-night")
 """The built-in themes ctrl+t cycles through."""
@@ -110,6 +118,9 @@ class TrackerApp(NavigatingApp):
         self._heap_frozen = False
         self._logged_in_once = False
         self.error_log = error_log
+        self.read_only_reason: str | None = None
+        self._budget_alerted = False
+        """Said once at start when the app is read-only for a reason the user did not choose."""
 
     async def on_mount(self) -> None:
         """Apply the saved theme, report every later change of it, start the sync link, and
@@ -123,6 +134,8 @@ class TrackerApp(NavigatingApp):
         self.theme_changed_signal.subscribe(self, self._report_theme)
         self.screen_change_signal.subscribe(self, release_dead_line_caches)
         self.open_first_screen()
+        if self.read_only_reason:
+            self.notify(self.read_only_reason, severity="warning", timeout=8)
         if self._login is None:
             await self.sync.start(self.post_message)
 
@@ -180,6 +193,9 @@ class TrackerApp(NavigatingApp):
         )
         yield SystemCommand("Sync panel", "key: y", self.action_sync_panel)
         yield SystemCommand("Projects", "key: P", self.action_projects)
+        yield SystemCommand(
+            "Settings", "Workspace, API keys, webhooks, usage; key: ,", self.action_settings
+        )
         if not self.read_only:
             yield SystemCommand("Undo bulk change", "key: u", self.action_undo_bulk)
 
@@ -212,8 +228,19 @@ class TrackerApp(NavigatingApp):
 
     @on(SyncStatusChanged)
     def keep_sync_status(self, message: SyncStatusChanged) -> None:
-        """Remember the latest report; status bars follow `sync_status`."""
+        """Remember the latest report; status bars follow `sync_status`. The first report past
+        the day's alert also becomes a notification, once per run."""
         self.sync_status = message
+        percent = day_used_percent(message.budget_day, message.day_limit)
+        alert_at = self.services.usage_alert if self.services else DEFAULT_ALERT_PERCENT
+        if percent is not None and percent >= alert_at and not self._budget_alerted:
+            self._budget_alerted = True
+            self.notify(
+                f"{alert_words(percent)}. The settings' usage tab (,) shows each limit.",
+                title="Rate limits",
+                severity="warning",
+                timeout=10,
+            )
 
     @on(CacheChanged)
     def bump_cache_revision(self) -> None:
@@ -295,6 +322,9 @@ def make_app(
     on_views_changed: Callable[[list[SavedView]], None] | None = None,
     on_theme_changed: Callable[[str], None] | None = None,
     error_log: Path | None = None,
+    admin: AdminLink | None = None,
+    permissions: KeyPermissions | None = None,
+    usage_alert: int = DEFAULT_ALERT_PERCENT,
 ) -> TrackerApp:
     """Build the app around its collaborators.
 
@@ -315,8 +345,15 @@ def make_app(
         on_theme_changed: Called with the theme's name whenever the user changes it.
         error_log: Where the caller sends the app's errors (`tracker_tui.error_log`), named
             when one is shown.
+        admin: Where the settings screen's online work runs (the engine's session).
+        permissions: What the key may do, as far as known; a key known not to write issues
+            opens the app read-only, its write keys hidden.
+        usage_alert: The day's share of the rate limit, in percent, past which the status bar
+            warns.
     """
     link = sync if sync is not None else OfflineLink()
+    key_cannot_write = permissions is not None and permissions.lacks(ISSUES_WRITE)
+    read_only = read_only or key_cannot_write
     if source is None and cache is not None:
         source = CacheIssueSource(cache, me=me)
     if source is None and login is None:
@@ -324,8 +361,19 @@ def make_app(
     services = None
     if cache is not None:
         adapter = source if isinstance(source, CacheIssueSource) else CacheIssueSource(cache, me=me)
-        services = Services(cache, adapter, link, clock, read_only, me, profile)
-    return TrackerApp(
+        services = Services(
+            cache,
+            adapter,
+            link,
+            clock,
+            read_only,
+            me,
+            profile,
+            admin=admin,
+            permissions=permissions or KeyPermissions(),
+            usage_alert=usage_alert,
+        )
+    app = TrackerApp(
         source,
         services=services,
         sync=link,
@@ -339,3 +387,6 @@ def make_app(
         on_theme_changed=on_theme_changed,
         error_log=error_log,
     )
+    if key_cannot_write:
+        app.read_only_reason = KEY_READ_ONLY
+    return app

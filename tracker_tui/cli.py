@@ -19,12 +19,39 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from tracker_tui.commands import account, demo, outbox, read, status, sync_cmd, users, write
+from sync.permissions import COMMENTS_WRITE, ISSUES_WRITE
+from tracker_tui.commands import (
+    account,
+    demo,
+    keys,
+    outbox,
+    read,
+    status,
+    sync_cmd,
+    usage,
+    users,
+    webhooks,
+    workspace,
+    write,
+)
+from tracker_tui.commands.online import note_permission
 from tracker_tui.errors import EXPECTED, UsageError, describe
 from tracker_tui.exit_codes import Exit, for_signal
 from tracker_tui.signals import Terminated, ending_cleanly
 
-COMMAND_GROUPS = (demo, write, outbox, account, read, users, status, sync_cmd)
+COMMAND_GROUPS = (
+    *(demo, write, outbox, account, read, users, status, sync_cmd),
+    *(workspace, keys, webhooks, usage),
+)
+
+ISSUE_WRITES = {
+    "create": ISSUES_WRITE,
+    "edit": ISSUES_WRITE,
+    "delete": ISSUES_WRITE,
+    "bulk-edit": ISSUES_WRITE,
+    "comment": COMMENTS_WRITE,
+}
+"""The issue commands whose `--help` says whether the profile's key may run them."""
 
 VALUES_WITH_A_DASH = frozenset({"--sort"})
 """Options whose value may start with `-` (`--sort -priority`), which argparse would take for
@@ -70,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     issues.set_defaults(run=lambda _args: _help(issues))
     for group in COMMAND_GROUPS:
         group.register(subparsers, issue_commands)
+    for name, permission in ISSUE_WRITES.items():
+        note_permission(issue_commands.choices[name], permission)
     return parser
 
 

@@ -19,28 +19,33 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import assert_never
+from typing import TypeVar, assert_never
 
 import httpx
 
 from accounts.credentials import ResolvedProfile
 from cache import Cache, CacheError
+from sync.admin import AdminApi
 from sync.connection import RATE_WAIT_SHOWN, Connection, ConnectionState, ConnectionWatch
 from sync.engine import RETRY_BASE, RETRY_CAP, LoopEvent, PassFailed, RetryPlanned, SyncLoop
 from sync.errors import Forbidden, NetworkError, RateLimited, ServerError, SyncError, Unauthorized
 from sync.live import LiveUpdates
+from sync.permissions import learn_from_me
 from sync.pull import PullProgress, PullReport
 from sync.push import Backoff, PushReport, StopReason
 from sync.session import SyncSession, open_session
+from tracker_tui.admin_link import OFFLINE_NOTICE, AdminUnavailable
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.data.outbox_counts import OutboxCounts, count_outbox
 from tracker_tui.errors import describe
 from tracker_tui.messages import CacheChanged, SyncFailed, SyncStatusChanged
 from tracker_tui.server_clock import ServerClock
 from tracker_tui.sync_link import Poster
+
+T = TypeVar("T")
 
 PROGRESS_REFRESH = 0.5
 """Seconds between re-reads the app is asked for while a pull lands page after page."""
@@ -111,6 +116,20 @@ class EngineLink:
 
     def sync_now(self) -> None:
         self._call(self._sync_now)
+
+    async def admin(self, work: Callable[[AdminApi], Awaitable[T]]) -> T:
+        """Run `work` on the engine's session, on the engine's thread (`AdminLink`)."""
+        loop = self._engine_loop
+        if loop is None or loop.is_closed() or self._session is None:
+            raise AdminUnavailable(OFFLINE_NOTICE)
+        done = asyncio.run_coroutine_threadsafe(self._admin(work), loop)
+        return await asyncio.wrap_future(done)
+
+    async def _admin(self, work: Callable[[AdminApi], Awaitable[T]]) -> T:
+        session = self._session
+        if session is None:
+            raise AdminUnavailable(OFFLINE_NOTICE)
+        return await work(AdminApi(session.client))
 
     def _poked(self) -> None:
         """On the engine's loop: send soon, and show the new pending count (a SQLite read,
@@ -206,10 +225,10 @@ class EngineLink:
             sleep=self._watch.sleep,
         ) as session:
             self._session = session
-            if session.features.me and session.cache.state.get(ME_STATE_KEY) is None:
-                user = (await session.client.me()).value.user
-                if user is not None:
-                    session.cache.state.set(ME_STATE_KEY, user.id)
+            unknown = session.cache.state.get(ME_STATE_KEY) is None
+            me = await learn_from_me(session, who=unknown)
+            if unknown and me is not None and me.user is not None:
+                session.cache.state.set(ME_STATE_KEY, me.user.id)
             loop = SyncLoop(
                 session,
                 listener=self._heard,
@@ -310,8 +329,10 @@ class EngineLink:
             return
         minute: int | None = None
         day: int | None = None
+        day_limit: int | None = None
         if self._session is not None:
             minute, day = self._session.limiter.budget()
+            day_limit = self._session.limiter.learned().per_day
         with contextlib.suppress(CacheError):  # the last counts stand; the next report retries
             self._outbox = count_outbox(self._cache)
         self._post(
@@ -321,6 +342,7 @@ class EngineLink:
                 outbox=self._outbox,
                 budget_minute=minute,
                 budget_day=day,
+                day_limit=day_limit,
                 progress=self._progress,
                 last_sync=self._last_sync,
             )

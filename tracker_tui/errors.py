@@ -41,13 +41,14 @@ EXPECTED: tuple[type[Exception], ...] = (TrackerTuiError, SyncError, ConfigError
 def describe(error: Exception) -> str:
     """One line for the user: what went wrong and, where there is one, what to do."""
     if isinstance(error, Unauthorized):
-        return (
-            f"the server refused the API key ({error.status} {error.code}): log in again with "
-            "`tracker-tui login`, or check TRACKER_API_KEY"
-        )
+        return _refused_key(error)
     if isinstance(error, Forbidden):
         needed = f" {error.permission}" if error.permission else ""
-        return f"the API key lacks the permission{needed} (403): {error.message}"
+        return (
+            f"the API key lacks the permission{needed} (403): {error.message} Use a profile "
+            "whose key has it (--profile NAME), or ask a workspace admin for such a key "
+            "(`tracker-tui keys create --permission ...`)"
+        )
     if isinstance(error, RateLimited):
         wait = f"; retry in {error.retry_after:.0f} s" if error.retry_after is not None else ""
         return f"the server's rate limit was reached (429){wait}"
@@ -72,3 +73,20 @@ def describe(error: Exception) -> str:
         )
     text = str(error) or type(error).__name__
     return " ".join(text.split())
+
+
+def _refused_key(error: Unauthorized) -> str:
+    """401: a revoked or an expired key says so (the reference service words it:
+    docs/api.md#error-codes), and what to do."""
+    words = error.message.lower()
+    fix = (
+        "log in with another key (`tracker-tui login --server URL`; an admin makes one with "
+        "`tracker-tui keys create`), or check TRACKER_API_KEY"
+    )
+    for word, state in (("revoked", "has been revoked"), ("expired", "has expired")):
+        if word in words:
+            return f"the server refused the API key: it {state} (401 {error.code}); {fix}"
+    return (
+        f"the server refused the API key ({error.status} {error.code}): log in again with "
+        "`tracker-tui login`, or check TRACKER_API_KEY"
+    )

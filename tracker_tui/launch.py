@@ -15,10 +15,12 @@ from accounts.errors import NoProfileError
 from accounts.profiles import AppPaths, ProfileStore
 from accounts.secret import Secret
 from cache import open_cache
+from sync.permissions import key_tag, remembered_permissions
 from tracker_tui.app import make_app
 from tracker_tui.crash_guard import exit_status
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.data.settings import ProfileSettings, saved_theme, saved_views
+from tracker_tui.data.usage import alert_percent
 from tracker_tui.engine_link import EngineLink
 from tracker_tui.error_log import open_error_log
 from tracker_tui.errors import UsageError
@@ -52,9 +54,14 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
     with open_cache(resolved.cache_name) as cache:
         me = cache.state.get(ME_STATE_KEY)
         clock = ServerClock(cache.state.clock_offset())
+        link = EngineLink(resolved, cache, live=live, server_clock=clock)
+        tag = key_tag(resolved.key.reveal()) if resolved.key is not None else ""
         app = make_app(
             cache=cache,
-            sync=EngineLink(resolved, cache, live=live, server_clock=clock),
+            sync=link,
+            admin=link,
+            permissions=remembered_permissions(cache, resolved.server, tag),
+            usage_alert=alert_percent(ui),
             clock=clock.now,
             me=me if isinstance(me, str) else None,
             profile=resolved.name or "env",

@@ -39,6 +39,8 @@ class SyncStatusChanged(Message):
     """Requests left in the current minute window, None when unknown."""
     budget_day: int | None = None
     """Requests left today, None when unknown."""
+    day_limit: int | None = None
+    """The day's limit those are left of (for the status bar's alert), None when unknown."""
     progress: PullProgress | None = None
     """The running pull's latest progress (fetched of an estimated total), None when none
     runs."""

@@ -1,5 +1,5 @@
 """The app's half that opens screens: from the list to an issue, a form, a bulk edit, the sync
-panel or the projects; and `u`, which undoes the last bulk change.
+panel, the projects or the settings; and `u`, which undoes the last bulk change.
 
 Screens ask by posting requests (`EditIssueRequested`, `IssueList.Opened`, …); this class
 answers them, so no screen knows which screen another one opens. Without a cache (a stand-in
@@ -32,6 +32,7 @@ from tracker_tui.screens.issue_detail import IssueDetailScreen
 from tracker_tui.screens.issue_form import IssueFormScreen
 from tracker_tui.screens.issue_list import IssueListScreen
 from tracker_tui.screens.projects import ProjectsScreen
+from tracker_tui.screens.settings import SettingsScreen
 from tracker_tui.screens.sync_panel import SyncPanelScreen
 from tracker_tui.services import Services
 from tracker_tui.widgets.issue_list import IssueList
@@ -52,6 +53,7 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "sync_panel", "Sync panel"),
         Binding("P", "projects", "Projects"),
+        Binding("comma", "settings", "Settings"),
         Binding("u", "undo_bulk", "Undo bulk change"),
     ]
 
@@ -91,6 +93,13 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
             return
         if (services := self._services()) is not None:
             self.push_screen(SyncPanelScreen(services))
+
+    def action_settings(self) -> None:
+        """The workspace, API keys, webhooks and usage (online where it must be)."""
+        if isinstance(self.screen, SettingsScreen):
+            return
+        if (services := self._services()) is not None:
+            self.push_screen(SettingsScreen(services))
 
     def action_projects(self) -> None:
         """List the projects (enter shows a project's issues)."""

@@ -8,11 +8,14 @@ who "me" is, the clock, and whether writes are allowed at all.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from cache import Cache
+from sync.permissions import KeyPermissions
+from tracker_tui.admin_link import AdminLink
 from tracker_tui.data.cache_source import CacheIssueSource
+from tracker_tui.data.usage import DEFAULT_ALERT_PERCENT
 from tracker_tui.sync_link import SyncLink
 
 
@@ -29,3 +32,9 @@ class Services:
     """The current user's id (for "mine"); None when unknown."""
     profile: str = ""
     """Shown in the status bar until the sync engine reports."""
+    admin: AdminLink | None = None
+    """Where the settings screen's online work runs; None without a sync engine."""
+    permissions: KeyPermissions = field(default_factory=KeyPermissions)
+    """What the key may do, as far as known when the app started (`sync.permissions`)."""
+    usage_alert: int = DEFAULT_ALERT_PERCENT
+    """The day's share of the rate limit past which the status bar warns, in percent."""

@@ -39,6 +39,8 @@ READS = (
     ("users",),
     ("status",),
     ("status", "--json"),
+    ("usage",),
+    ("usage", "--json"),
     ("outbox",),
     ("conflicts",),
     ("profiles",),

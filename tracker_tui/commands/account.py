@@ -25,6 +25,7 @@ from accounts.profiles import (
 from accounts.secret import Secret
 from cache import open_cache
 from sync.errors import NotFound, Unauthorized, UnexpectedStatus
+from sync.permissions import keep_granted, key_tag
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.errors import TrackerTuiError, UsageError
 from tracker_tui.exit_codes import Exit
@@ -84,6 +85,8 @@ class Identity:
     user: str | None
     workspace: str | None
     user_id: str | None = None
+    permissions: tuple[str, ...] | None = None
+    """What the key may do, by `/me` (None on a server without it)."""
 
 
 class KeyRefused(TrackerTuiError):
@@ -112,7 +115,8 @@ async def check_key(server: str, key: Secret) -> Identity:
             return Identity(None, None)
         user = me.user.name or me.user.id if me.user else None
         workspace = me.workspace.name or me.workspace.id if me.workspace else None
-        return Identity(user, workspace, me.user.id if me.user else None)
+        user_id = me.user.id if me.user else None
+        return Identity(user, workspace, user_id, tuple(me.permissions))
 
 
 def run_login(args: argparse.Namespace) -> int:
@@ -133,6 +137,8 @@ def run_login(args: argparse.Namespace) -> int:
     where = save_login(profile, key, insecure=args.insecure_storage)
     with open_cache(name) as cache:
         cache.state.set(ME_STATE_KEY, identity.user_id)
+        if identity.permissions is not None:
+            keep_granted(cache, server, key_tag(key.reveal()), list(identity.permissions))
     default = store.load().default == name
     who = f" as {identity.user}" if identity.user else ""
     print(

@@ -156,16 +156,15 @@ async def _until_reached(
 
 
 async def _learn_me(session: SyncSession) -> None:
-    """Who the key belongs to, once: `--assignee me` needs it offline later. Only a help:
-    when it fails, the sync's own requests meet the same failure and say it."""
-    if not session.features.me or session.cache.state.get(ME_STATE_KEY) is not None:
-        return
-    try:
-        user = (await session.client.me()).value.user
-    except SyncError:
-        return
-    if user is not None:
-        session.cache.state.set(ME_STATE_KEY, user.id)
+    """Who the key belongs to (`--assignee me` needs it offline later) and what it may do
+    (write commands check it before anything is sent), once per key. Only a help: when it
+    fails, the sync's own requests meet the same failure and say it."""
+    from sync.permissions import learn_from_me
+
+    unknown = session.cache.state.get(ME_STATE_KEY) is None
+    me = await learn_from_me(session, who=unknown)
+    if unknown and me is not None and me.user is not None:
+        session.cache.state.set(ME_STATE_KEY, me.user.id)
 
 
 def exit_status(cache: Cache, done: Outcome) -> Exit:

@@ -27,7 +27,9 @@ from cache import Cache, CacheError, EntryState, JsonValue, OutboxEntry, Resourc
 from issuefields import COMMENT_BODY, EDITABLE, STATUS, TRANSITIONS, Field, Kind, problem
 from sync.connection import ConnectionWatch
 from sync.errors import SyncError
+from sync.permissions import COMMENTS_WRITE, ISSUES_WRITE
 from tracker_tui.commands import refs
+from tracker_tui.commands.online import require
 from tracker_tui.commands.refs import Names, option
 from tracker_tui.commands.waiting import Waits
 from tracker_tui.data.bulk import BulkChange, plan
@@ -45,6 +47,15 @@ and the next sync sends it."""
 
 def open_local_cache(args: argparse.Namespace) -> Cache:
     return open_cache(resolve_profile(args.profile).cache_name)
+
+
+def open_for_writing(
+    args: argparse.Namespace, permission: str = ISSUES_WRITE, doing: str = "change issues"
+) -> Cache:
+    """The cache to queue a write in, once the key is not known to lack `permission`: a write
+    it may not make is refused here, before it is queued or anything is sent."""
+    require(resolve_profile(args.profile), permission, doing)
+    return open_local_cache(args)
 
 
 def push_now(args: argparse.Namespace, cache: Cache) -> tuple[PushReport, Waits]:
@@ -247,7 +258,7 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 
 
 def run_create(args: argparse.Namespace) -> int:
-    with open_local_cache(args) as cache:
+    with open_for_writing(args) as cache:
         fields = issue_fields(args, cache)
         local = cache.outbox.create(Resource.ISSUES, fields)
         [entry] = [e for e in cache.outbox.entries() if e.record_id == local]
@@ -257,7 +268,7 @@ def run_create(args: argparse.Namespace) -> int:
 
 
 def run_edit(args: argparse.Namespace) -> int:
-    with open_local_cache(args) as cache:
+    with open_for_writing(args) as cache:
         issue_id = refs.issue_id(cache, args.id)
         fields = issue_fields(args, cache)
         if not fields:
@@ -293,7 +304,7 @@ def _move_refused(cache: Cache, issue_id: str, reason: str) -> str:
 
 
 def run_delete(args: argparse.Namespace) -> int:
-    with open_local_cache(args) as cache:
+    with open_for_writing(args) as cache:
         issue_id = refs.issue_id(cache, args.id)
         named = Names(cache).issue(issue_id, title=True)
         if not args.yes:
@@ -315,7 +326,7 @@ def run_comment(args: argparse.Namespace) -> int:
     body = args.body
     if problem(COMMENT_BODY, body) is not None:
         raise UsageError(f"--body: {_help(COMMENT_BODY)} ({len(body):,} given)")
-    with open_local_cache(args) as cache:
+    with open_for_writing(args, COMMENTS_WRITE, "comment") as cache:
         issue_id = refs.issue_id(cache, args.id)
         local = cache.outbox.create(Resource.COMMENTS, {"issue_id": issue_id, "body": body})
         entries = [e for e in cache.outbox.entries() if e.record_id == local]
@@ -325,7 +336,7 @@ def run_comment(args: argparse.Namespace) -> int:
 
 
 def run_bulk_edit(args: argparse.Namespace) -> int:
-    with open_local_cache(args) as cache:
+    with open_for_writing(args) as cache:
         ids = list(dict.fromkeys(refs.issue_id(cache, given) for given in read_ids(args.ids)))
         if not ids:
             raise UsageError("no issue ids given")

@@ -1,5 +1,7 @@
 """The status bar: which profile, the connection, what waits to be sent (and what failed or
-conflicts), how far a pull has come, and what budget is left.
+conflicts), how far a pull has come, and what budget is left; once the day's use passes the
+profile's alert (80 % unless set), a warning saying what the client does about it takes the
+budget's place.
 
 It shows the app's latest `SyncStatusChanged` report, which the app keeps in its `sync_status`
 reactive; until the sync engine reports, it says "offline" and shows dashes rather than zeros.
@@ -16,6 +18,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from tracker_tui.data.usage import DEFAULT_ALERT_PERCENT, alert_words, day_used_percent
 from tracker_tui.messages import SyncStatusChanged
 from tracker_tui.widgets.sync_text import (
     budget_text,
@@ -59,6 +62,11 @@ class StatusBar(Widget):
         """Take the app's report as this bar's state."""
         self.status = status
 
+    def _alert_at(self) -> int:
+        """The profile's alert threshold, which the app's services carry."""
+        services = getattr(self.app, "services", None)
+        return int(getattr(services, "usage_alert", DEFAULT_ALERT_PERCENT))
+
     def _tick(self) -> None:
         if self.status is not None and has_countdown(self.status.connection):
             self.refresh()
@@ -81,6 +89,13 @@ class StatusBar(Widget):
         optional.append(Content(f"budget {budget}"))
         tail = [Content.styled("read-only", "bold $text-error")] if self._read_only else []
         room = self.content_size.width or 10_000
+        percent = None if status is None else day_used_percent(status.budget_day, status.day_limit)
+        if percent is not None and percent >= self._alert_at():
+            for short in (False, True):
+                alert = Content.styled(alert_words(percent, short=short), "bold $warning")
+                if _length(head, [alert, *tail]) <= room or short:
+                    optional = [alert]
+                    break
         while optional and _length(head, [*optional, *tail]) > room:
             optional.pop()
         return Content.assemble(

@@ -1,0 +1,81 @@
+"""`tracker-tui usage [--json]`: this profile's use of each rate limit, offline.
+
+From the request log every process of the profile writes and the limits the rate limiter last
+learned (`tracker_tui.data.usage`): the plan's minute and day, each per-endpoint minute, and
+what background sync will still spend of its share of the day.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from datetime import datetime
+from typing import Any
+
+from accounts.credentials import resolve_profile
+from accounts.profiles import AppPaths, ProfileStore
+from tracker_tui.commands.read import open_profile_cache
+from tracker_tui.data.usage import LimitUse, alert_percent, measure_usage
+from tracker_tui.exit_codes import Exit
+from tracker_tui.output import print_json, print_table
+
+
+def register(subparsers: Any, issue_commands: Any) -> None:
+    usage = subparsers.add_parser(
+        "usage",
+        help="use of each rate limit this minute and today, and background sync's share (offline)",
+        description=(
+            "How much of each rate limit this profile used (every process of it: the app, "
+            "sync, commands) in the last minute and the last day, by the client's own request "
+            "log and the limits it learned from the server; and what background sync will "
+            "still spend of its share (half of the day's limit). Requests made elsewhere with "
+            "the same key are not seen here."
+        ),
+    )
+    usage.add_argument("--json", action="store_true", help="print as JSON")
+    usage.set_defaults(run=run_usage)
+
+
+def _alert_setting(args: argparse.Namespace) -> int:
+    name = resolve_profile(args.profile).name
+    if name is None:
+        return alert_percent({})
+    return alert_percent(ProfileStore(AppPaths.from_env()).get(name).ui)
+
+
+def run_usage(args: argparse.Namespace) -> int:
+    with open_profile_cache(args) as cache:
+        usage = measure_usage(cache, time.time(), alert_at=_alert_setting(args))
+    if args.json:
+        print_json(usage.to_json())
+        return Exit.OK
+    rows = [_row(limit) for limit in (*usage.limits, usage.background)]
+    columns = [("name", "LIMIT"), ("window", "PER"), ("used", "USED"), ("limit", "OF")]
+    print_table(rows, [*columns, ("left", "LEFT"), ("bar", ""), ("note", "")])
+    source = {"me": "from /me", "headers": "from the rate-limit headers", "stored": "learned"}
+    said = source.get(usage.plan_source, "assumed until the server says")
+    print(f"\nplan: {usage.plan} ({said}); minute = last 60 s, day = last 24 h")
+    print(
+        f"background sync will spend at most {usage.background_will_spend} more requests in the "
+        f"day's window, one poll every {usage.poll_every:.0f} s; the rest is yours"
+    )
+    alert = usage.alert_text()
+    if alert:
+        print(f"alert (at {usage.alert_percent}%): {alert}")
+    return Exit.OK
+
+
+def _row(limit: LimitUse) -> dict[str, Any]:
+    filled = round(limit.share * 20)
+    note = ""
+    if limit.blocked_until is not None:
+        note = f"spent until {datetime.fromtimestamp(limit.blocked_until):%H:%M:%S}"
+    return {
+        "name": limit.name,
+        "window": limit.window,
+        "used": limit.used,
+        "limit": limit.limit,
+        "left": limit.left,
+        "bar": "#" * filled + "." * (20 - filled),
+        "note": note,
+    }
