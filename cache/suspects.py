@@ -22,20 +22,95 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
-from cache.models import EntryState, JsonObject, Operation, OutboxEntry, Resource
+from cache.models import ACTIVE_STATES, EntryState, JsonObject, Operation, OutboxEntry, Resource
 from cache.outbox import get, transition
-from cache.resources import dumps
+from cache.resources import dumps, loads_object
+
+RECENT = 3600.0
+"""Seconds back from an attempt within which a record the cache holds counts as made near it:
+such a record may look, once someone else changed it, like the attempt's result altered, and
+it cannot be (the cache held it before). An hour covers the window reconciling looks in
+(seconds around the attempt, or eleven minutes each side when the server clock is unknown)."""
+RECENT_LIMIT = 500
+"""At most this many recent records are kept per create: an import of thousands an hour ago
+would otherwise be copied into every create sent after it."""
+_TABLES = {Resource.ISSUES: "issues", Resource.PROJECTS: "projects", Resource.COMMENTS: "comments"}
 
 
-def note_seen(conn: sqlite3.Connection, entries: Iterable[OutboxEntry]) -> None:
+def note_seen(conn: sqlite3.Connection, entries: Iterable[OutboxEntry], now: float) -> None:
     """Keep, with each create about to be sent, the ids of the records the cache already holds
-    that it could be taken for (same title, name, or body on the same issue)."""
+    that it could be taken for: those like it (same title, name, or body on the same issue),
+    and those made within `RECENT` of now, which someone else may have changed since."""
     for entry in entries:
         if entry.operation is Operation.CREATE:
-            found = [str(row[0]) for row in _alike(conn, entry)]
-            conn.execute("UPDATE outbox SET seen = ? WHERE id = ?", (dumps(found), entry.id))
+            found = {str(row[0]) for row in _alike(conn, entry)}
+            found.update(_recent(conn, entry.resource, now))
+            conn.execute(
+                "UPDATE outbox SET seen = ? WHERE id = ?", (dumps(sorted(found)), entry.id)
+            )
+
+
+def _recent(conn: sqlite3.Connection, resource: Resource, now: float) -> list[str]:
+    since = datetime.fromtimestamp(now - RECENT, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    table = _TABLES[resource]
+    rows = conn.execute(
+        f"SELECT id FROM {table} WHERE created_at >= ? ORDER BY created_at DESC LIMIT ?",
+        (since, RECENT_LIMIT),
+    )
+    return [str(row[0]) for row in rows]
+
+
+@dataclass(frozen=True)
+class BulkAttempt:
+    """The bulk request an entry's last attempt went out in: its `Idempotency-Key`, its body
+    exactly as sent, and the entry's operation's place in it."""
+
+    key: str
+    body: JsonObject
+    index: int
+
+
+def note_request(
+    conn: sqlite3.Connection, entry_ids: Sequence[int], bulk: tuple[str, JsonObject] | None
+) -> None:
+    """Which request the entries' attempt goes out in: `bulk` (key, body), or None for one
+    request each (their own key and fields). Bulk bodies no active entry names are dropped."""
+    ids = dumps(list(entry_ids))
+    key = None if bulk is None else bulk[0]
+    conn.execute(
+        "UPDATE outbox SET sent_in = ? WHERE id IN (SELECT value FROM json_each(?))", (key, ids)
+    )
+    if bulk is not None:
+        conn.execute(
+            "INSERT OR REPLACE INTO bulk_requests (key, body, entries) VALUES (?, ?, ?)",
+            (bulk[0], dumps(bulk[1]), ids),
+        )
+    active = "(" + ", ".join(f"'{state.value}'" for state in ACTIVE_STATES) + ")"
+    conn.execute(
+        "DELETE FROM bulk_requests WHERE key NOT IN (SELECT sent_in FROM outbox "
+        f"WHERE sent_in IS NOT NULL AND state IN {active})"
+    )
+
+
+def bulk_attempts(conn: sqlite3.Connection, entry_ids: Iterable[int]) -> dict[int, BulkAttempt]:
+    """For each entry whose last attempt went out in a bulk request, that request."""
+    rows = conn.execute(
+        "SELECT o.id, b.key, b.body, b.entries FROM outbox o JOIN bulk_requests b "
+        "ON b.key = o.sent_in WHERE o.id IN (SELECT value FROM json_each(?))",
+        (dumps(list(entry_ids)),),
+    )
+    found: dict[int, BulkAttempt] = {}
+    for entry_id, key, body, entries in rows:
+        order = [int(value) for value in json.loads(str(entries))]
+        if int(entry_id) in order:
+            found[int(entry_id)] = BulkAttempt(
+                str(key), loads_object(str(body)), order.index(int(entry_id))
+            )
+    return found
 
 
 def _alike(conn: sqlite3.Connection, entry: OutboxEntry) -> Iterable[Any]:

@@ -17,8 +17,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from cache import Operation, OutboxEntry, Resource
+from sync.models import BulkCreate, BulkDelete, BulkOperation, BulkUpdate
 
 MAX_BULK = 100
 
@@ -39,6 +41,20 @@ class Bulk:
         if not keys:
             return None
         return "bulk-" + hashlib.sha256("\n".join(keys).encode()).hexdigest()
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """The request's body: kept with its entries when it holds creates, so that a lost
+        answer can be asked for again under the same key with the same body."""
+        return {"operations": [operation(entry).to_json() for entry in self.entries]}
+
+
+def operation(entry: OutboxEntry) -> BulkOperation:
+    if entry.operation is Operation.CREATE:
+        return BulkCreate(dict(entry.changes))
+    if entry.operation is Operation.DELETE:
+        return BulkDelete(entry.target_id)
+    return BulkUpdate(entry.target_id, dict(entry.changes))
 
 
 Step = Single | Bulk
