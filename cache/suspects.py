@@ -15,6 +15,10 @@ When more look-alikes remain than creates that may have made them, the engine ca
 which, if any, is whose: the entry becomes `unsure`, with those records kept as its
 `suspects`, until the user says "the same as this one" (`Cache.same_as`), "send it anyway"
 (`send_anyway`) or discards it.
+
+Where the server honours keys the engine asks the key instead, which needs the request an
+attempt went out in: its own (its key and fields), or a bulk request's key and body, kept here
+(`note_request`, `bulk_attempts`) while any entry sent in it is active.
 """
 
 from __future__ import annotations

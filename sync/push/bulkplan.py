@@ -7,9 +7,10 @@ projects, and any entry a bulk request could not carry, go singly.
 Creates go in bulk too when `creates` is on. Their idempotency: the bulk request carries one
 `Idempotency-Key` derived from its entries' own keys, so resending the same entries replays
 the first answer where keys are honoured. The batch may be composed differently after a crash
-or a partial failure, so that key is not what guarantees "exactly once": every create whose
-attempt had an unknown outcome is reconciled (looked for on the server) before it is sent
-again, in bulk or not, exactly as for single creates.
+or a partial failure, so the request's key and body are kept with its entries
+(`Cache.mark_sending_many`): a create whose attempt had an unknown outcome is asked of that key
+with that body (`sync.push.replay`), or looked for on the server where keys are not honoured,
+before it is sent again, in bulk or not, exactly as for single creates.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Unknown outcomes: did the server apply a create whose answer never arrived? (SYNC.md 4)
 
-A create sent without a readable answer may exist on the server. Resending it with the same
-`Idempotency-Key` is safe only where the server honours keys, which cannot be probed; so before
-any resend the engine looks: it lists what changed since the attempt began (server time, from
-the measured clock offset, less a margin) and matches each create's *fingerprint*, the fields it
-sent, against records created in that window.
+A create sent without a readable answer may exist on the server. Where the server answers for
+its `Idempotency-Key`, it is asked so (`sync.push.replay`). Elsewhere the engine looks: it lists
+what changed since the attempt began (server time, from the measured clock offset, less a
+margin) and matches each create's *fingerprint*, the fields it sent, against records created
+in that window.
 
 A record like it is not necessarily its result (issue 15). On a server without keys, three
 identical creates whose first was dropped before the server saw it found their two siblings'
@@ -28,6 +28,12 @@ Listing pages are bounded by what changed in the window, which after a crash is 
 seconds. The window is listed with the margin the clock offset had before the listing, and
 narrowed with the offset its answer measured.
 
+Nothing like a create found, a record made in its window that no local write made, the cache
+did not hold before the attempt, and that is like none of the creates, may be its result that
+someone else changed since (issue 15's `altered`): the create is `unsure`, with those records,
+rather than sent again. Where the server has tombstones, records deleted since the attempt
+count too, unless the cache holds one as made outside the window.
+
 A comment names its author: where the server says who the key's user is (`/me`), a look-alike
 comment someone else wrote is never taken for ours.
 
@@ -41,6 +47,7 @@ nothing.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -49,7 +56,7 @@ from sync.errors import Forbidden, InvalidRequest, NotFound, UnexpectedStatus
 from sync.models import Record, Tombstone
 from sync.push.matching import Findings, settle
 from sync.retry import Retrier
-from sync.session import SyncSession
+from sync.session import SyncSession, remember_features
 from sync.timeutil import parse_timestamp
 
 T = TypeVar("T")
@@ -88,14 +95,15 @@ async def list_since(
 ) -> list[Record]:
     """Every record of `resource` changed after `since` (all of them when the server cannot
     filter by time), walking pages until a short one or the total; each page retried by
-    `reads` when given, so a lost page costs one request rather than the listing. `deleted`
-    (on a server with tombstones and `updated_after` only): the records deleted since too, as
-    `Tombstone`s."""
+    `reads` when given, so a lost page costs one request rather than the listing. `deleted`:
+    the records deleted since too, as `Tombstone`s, asked for as the pull asks (with
+    `updated_after`, unless the server was seen refusing `include_deleted`)."""
     client = session.client
     if not session.features.updated_after:
         since = None
     size = min(session.features.page_size or PAGE_SIZE, PAGE_SIZE)
-    graves = True if deleted and since is not None and session.features.tombstones else None
+    refused = session.features.tombstones is False
+    graves = True if deleted and since is not None and not refused else None
     found: list[Record] = []
     for page in range(1, MAX_PAGES + 1):
 
@@ -198,12 +206,27 @@ async def _look(
     parent = listing_parent(group)
     started = [entry.sent_at or entry.created_at for entry in group]
     since = server_time(session, min(started))
-    listed = await list_since(session, resource, since, parent=parent, reads=reads, deleted=True)
+    # Only its author may change or delete a comment (CONTRACT): none of ours is altered.
+    altered = resource is not Resource.COMMENTS
+    try:
+        listed = await list_since(
+            session, resource, since, parent=parent, reads=reads, deleted=altered
+        )
+    except InvalidRequest:
+        if not altered or session.features.tombstones is not None:
+            raise
+        # Refused where `include_deleted` was never seen either way: when the listing without
+        # it is answered, that was what the server refused (as the pull learns it).
+        listed = await list_since(session, resource, since, parent=parent, reads=reads)
+        session.features = replace(session.features, tombstones=False)
+        remember_features(session)
     graves = [record for record in listed if isinstance(record, Tombstone)]
     listed = [record for record in listed if not isinstance(record, Tombstone)]
     if resource is Resource.COMMENTS:
         listed = await _written_by_us(session, group, listed, reads)
     candidates = _candidates(session, group, listed)
+    if not altered:
+        return settle(group, candidates, {})
     return settle(group, candidates, _altered(session, group, listed, graves, candidates))
 
 

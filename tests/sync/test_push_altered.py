@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from push_support import Wire, load_issues, server_issues, session_for, spec_only
+from push_support import (
+    Wire,
+    load_issues,
+    server_issues,
+    session_for,
+    spec_only,
+    without_idempotency,
+)
 
 from cache import EntryState, OutboxEntry, Resource
 from server.app import create_app
@@ -61,11 +68,11 @@ class Setup:
 
 
 @asynccontextmanager
-async def serve(tmp_path: Path, *, spec: bool = False) -> AsyncIterator[Setup]:
+async def serve(tmp_path: Path, *, spec: bool = False, keys: bool = True) -> AsyncIterator[Setup]:
     db = tmp_path / "server.db"
     key = seed_workspace(db, "acme", SEEDED, plan="enterprise")
     app = create_app(db, window_seconds=WINDOW)
-    wire = Wire(spec_only(app) if spec else app)
+    wire = Wire(spec_only(app) if spec else app if keys else without_idempotency(app))
     async with session_for(
         key, tmp_path / "cache.db", transport=wire, window_seconds=WINDOW
     ) as session:
@@ -206,4 +213,31 @@ async def test_a_lost_create_a_colleague_retitled_on_a_spec_only_server_is_unsur
     assert entry.state is EntryState.UNSURE
     assert [record["id"] for record in suspects] == [made["id"]]
     assert entry.last_error is not None and f"#{made['number']}" in entry.last_error
+    assert (report.unsure, report.sent) == (1, 0)
+
+
+async def test_a_lost_create_a_colleague_deleted_is_unsure_by_its_tombstone_without_keys(
+    tmp_path: Path,
+) -> None:
+    """A server with tombstones that ignores keys: the deleted record is seen deleted in the
+    attempt's window, so the create is kept, unsure, rather than made again."""
+    async with serve(tmp_path, keys=False) as setup:
+        session = setup.session
+        assert session.features.tombstones is not False
+        local = session.cache.create(Resource.ISSUES, {"title": TITLE})
+        deleted: list[str] = []
+
+        async def delete(issue_id: str) -> None:
+            deleted.append(issue_id)
+            await setup.colleague("DELETE", f"/issues/{issue_id}")
+
+        lose_then(setup, "/v1/issues", delete)
+        report = await push(session)
+        on_server = await server_issues(session)
+        entry = the_entry(session, local)
+        suspects = session.cache.suspects(entry.id)
+    assert setup.wire.lost == 1
+    assert len(on_server) == SEEDED  # not made again
+    assert entry.state is EntryState.UNSURE
+    assert [record["id"] for record in suspects] == deleted
     assert (report.unsure, report.sent) == (1, 0)
