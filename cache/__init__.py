@@ -44,11 +44,13 @@ from cache.models import (
 )
 from cache.records import Prepared
 from cache.store import Cache, open_cache
+from cache.suspects import BulkAttempt
 
 __all__ = [
     "ACTIVE_STATES",
     "AmbiguousIssueError",
     "ApplyResult",
+    "BulkAttempt",
     "Cache",
     "CacheBusyError",
     "CacheClosedError",

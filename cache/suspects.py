@@ -39,7 +39,7 @@ RECENT = 3600.0
 such a record may look, once someone else changed it, like the attempt's result altered, and
 it cannot be (the cache held it before). An hour covers the window reconciling looks in
 (seconds around the attempt, or eleven minutes each side when the server clock is unknown)."""
-RECENT_LIMIT = 500
+RECENT_LIMIT = 100
 """At most this many recent records are kept per create: an import of thousands an hour ago
 would otherwise be copied into every create sent after it."""
 _TABLES = {Resource.ISSUES: "issues", Resource.PROJECTS: "projects", Resource.COMMENTS: "comments"}
@@ -49,10 +49,13 @@ def note_seen(conn: sqlite3.Connection, entries: Iterable[OutboxEntry], now: flo
     """Keep, with each create about to be sent, the ids of the records the cache already holds
     that it could be taken for: those like it (same title, name, or body on the same issue),
     and those made within `RECENT` of now, which someone else may have changed since."""
+    recent: dict[Resource, list[str]] = {}
     for entry in entries:
         if entry.operation is Operation.CREATE:
+            if entry.resource not in recent:
+                recent[entry.resource] = _recent(conn, entry.resource, now)
             found = {str(row[0]) for row in _alike(conn, entry)}
-            found.update(_recent(conn, entry.resource, now))
+            found.update(recent[entry.resource])
             conn.execute(
                 "UPDATE outbox SET seen = ? WHERE id = ?", (dumps(sorted(found)), entry.id)
             )
@@ -66,6 +69,11 @@ def _recent(conn: sqlite3.Connection, resource: Resource, now: float) -> list[st
         (since, RECENT_LIMIT),
     )
     return [str(row[0]) for row in rows]
+
+
+ONE_BY_ONE = ""
+"""`outbox.sent_in` of an entry whose last attempt was a request of its own (NULL: not known,
+an attempt made before the column was)."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +92,7 @@ def note_request(
     """Which request the entries' attempt goes out in: `bulk` (key, body), or None for one
     request each (their own key and fields). Bulk bodies no active entry names are dropped."""
     ids = dumps(list(entry_ids))
-    key = None if bulk is None else bulk[0]
+    key = ONE_BY_ONE if bulk is None else bulk[0]
     conn.execute(
         "UPDATE outbox SET sent_in = ? WHERE id IN (SELECT value FROM json_each(?))", (key, ids)
     )
@@ -96,20 +104,40 @@ def note_request(
     active = "(" + ", ".join(f"'{state.value}'" for state in ACTIVE_STATES) + ")"
     conn.execute(
         "DELETE FROM bulk_requests WHERE key NOT IN (SELECT sent_in FROM outbox "
-        f"WHERE sent_in IS NOT NULL AND state IN {active})"
+        f"WHERE sent_in IS NOT NULL AND sent_in != '' AND state IN {active})"
     )
 
 
-def bulk_attempts(conn: sqlite3.Connection, entry_ids: Iterable[int]) -> dict[int, BulkAttempt]:
-    """For each entry whose last attempt went out in a bulk request, that request."""
+def witness(conn: sqlite3.Connection, since: float) -> tuple[Resource, str, str | None] | None:
+    """The create last sent since `since` that the server answered (done): its resource, its
+    own key, and the bulk request's key when it went out in one."""
+    row = conn.execute(
+        "SELECT resource, idempotency_key, sent_in FROM outbox WHERE state = 'done' "
+        "AND operation = 'create' AND sent_in IS NOT NULL AND sent_at >= ? "
+        "ORDER BY sent_at DESC LIMIT 1",
+        (since,),
+    ).fetchone()
+    if row is None:
+        return None
+    return Resource(row[0]), str(row[1]), None if row[2] == ONE_BY_ONE else str(row[2])
+
+
+def attempts(conn: sqlite3.Connection, entry_ids: Iterable[int]) -> dict[int, BulkAttempt | None]:
+    """For each entry whose last attempt is known: the bulk request it went out in, or None
+    for its own request. Absent: attempted before the client kept this (or its bulk request
+    was forgotten), which no key can be asked about."""
     rows = conn.execute(
-        "SELECT o.id, b.key, b.body, b.entries FROM outbox o JOIN bulk_requests b "
-        "ON b.key = o.sent_in WHERE o.id IN (SELECT value FROM json_each(?))",
+        "SELECT o.id, o.sent_in, b.key, b.body, b.entries FROM outbox o LEFT JOIN bulk_requests b "
+        "ON b.key = o.sent_in WHERE o.id IN (SELECT value FROM json_each(?)) "
+        "AND o.sent_in IS NOT NULL",
         (dumps(list(entry_ids)),),
     )
-    found: dict[int, BulkAttempt] = {}
-    for entry_id, key, body, entries in rows:
-        order = [int(value) for value in json.loads(str(entries))]
+    found: dict[int, BulkAttempt | None] = {}
+    for entry_id, sent_in, key, body, entries in rows:
+        if sent_in == ONE_BY_ONE:
+            found[int(entry_id)] = None
+            continue
+        order = [] if entries is None else [int(value) for value in json.loads(str(entries))]
         if int(entry_id) in order:
             found[int(entry_id)] = BulkAttempt(
                 str(key), loads_object(str(body)), order.index(int(entry_id))

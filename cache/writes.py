@@ -215,7 +215,7 @@ class OutboxWrites:
     ) -> list[OutboxEntry]:
         """`mark_sending` for the entries of one request, in one transaction. `bulk`: the
         `Idempotency-Key` and body of the bulk request they go out in, kept until they settle
-        so that a lost answer can be asked for again by that key (`bulk_attempts`)."""
+        so that a lost answer can be asked for again by that key (`attempts`)."""
         with self._db.write() as conn:
             now = self._clock()
             sending = [
@@ -228,11 +228,18 @@ class OutboxWrites:
             suspects.note_request(conn, entry_ids, bulk)
             return sending
 
-    def bulk_attempts(self, entry_ids: Iterable[int]) -> dict[int, suspects.BulkAttempt]:
-        """For each entry whose last attempt went out in a bulk request: that request's key,
-        body and the entry's place in it."""
+    def witness(self, since: float) -> tuple[Resource, str, str | None] | None:
+        """The create last sent since `since` (local clock) that the server answered: its
+        resource, its key and, when it went out in a bulk request, that request's key. Its
+        key is one a server that honours keys holds an answer for."""
         with self._db.read() as conn:
-            return suspects.bulk_attempts(conn, entry_ids)
+            return suspects.witness(conn, since)
+
+    def attempts(self, entry_ids: Iterable[int]) -> dict[int, suspects.BulkAttempt | None]:
+        """For each entry whose last attempt is known: the bulk request it went out in (its
+        key, body and the entry's place in it), or None for a request of its own."""
+        with self._db.read() as conn:
+            return suspects.attempts(conn, entry_ids)
 
     def release(
         self, entry_id: int, error: str | None = None, *, not_applied: bool = False

@@ -124,10 +124,12 @@ async def _round(ctx: PushContext, ready: list[OutboxEntry]) -> None:
 async def _reconcile(ctx: PushContext, ready: list[OutboxEntry]) -> list[OutboxEntry]:
     """Creates tried before without a known outcome are looked for first (SYNC.md 4).
 
-    One listing per group of `sync.push.reconcile.listings`, each settled as soon as it is read
-    and its findings stored (done, unsure, or `not_applied`): when a later one fails, the
-    round ends but the next round, or run, starts from there. All or nothing, a lossy network
-    failed one of many listings nearly every round and the push never moved on.
+    Where the server answers for their `Idempotency-Key`, the key settles them
+    (`sync.push.replay`); the rest are looked for in listings: one per group of
+    `sync.push.reconcile.listings`, each settled as soon as it is read and its findings stored
+    (done, unsure, or `not_applied`): when a later one fails, the round ends but the next
+    round, or run, starts from there. All or nothing, a lossy network failed one of many
+    listings nearly every round and the push never moved on.
     """
     unsure = ctx.session.cache.doubtful()
     doubtful = [e for e in ready if e.id in unsure]

@@ -6,15 +6,17 @@ create was sent again (issue 15's `altered`). A server that honours keys keeps t
 for 24 hours whatever became of the record since, so there the key is asked, not the listing:
 
 1. The request the last attempt went out in (one POST, or a whole bulk request: its key and
-   body are kept with the entries, `Cache.bulk_attempts`) is sent again under its key with an
+   body are kept with the entries, `Cache.attempts`) is sent again under its key with an
    empty body. That creates nothing anywhere; a server holding an answer under the key refuses
    it as `idempotency_key_reused` (`ApiClient.key_used`), which also proves it honours keys.
 2. Held: the request is sent again under its first key with its first body, byte for byte,
    and the server replays its first answer: the create's record, as it was made.
-3. Not held, on a server known to honour keys (an earlier `idempotency_key_reused`) and within
-   the key's life: the attempt was never applied, and the create goes out again. Not held
-   anywhere else says nothing (a server that ignores keys answers the empty body as a missing
-   field): the create is looked for in a listing (`sync.push.reconcile`).
+3. Not held, on a server known to honour keys and within the key's life: the attempt was
+   never applied, and the create goes out again. Not held anywhere else says nothing (a server
+   that ignores keys answers the empty body as a missing field): on a server not known either
+   way, the key of the last create it did answer is asked (`_witnessed`): held, the server
+   honours keys; not held, it ignores them and is not asked again, and the create is looked
+   for in a listing (`sync.push.reconcile`).
 
 Replayed records are then looked for in one listing of what changed since the attempt (what
 was made since has changed since): there, the record as it is now; absent, someone deleted it.
@@ -22,7 +24,8 @@ Either way the create happened: it is done, linked to its record, and a deleted 
 removed from the cache with it, never made again.
 
 Cost: one request per lost single create or lost bulk request, one more for each that was
-applied, and one listing per resource when any was.
+applied, one listing per resource when any was, and once per server one to learn whether it
+honours keys.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from cache import OutboxEntry, Resource
+from cache import BulkAttempt, OutboxEntry, Resource
 from sync.errors import NotFound
 from sync.push.outcomes import PushContext
 from sync.push.reconcile import list_since, listing_parent, listings, read, server_time
@@ -65,12 +68,14 @@ async def ask_keys(ctx: PushContext, entries: Sequence[OutboxEntry]) -> Asked:
     if session.features.idempotency is False:
         return asked
     fresh = [entry for entry in entries if _within_life(session, entry)]
-    attempts = session.cache.bulk_attempts(entry.id for entry in fresh)
-    requests: dict[str, list[OutboxEntry]] = {}
+    attempts = session.cache.attempts(entry.id for entry in fresh)
+    requests: dict[str, list[tuple[OutboxEntry, BulkAttempt]]] = {}
     for entry in fresh:
-        attempt = attempts.get(entry.id)
+        if entry.id not in attempts:
+            continue  # which request it went out in is not known: looked for by listing
+        attempt = attempts[entry.id]
         if attempt is not None:
-            requests.setdefault(attempt.key, []).append(entry)
+            requests.setdefault(attempt.key, []).append((entry, attempt))
             continue
         if await _held(ctx, PATHS[entry.resource], entry.idempotency_key):
             made[entry.id] = await _replay_one(ctx, entry)
@@ -80,11 +85,14 @@ async def ask_keys(ctx: PushContext, entries: Sequence[OutboxEntry]) -> Asked:
             asked.unheld.add(entry.id)
     for key, members in requests.items():
         if await _held(ctx, BULK_PATH, key):
-            made.update(await _replay_bulk(ctx, key, members, attempts))
+            made.update(await _replay_bulk(ctx, key, members))
         elif session.features.idempotency:
-            asked.not_applied.extend(entry.id for entry in members)
+            asked.not_applied.extend(entry.id for entry, _ in members)
         else:
-            asked.unheld.update(entry.id for entry in members)
+            asked.unheld.update(entry.id for entry, _ in members)
+    if asked.unheld and session.features.idempotency is None and await _witnessed(ctx):
+        asked.not_applied.extend(sorted(asked.unheld))
+        asked.unheld.clear()
     if made:
         by_id = {entry.id: entry for entry in entries}
         asked.applied = await _as_now(ctx, [by_id[entry_id] for entry_id in made], made)
@@ -97,6 +105,23 @@ def learn_ignored(session: SyncSession, asked: Asked, applied: Iterable[int]) ->
     if session.features.idempotency is None and asked.unheld.intersection(applied):
         session.features = replace(session.features, idempotency=False)
         remember_features(session)
+
+
+async def _witnessed(ctx: PushContext) -> bool:
+    """Whether the server honours keys, asked of the key of a create it answered within the
+    keys' life (`Cache.witness`): held, it does (and what it did not hold was never applied);
+    not held, it ignores keys, and is not asked again. None such: not known yet."""
+    session = ctx.session
+    now = session.limiter.offset.to_local(session.limiter.server_now())
+    found = session.cache.witness(now - LIFETIME)
+    if found is None:
+        return False
+    resource, key, bulk_key = found
+    if await _held(ctx, PATHS[resource] if bulk_key is None else BULK_PATH, bulk_key or key):
+        return True
+    session.features = replace(session.features, idempotency=False)
+    remember_features(session)
+    return False
 
 
 def _within_life(session: SyncSession, entry: OutboxEntry) -> bool:
@@ -132,19 +157,18 @@ async def _replay_one(ctx: PushContext, entry: OutboxEntry) -> dict[str, Any]:
 async def _replay_bulk(
     ctx: PushContext,
     key: str,
-    members: Sequence[OutboxEntry],
-    attempts: dict[int, Any],
+    members: Sequence[tuple[OutboxEntry, BulkAttempt]],
 ) -> dict[int, dict[str, Any]]:
     """The first answer to a bulk request, replayed; each create's result at its place. A
     create the request refused was not applied; one whose result is missing stays in doubt."""
-    body = attempts[members[0].id].body
+    body = members[0][1].body
     client = ctx.session.client
     answer = await read(ctx.reads, lambda: client.bulk_body(body, idempotency_key=key))
     results = {result.index: result for result in answer.value}
     made: dict[int, dict[str, Any]] = {}
     refused: list[int] = []
-    for entry in members:
-        result = results.get(attempts[entry.id].index)
+    for entry, attempt in members:
+        result = results.get(attempt.index)
         if result is not None and result.ok and result.issue is not None:
             made[entry.id] = result.issue.raw
         elif result is not None and not result.ok:

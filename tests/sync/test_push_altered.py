@@ -241,3 +241,42 @@ async def test_a_lost_create_a_colleague_deleted_is_unsure_by_its_tombstone_with
     assert entry.state is EntryState.UNSURE
     assert [record["id"] for record in suspects] == deleted
     assert (report.unsure, report.sent) == (1, 0)
+
+
+async def test_a_create_dropped_before_the_service_is_sent_again_once_a_known_key_vouches(
+    tmp_path: Path,
+) -> None:
+    """Dropped before the service saw it, on a server not yet known to honour keys, while a
+    colleague makes an unrelated issue: the key of a create the server answered earlier is
+    held, so the server honours keys, and the dropped one, whose key is not, was never
+    applied. It is sent again, not kept unsure over the colleague's issue."""
+    async with serve(tmp_path) as setup:
+        session = setup.session
+        session.cache.create(Resource.ISSUES, {"title": "answered"})
+        await push(session)
+        assert session.features.idempotency is None
+        local = session.cache.create(Resource.ISSUES, {"title": TITLE})
+        dropped: list[bool] = []
+
+        def drop(request: httpx.Request) -> bool:
+            first = not dropped and request.method == "POST"
+            if first and request.url.path.endswith("/v1/issues"):
+                dropped.append(True)
+                return True
+            return False
+
+        async def before(request: httpx.Request) -> None:
+            if dropped == [True]:
+                dropped.append(False)
+                await setup.colleague("POST", "/issues", {"title": "Something else"})
+
+        setup.wire.drop, setup.wire.before = drop, before
+        report = await push(session)
+        on_server = await server_issues(session)
+        entry = the_entry(session, local)
+        linked = session.cache.resolve_id(local)
+        learned = session.features.idempotency
+    assert setup.wire.dropped == 1
+    assert [i["id"] for i in on_server if i["title"] == TITLE] == [linked]
+    assert entry.state is EntryState.DONE and (report.unsure, report.done) == (0, 1)
+    assert learned is True
