@@ -85,7 +85,9 @@ async def ask_keys(ctx: PushContext, entries: Sequence[OutboxEntry]) -> Asked:
             asked.unheld.add(entry.id)
     for key, members in requests.items():
         if await _held(ctx, BULK_PATH, key):
-            made.update(await _replay_bulk(ctx, key, members))
+            landed, refused = await _replay_bulk(ctx, key, members)
+            made.update(landed)
+            asked.not_applied.extend(refused)
         elif session.features.idempotency:
             asked.not_applied.extend(entry.id for entry, _ in members)
         else:
@@ -158,7 +160,7 @@ async def _replay_bulk(
     ctx: PushContext,
     key: str,
     members: Sequence[tuple[OutboxEntry, BulkAttempt]],
-) -> dict[int, dict[str, Any]]:
+) -> tuple[dict[int, dict[str, Any]], list[int]]:
     """The first answer to a bulk request, replayed; each create's result at its place. A
     create the request refused was not applied; one whose result is missing stays in doubt."""
     body = members[0][1].body
@@ -173,8 +175,7 @@ async def _replay_bulk(
             made[entry.id] = result.issue.raw
         elif result is not None and not result.ok:
             refused.append(entry.id)
-    ctx.session.cache.mark_not_applied(refused)
-    return made
+    return made, refused
 
 
 async def _as_now(
