@@ -50,6 +50,7 @@ from cache.requestlog import RequestLog
 from cache.sending import SETTLED_RETENTION, Push
 from cache.server_copy import ServerCopy
 from cache.store import Cache, open_cache
+from cache.suspects import BulkAttempt
 from cache.writes import Outbox
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "SETTLED_RETENTION",
     "AmbiguousIssueError",
     "ApplyResult",
+    "BulkAttempt",
     "Cache",
     "CacheBusyError",
     "CacheClosedError",

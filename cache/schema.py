@@ -314,6 +314,17 @@ STEPS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("outbox_place", _script("ALTER TABLE outbox ADD COLUMN place INTEGER;")),
     # What the user typed and has not sent (cache.drafts): kept as they type.
     ("drafts", _script(DRAFTS_SQL)),
+    # The bulk request an entry's last attempt went out in (`sent_in`, its key) and that
+    # request's body: a create whose answer was lost is asked of that key, with that body,
+    # where the server honours keys (cache.suspects).
+    (
+        "outbox_sent_in",
+        _script(
+            "ALTER TABLE outbox ADD COLUMN sent_in TEXT;\n"
+            "CREATE TABLE bulk_requests (key TEXT PRIMARY KEY, body TEXT NOT NULL, "
+            "entries TEXT NOT NULL) WITHOUT ROWID;"
+        ),
+    ),
 )
 KNOWN_STEPS = tuple(name for name, _ in STEPS)
 

@@ -21,6 +21,7 @@ from cache.models import (
     Conflict,
     EntryState,
     FieldConflict,
+    JsonObject,
     Operation,
     OutboxEntry,
     Resource,
@@ -50,8 +51,12 @@ class Push:
         """Before each attempt: counts the attempt and freezes the entry against coalescing."""
         return self.mark_sending_many([entry_id])[0]
 
-    def mark_sending_many(self, entry_ids: Sequence[int]) -> list[OutboxEntry]:
-        """`mark_sending` for the entries of one request, in one transaction."""
+    def mark_sending_many(
+        self, entry_ids: Sequence[int], *, bulk: tuple[str, JsonObject] | None = None
+    ) -> list[OutboxEntry]:
+        """`mark_sending` for the entries of one request, in one transaction. `bulk`: the
+        `Idempotency-Key` and body of the bulk request they go out in, kept until they settle
+        so that a lost answer can be asked for again by that key (`attempts`)."""
         with self._db.write() as conn:
             now = self._clock()
             sending = [
@@ -60,8 +65,22 @@ class Push:
                 )
                 for entry_id in entry_ids
             ]
-            suspects.note_seen(conn, sending)
+            suspects.note_seen(conn, sending, now)
+            suspects.note_request(conn, entry_ids, bulk)
             return sending
+
+    def witness(self, since: float) -> tuple[Resource, str, str | None] | None:
+        """The create last sent since `since` (local clock) that the server answered: its
+        resource, its key and, when it went out in a bulk request, that request's key. Its
+        key is one a server that honours keys holds an answer for."""
+        with self._db.read() as conn:
+            return suspects.witness(conn, since)
+
+    def attempts(self, entry_ids: Iterable[int]) -> dict[int, suspects.BulkAttempt | None]:
+        """For each entry whose last attempt is known: the bulk request it went out in (its
+        key, body and the entry's place in it), or None for a request of its own."""
+        with self._db.read() as conn:
+            return suspects.attempts(conn, entry_ids)
 
     def release(
         self, entry_id: int, error: str | None = None, *, not_applied: bool = False
@@ -110,12 +129,22 @@ class Push:
             outbox.withdraw(conn, entry)
             return entry
 
-    def mark_done(self, entry_id: int, record: Mapping[str, Any] | None = None) -> None:
+    def mark_done(
+        self, entry_id: int, record: Mapping[str, Any] | None = None, *, gone: bool = False
+    ) -> None:
         """The write landed. Pass the server's answer (`record`): it is stored in the same
         transaction, so the edit never flickers back to the old value. A create must pass it
         (its id replaces the temporary one everywhere); without it, an update shows the old
-        server copy until the next pull (fine when that pull is how the result was found)."""
-        self.mark_done_many([(entry_id, record)])
+        server copy until the next pull (fine when that pull is how the result was found).
+        `gone`: the create's record was deleted on the server since (someone else did): it is
+        linked to its local row, and removed from the server copy in the same transaction."""
+        with self._db.write() as conn:
+            land(
+                conn, [(entry_id, record)], (EntryState.SENDING, EntryState.PENDING), self._clock()
+            )
+            if gone and record is not None:
+                entry = outbox.get(conn, entry_id)
+                records.delete_records(conn, SPECS[entry.resource], {record_id(record): None})
 
     def mark_done_many(self, landed: Sequence[tuple[int, Mapping[str, Any] | None]]) -> None:
         """`mark_done` for the entries of one bulk answer, in one transaction, the records

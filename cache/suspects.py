@@ -15,6 +15,10 @@ When more look-alikes remain than creates that may have made them, the engine ca
 which, if any, is whose: the entry becomes `unsure`, with those records kept as its
 `suspects`, until the user says "the same as this one" (`Cache.outbox.same_as`), "send it anyway"
 (`send_anyway`) or discards it.
+
+Where the server honours keys the engine asks the key instead, which needs the request an
+attempt went out in: its own (its key and fields), or a bulk request's key and body, kept here
+(`note_request`, `bulk_attempts`) while any entry sent in it is active.
 """
 
 from __future__ import annotations
@@ -22,21 +26,124 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
-from cache.models import EntryState, JsonObject, Operation, OutboxEntry, Resource
+from cache.models import ACTIVE_STATES, EntryState, JsonObject, Operation, OutboxEntry, Resource
 from cache.outbox import get
 from cache.outbox_life import transition
-from cache.resources import dumps
+from cache.resources import dumps, loads_object
+
+RECENT = 3600.0
+"""Seconds back from an attempt within which a record the cache holds counts as made near it:
+such a record may look, once someone else changed it, like the attempt's result altered, and
+it cannot be (the cache held it before). An hour covers the window reconciling looks in
+(seconds around the attempt, or eleven minutes each side when the server clock is unknown)."""
+RECENT_LIMIT = 100
+"""At most this many recent records are kept per create: an import of thousands an hour ago
+would otherwise be copied into every create sent after it."""
+_TABLES = {Resource.ISSUES: "issues", Resource.PROJECTS: "projects", Resource.COMMENTS: "comments"}
 
 
-def note_seen(conn: sqlite3.Connection, entries: Iterable[OutboxEntry]) -> None:
+def note_seen(conn: sqlite3.Connection, entries: Iterable[OutboxEntry], now: float) -> None:
     """Keep, with each create about to be sent, the ids of the records the cache already holds
-    that it could be taken for (same title, name, or body on the same issue)."""
+    that it could be taken for: those like it (same title, name, or body on the same issue),
+    and those made within `RECENT` of now, which someone else may have changed since."""
+    recent: dict[Resource, list[str]] = {}
     for entry in entries:
         if entry.operation is Operation.CREATE:
-            found = [str(row[0]) for row in _alike(conn, entry)]
-            conn.execute("UPDATE outbox SET seen = ? WHERE id = ?", (dumps(found), entry.id))
+            if entry.resource not in recent:
+                recent[entry.resource] = _recent(conn, entry.resource, now)
+            found = {str(row[0]) for row in _alike(conn, entry)}
+            found.update(recent[entry.resource])
+            conn.execute(
+                "UPDATE outbox SET seen = ? WHERE id = ?", (dumps(sorted(found)), entry.id)
+            )
+
+
+def _recent(conn: sqlite3.Connection, resource: Resource, now: float) -> list[str]:
+    since = datetime.fromtimestamp(now - RECENT, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    table = _TABLES[resource]
+    rows = conn.execute(
+        f"SELECT id FROM {table} WHERE created_at >= ? ORDER BY created_at DESC LIMIT ?",
+        (since, RECENT_LIMIT),
+    )
+    return [str(row[0]) for row in rows]
+
+
+ONE_BY_ONE = ""
+"""`outbox.sent_in` of an entry whose last attempt was a request of its own (NULL: not known,
+an attempt made before the column was)."""
+
+
+@dataclass(frozen=True)
+class BulkAttempt:
+    """The bulk request an entry's last attempt went out in: its `Idempotency-Key`, its body
+    exactly as sent, and the entry's operation's place in it."""
+
+    key: str
+    body: JsonObject
+    index: int
+
+
+def note_request(
+    conn: sqlite3.Connection, entry_ids: Sequence[int], bulk: tuple[str, JsonObject] | None
+) -> None:
+    """Which request the entries' attempt goes out in: `bulk` (key, body), or None for one
+    request each (their own key and fields). Bulk bodies no active entry names are dropped."""
+    ids = dumps(list(entry_ids))
+    key = ONE_BY_ONE if bulk is None else bulk[0]
+    conn.execute(
+        "UPDATE outbox SET sent_in = ? WHERE id IN (SELECT value FROM json_each(?))", (key, ids)
+    )
+    if bulk is not None:
+        conn.execute(
+            "INSERT OR REPLACE INTO bulk_requests (key, body, entries) VALUES (?, ?, ?)",
+            (bulk[0], dumps(bulk[1]), ids),
+        )
+    active = "(" + ", ".join(f"'{state.value}'" for state in ACTIVE_STATES) + ")"
+    conn.execute(
+        "DELETE FROM bulk_requests WHERE key NOT IN (SELECT sent_in FROM outbox "
+        f"WHERE sent_in IS NOT NULL AND sent_in != '' AND state IN {active})"
+    )
+
+
+def witness(conn: sqlite3.Connection, since: float) -> tuple[Resource, str, str | None] | None:
+    """The create last sent since `since` that the server answered (done): its resource, its
+    own key, and the bulk request's key when it went out in one."""
+    row = conn.execute(
+        "SELECT resource, idempotency_key, sent_in FROM outbox WHERE state = 'done' "
+        "AND operation = 'create' AND sent_in IS NOT NULL AND sent_at >= ? "
+        "ORDER BY sent_at DESC LIMIT 1",
+        (since,),
+    ).fetchone()
+    if row is None:
+        return None
+    return Resource(row[0]), str(row[1]), None if row[2] == ONE_BY_ONE else str(row[2])
+
+
+def attempts(conn: sqlite3.Connection, entry_ids: Iterable[int]) -> dict[int, BulkAttempt | None]:
+    """For each entry whose last attempt is known: the bulk request it went out in, or None
+    for its own request. Absent: attempted before the client kept this (or its bulk request
+    was forgotten), which no key can be asked about."""
+    rows = conn.execute(
+        "SELECT o.id, o.sent_in, b.key, b.body, b.entries FROM outbox o LEFT JOIN bulk_requests b "
+        "ON b.key = o.sent_in WHERE o.id IN (SELECT value FROM json_each(?)) "
+        "AND o.sent_in IS NOT NULL",
+        (dumps(list(entry_ids)),),
+    )
+    found: dict[int, BulkAttempt | None] = {}
+    for entry_id, sent_in, key, body, entries in rows:
+        if sent_in == ONE_BY_ONE:
+            found[int(entry_id)] = None
+            continue
+        order = [] if entries is None else [int(value) for value in json.loads(str(entries))]
+        if int(entry_id) in order:
+            found[int(entry_id)] = BulkAttempt(
+                str(key), loads_object(str(body)), order.index(int(entry_id))
+            )
+    return found
 
 
 def _alike(conn: sqlite3.Connection, entry: OutboxEntry) -> Iterable[Any]:

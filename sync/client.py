@@ -32,7 +32,9 @@ from pydantic import ValidationError
 
 from accounts.secret import Secret, key_problem
 from sync.errors import (
+    ApiError,
     ErrorBody,
+    IdempotencyKeyReused,
     NetworkError,
     ProtocolError,
     SyncError,
@@ -291,8 +293,32 @@ class ApiClient:
     ) -> Response[list[BulkResult]]:
         """`POST /issues/bulk` [ext path]: up to 100 operations for one request of every limit."""
         body = {"operations": [operation.to_json() for operation in operations]}
+        return await self.bulk_body(body, idempotency_key=idempotency_key)
+
+    async def bulk_body(
+        self, body: Mapping[str, Any], *, idempotency_key: str | None = None
+    ) -> Response[list[BulkResult]]:
+        """`POST /issues/bulk` with a body already built: a request sent again under its
+        first key must carry its first body, byte for byte."""
         payload, meta = await self._exchange("POST", "/issues/bulk", body=body, key=idempotency_key)
         return Response(self._parsed(meta, lambda: parse_bulk(payload)), meta)
+
+    async def key_used(self, path: str, key: str) -> bool:
+        """Whether the server holds an answer under `Idempotency-Key` `key` for a POST to
+        `path` [ext]: an empty body is sent under it, which creates nothing anywhere (every
+        create needs a field). A server that honours keys and holds one refuses it as
+        `idempotency_key_reused`; any other refusal (the missing field, an unknown path) says
+        no, which on a server that ignores keys means nothing. Transient failures, 401, 403
+        and 429 are raised: they say nothing either way."""
+        try:
+            await self._exchange("POST", path, body={}, key=key)
+        except IdempotencyKeyReused:
+            return True
+        except ApiError as error:
+            if error.status in (401, 403, 429) or error.status >= 500:
+                raise
+            return False
+        return False
 
     # --- webhooks --------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from cache import Operation, OutboxEntry, Resource
 from sync.errors import ApiError, ErrorBody, Forbidden, SyncError
-from sync.models import BulkCreate, BulkDelete, BulkOperation, BulkResult, BulkUpdate
+from sync.models import BulkResult
 from sync.push.bulkplan import Bulk
 from sync.push.outcomes import PushContext
 from sync.session import remember_features
@@ -26,23 +26,13 @@ STOPS = frozenset({401, 429})
 (`PushContext.refuses_key`), else the entries go one by one to learn which record it was."""
 
 
-def _operation(entry: OutboxEntry) -> BulkOperation:
-    if entry.operation is Operation.CREATE:
-        return BulkCreate(dict(entry.changes))
-    if entry.operation is Operation.DELETE:
-        return BulkDelete(entry.target_id)
-    return BulkUpdate(entry.target_id, dict(entry.changes))
-
-
 async def send(ctx: PushContext, step: Bulk) -> None:
     """Send one bulk request; the entries are already marked `sending`."""
     entries = step.entries
     ctx.report.requests += 1
     ctx.report.bulk_requests += 1
     try:
-        answer = await ctx.session.client.bulk(
-            [_operation(entry) for entry in entries], idempotency_key=step.idempotency_key
-        )
+        answer = await ctx.session.client.bulk_body(step.body, idempotency_key=step.idempotency_key)
     except ApiError as error:
         if error.status in ABSENT:
             _no_bulk(ctx, entries)

@@ -7,9 +7,10 @@ comments and projects, and any entry a bulk request could not carry, go singly.
 Creates go in bulk too when `creates` is on. Their idempotency: the bulk request carries one
 `Idempotency-Key` derived from its entries' own keys, so resending the same entries replays
 the first answer where keys are honoured. The batch may be composed differently after a crash
-or a partial failure, so that key is not what guarantees "exactly once": every create whose
-attempt had an unknown outcome is reconciled (looked for on the server) before it is sent
-again, in bulk or not, exactly as for single creates.
+or a partial failure, so the request's key and body are kept with its entries
+(`Cache.mark_sending_many`): a create whose attempt had an unknown outcome is asked of that key
+with that body (`sync.push.replay`), or looked for on the server where keys are not honoured,
+before it is sent again, in bulk or not, exactly as for single creates.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from cache import Operation, OutboxEntry, Resource
+from sync.models import BulkCreate, BulkDelete, BulkOperation, BulkUpdate
 
 MAX_BULK = 100
 
@@ -39,6 +42,20 @@ class Bulk:
         if not keys:
             return None
         return "bulk-" + hashlib.sha256("\n".join(keys).encode()).hexdigest()
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """The request's body: kept with its entries when it holds creates, so that a lost
+        answer can be asked for again under the same key with the same body."""
+        return {"operations": [operation(entry).to_json() for entry in self.entries]}
+
+
+def operation(entry: OutboxEntry) -> BulkOperation:
+    if entry.operation is Operation.CREATE:
+        return BulkCreate(dict(entry.changes))
+    if entry.operation is Operation.DELETE:
+        return BulkDelete(entry.target_id)
+    return BulkUpdate(entry.target_id, dict(entry.changes))
 
 
 Step = Single | Bulk

@@ -35,6 +35,7 @@ from sync.push.lock import PushLock
 from sync.push.outcomes import PushContext
 from sync.push.reads import RETRYABLE
 from sync.push.reconcile import find_applied_creates, listings
+from sync.push.replay import ask_keys, learn_ignored
 from sync.push.report import ProgressCallback, PushReport, StopReason
 from sync.retry import Backoff
 from sync.session import SyncSession
@@ -130,18 +131,28 @@ async def _reconcile(ctx: PushContext, ready: list[OutboxEntry]) -> list[OutboxE
     """Creates tried before without a known outcome are looked for first
     (docs/sync.md#unknown-outcomes).
 
-    One listing per group of `sync.push.reconcile.listings`, each settled as soon as it is read
-    and its findings stored (done, unsure, or `not_applied`): when a later one fails, the
-    round ends but the next round, or run, starts from there. All or nothing, a lossy network
-    failed one of many listings nearly every round and the push never moved on.
+    Where the server answers for their `Idempotency-Key`, the key settles them
+    (`sync.push.replay`); the rest are looked for in listings: one per group of
+    `sync.push.reconcile.listings`, each settled as soon as it is read and its findings stored
+    (done, unsure, or `not_applied`): when a later one fails, the round ends but the next
+    round, or run, starts from there. All or nothing, a lossy network failed one of many
+    listings nearly every round and the push never moved on.
     """
     unsure = ctx.session.cache.push.doubtful()
     doubtful = [e for e in ready if e.id in unsure]
     if not doubtful:
         return ready
-    settled: set[int] = set()
-    for group in listings(ctx.session, doubtful):
+    asked = await ask_keys(ctx, doubtful)
+    for entry_id, (record, gone) in asked.applied.items():
+        ctx.session.cache.push.mark_done(entry_id, record, gone=gone)
+        ctx.report.done += 1
+        ctx.report.reconciled += 1
+    ctx.session.cache.push.mark_not_applied(asked.not_applied)
+    settled: set[int] = set(asked.applied)
+    known = settled | set(asked.not_applied)
+    for group in listings(ctx.session, [e for e in doubtful if e.id not in known]):
         found = await find_applied_creates(ctx.session, group, reads=ctx.reads)
+        learn_ignored(ctx.session, asked, found.applied)
         for entry_id, record in found.applied.items():
             ctx.session.cache.push.mark_done(entry_id, record)
             ctx.report.done += 1
@@ -173,16 +184,20 @@ async def _run_step(ctx: PushContext, step: Step) -> None:
     if isinstance(step, Single):
         await single.send(ctx, ctx.session.cache.push.mark_sending(step.entry.id))
         return
-    going: list[int] = []
+    going: list[OutboxEntry] = []
     for entry in step.entries:
         clean: OutboxEntry | None = entry
         server = conflicts.current(ctx.session, entry)
         if entry.operation is Operation.UPDATE and server is not None:
             clean = ctx.park(entry, conflicts.detect(ctx.session, entry, server))
         if clean is not None:
-            going.append(clean.id)
+            going.append(clean)
     if going:
-        sending = ctx.session.cache.push.mark_sending_many(going)
+        request = Bulk(tuple(going))
+        key = request.idempotency_key
+        sending = ctx.session.cache.push.mark_sending_many(
+            [entry.id for entry in going], bulk=None if key is None else (key, request.body)
+        )
         await bulk.send(ctx, Bulk(tuple(sending)))
 
 

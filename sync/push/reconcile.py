@@ -1,11 +1,11 @@
 """Unknown outcomes: did the server apply a create whose answer never arrived?
 (docs/sync.md#unknown-outcomes)
 
-A create sent without a readable answer may exist on the server. Resending it with the same
-`Idempotency-Key` is safe only where the server honours keys, which cannot be probed; so before
-any resend the engine looks: it lists what changed since the attempt began (server time, from
-the measured clock offset, less a margin) and matches each create's *fingerprint*, the fields it
-sent, against records created in that window.
+A create sent without a readable answer may exist on the server. Where the server answers for
+its `Idempotency-Key`, it is asked so (`sync.push.replay`). Elsewhere the engine looks: it lists
+what changed since the attempt began (server time, from the measured clock offset, less a
+margin) and matches each create's *fingerprint*, the fields it sent, against records created
+in that window.
 
 A record like it is not necessarily its result (issue 15). On a server without keys, three
 identical creates whose first was dropped before the server saw it found their two siblings'
@@ -29,6 +29,12 @@ Listing pages are bounded by what changed in the window, which after a crash is 
 seconds. The window is listed with the margin the clock offset had before the listing, and
 narrowed with the offset its answer measured.
 
+Nothing like a create found, a record made in its window that no local write made, the cache
+did not hold before the attempt, and that is like none of the creates, may be its result that
+someone else changed since (issue 15's `altered`): the create is `unsure`, with those records,
+rather than sent again. Where the server has tombstones, records deleted since the attempt
+count too, unless the cache holds one as made outside the window.
+
 A comment names its author: where the server says who the key's user is (`/me`), a look-alike
 comment someone else wrote is never taken for ours.
 
@@ -42,15 +48,17 @@ nothing.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from cache import OutboxEntry, Resource
 from sync.errors import Forbidden, InvalidRequest, NotFound, UnexpectedStatus
-from sync.models import Record
+from sync.models import Record, Tombstone
+from sync.push.matching import Findings, settle
 from sync.retry import Retrier
-from sync.session import SyncSession
+from sync.session import SyncSession, remember_features
+from sync.timeutil import parse_timestamp
 
 T = TypeVar("T")
 
@@ -85,27 +93,38 @@ async def list_since(
     *,
     parent: str | None = None,
     reads: Retrier | None = None,
+    deleted: bool = False,
 ) -> list[Record]:
     """Every record of `resource` changed after `since` (all of them when the server cannot
     filter by time), walking pages until a short one or the total; each page retried by
-    `reads` when given, so a lost page costs one request rather than the listing."""
+    `reads` when given, so a lost page costs one request rather than the listing. `deleted`:
+    the records deleted since too, as `Tombstone`s, asked for as the pull asks (with
+    `updated_after`, unless the server was seen refusing `include_deleted`)."""
     client = session.client
     if not session.features.updated_after:
         since = None
     size = min(session.features.page_size or PAGE_SIZE, PAGE_SIZE)
+    refused = session.features.tombstones is False
+    graves = True if deleted and since is not None and not refused else None
     found: list[Record] = []
     for page in range(1, MAX_PAGES + 1):
 
         async def one(page: int = page) -> Any:
+            query: dict[str, Any] = {
+                "page": page,
+                "per_page": size,
+                "updated_after": since,
+                "include_deleted": graves,
+            }
             if resource is Resource.ISSUES:
-                return await client.list_issues(page=page, per_page=size, updated_after=since)
+                return await client.list_issues(**query)
             if resource is Resource.PROJECTS:
-                return await client.list_projects(page=page, per_page=size, updated_after=since)
-            return await client.list_comments(parent, page=page, per_page=size, updated_after=since)
+                return await client.list_projects(**query)
+            return await client.list_comments(parent, **query)
 
         answer = await read(reads, one)
         listing = answer.value
-        found.extend(listing.data)
+        found.extend(listing.items if graves else listing.data)
         total = listing.pagination.total
         if listing.received < size or (total is not None and page * size >= total):
             break
@@ -149,20 +168,6 @@ def listings(
     return list(groups.values())
 
 
-@dataclass
-class Findings:
-    """What looking for creates with a lost answer found; an entry in neither was not applied."""
-
-    applied: dict[int, dict[str, Any]] = field(default_factory=dict)
-    """Entry id -> the record it made."""
-    unsure: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
-    """Entry id -> the records it may have made, which outnumber the creates that may have."""
-
-    def add(self, other: Findings) -> None:
-        self.applied.update(other.applied)
-        self.unsure.update(other.unsure)
-
-
 async def find_applied_creates(
     session: SyncSession, entries: Sequence[OutboxEntry], *, reads: Retrier | None = None
 ) -> Findings:
@@ -187,18 +192,45 @@ def _parents(group: Iterable[OutboxEntry]) -> set[str | None]:
     return {entry.parent_id for entry in group}
 
 
+def listing_parent(group: Sequence[OutboxEntry]) -> str | None:
+    """The issue whose comments one group of `listings` lists: None for all of them, or for
+    issues and projects."""
+    parents = _parents(group)
+    if group[0].resource is Resource.COMMENTS and len(parents) == 1:
+        return next(iter(parents))
+    return None
+
+
 async def _look(
     session: SyncSession, group: Sequence[OutboxEntry], reads: Retrier | None
 ) -> Findings:
     resource = group[0].resource
-    parents = _parents(group)
-    parent = next(iter(parents)) if resource is Resource.COMMENTS and len(parents) == 1 else None
+    parent = listing_parent(group)
     started = [entry.sent_at or entry.created_at for entry in group]
     since = server_time(session, min(started))
-    listed = await list_since(session, resource, since, parent=parent, reads=reads)
+    # Only its author may change or delete a comment (docs/api.md#permissions): none of ours
+    # is altered.
+    altered = resource is not Resource.COMMENTS
+    try:
+        listed = await list_since(
+            session, resource, since, parent=parent, reads=reads, deleted=altered
+        )
+    except InvalidRequest:
+        if not altered or session.features.tombstones is not None:
+            raise
+        # Refused where `include_deleted` was never seen either way: when the listing without
+        # it is answered, that was what the server refused (as the pull learns it).
+        listed = await list_since(session, resource, since, parent=parent, reads=reads)
+        session.features = replace(session.features, tombstones=False)
+        remember_features(session)
+    graves = [record for record in listed if isinstance(record, Tombstone)]
+    listed = [record for record in listed if not isinstance(record, Tombstone)]
     if resource is Resource.COMMENTS:
         listed = await _written_by_us(session, group, listed, reads)
-    return _settle(group, _candidates(session, group, listed))
+    candidates = _candidates(session, group, listed)
+    if not altered:
+        return settle(group, candidates, {})
+    return settle(group, candidates, _altered(session, group, listed, graves, candidates))
 
 
 async def _written_by_us(
@@ -246,6 +278,59 @@ def _candidates(
     return found
 
 
+def _altered(
+    session: SyncSession,
+    group: Sequence[OutboxEntry],
+    listed: Sequence[Record],
+    graves: Sequence[Record],
+    candidates: Mapping[int, list[Record]],
+) -> dict[int, list[Record]]:
+    """For each entry nothing like it was found for: the records that may still be its
+    result, changed or deleted by someone else since (issue 15's `altered`). A listing cannot
+    tell such a record from a colleague's: made in the attempt's window, linked to no local
+    write, not held by the cache before the attempt, and like none of the group's creates.
+    A deleted one (from a tombstone [ext], which says nothing of when it was made) counts
+    unless the cache holds it as made outside the window."""
+    if len(candidates) == len(group):
+        return {}
+    resource = group[0].resource
+    alike = {record.id for records in candidates.values() for record in records}
+    others = [
+        record
+        for record in [*listed, *graves]
+        if record.id not in alike and not any(matches(e.changes, record.raw) for e in group)
+    ]
+    if not others:
+        return {}
+    taken = session.cache.push.linked(resource, [record.id for record in others])
+    seen = session.cache.push.seen_before([entry.id for entry in group])
+    found: dict[int, list[Record]] = {}
+    for entry in group:
+        if entry.id in candidates:
+            continue
+        start, end = _window(session, entry)
+        maybe = [
+            record
+            for record in others
+            if record.id not in taken
+            and record.id not in seen.get(entry.id, ())
+            and _made_within(session, resource, record, start, end)
+        ]
+        if maybe:
+            found[entry.id] = sorted(maybe, key=_age)
+    return found
+
+
+def _made_within(
+    session: SyncSession, resource: Resource, record: Record, start: datetime, end: datetime
+) -> bool:
+    if isinstance(record, Tombstone):
+        held = session.cache.server.server_record(resource, record.id) or {}
+        made = held.get("created_at")
+        return not isinstance(made, str) or start <= parse_timestamp(made) <= end
+    return record.created_at is not None and start <= record.created_at <= end
+
+
 def _age(record: Record) -> tuple[bool, datetime]:
     """Oldest first; records without a creation time (the published API does not promise one)
     last."""
@@ -262,64 +347,6 @@ def _window(session: SyncSession, entry: OutboxEntry) -> tuple[datetime, datetim
     start = offset.to_server(sent) - margin
     end = offset.to_server(ended) + margin + LATE_APPLY
     return datetime.fromtimestamp(start, tz=UTC), datetime.fromtimestamp(end, tz=UTC)
-
-
-def _settle(group: Sequence[OutboxEntry], candidates: Mapping[int, list[Record]]) -> Findings:
-    """One record to one create, per group of creates and records that could be each other's
-    (see the module docstring); more records than creates in a group: all of them unsure."""
-    found = Findings()
-    by_id = {entry.id: entry for entry in group}
-    for entries, records in _components(candidates):
-        matched = _match(sorted(entries, key=lambda e: _specific(by_id[e])), candidates)
-        if len(records) > len(entries) or len(matched) < len(records):
-            for entry_id in entries:
-                found.unsure[entry_id] = [record.raw for record in candidates[entry_id]]
-        else:
-            found.applied.update({entry_id: record.raw for entry_id, record in matched.items()})
-    return found
-
-
-def _specific(entry: OutboxEntry) -> tuple[int, float]:
-    """Creates that sent more fields are matched first: a record carrying all of them is
-    more likely theirs than a sibling's that sent fewer."""
-    return -len(entry.changes), entry.sent_at or entry.created_at
-
-
-def _components(candidates: Mapping[int, list[Record]]) -> list[tuple[set[int], set[str]]]:
-    """Entries and records linked through "may be the result of", in connected groups."""
-    groups: list[tuple[set[int], set[str]]] = []
-    for entry_id, records in candidates.items():
-        ids = {record.id for record in records}
-        joined = [g for g in groups if g[1] & ids]
-        merged: tuple[set[int], set[str]] = ({entry_id}, ids)
-        for group in joined:
-            merged[0].update(group[0])
-            merged[1].update(group[1])
-            groups.remove(group)
-        groups.append(merged)
-    return groups
-
-
-def _match(entries: Sequence[int], candidates: Mapping[int, list[Record]]) -> dict[int, Record]:
-    """A largest one-to-one matching of entries to records (augmenting paths; the groups are
-    a handful of writes), trying each entry's records oldest first."""
-    owner: dict[str, int] = {}
-    chosen: dict[str, Record] = {}
-
-    def place(entry_id: int, tried: set[str]) -> bool:
-        for record in candidates[entry_id]:
-            if record.id in tried:
-                continue
-            tried.add(record.id)
-            holder = owner.get(record.id)
-            if holder is None or place(holder, tried):
-                owner[record.id], chosen[record.id] = entry_id, record
-                return True
-        return False
-
-    for entry_id in entries:
-        place(entry_id, set())
-    return {entry_id: chosen[record_id] for record_id, entry_id in owner.items()}
 
 
 def describe_suspects(records: Sequence[Mapping[str, Any]]) -> str:

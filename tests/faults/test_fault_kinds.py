@@ -97,12 +97,17 @@ async def test_each_fault_raises_its_error_and_a_push_through_it_writes_once(
     [faulty] = [
         hop for hop in proxy.hops if hop.fault is fault and hop.request.path.endswith("/bulk")
     ]
-    resent = [
+    later = [
         hop
         for hop in proxy.hops
         if hop.request.index > faulty.request.index and hop.request.path.endswith("/bulk")
     ]
-    assert len(resent) == (0 if fault in FORWARDED else 1)
+    # An unknown outcome is asked of the request's key first, with an empty body (a 400),
+    # then the request goes out again under that key: replayed when it had been applied.
+    asked = [hop for hop in later if hop.status == 400]
+    resent = [hop for hop in later if hop.status != 400]
+    doubtful = fault in FORWARDED or fault is Fault.DROP_BEFORE
+    assert (len(asked), len(resent)) == ((1, 1) if doubtful else (0, 1))
     if fault is Fault.LIMITED_RETRY_AFTER:
         assert resent[0].arrived - faulty.arrived >= 1.0  # as long as Retry-After said
     if fault is Fault.LIMITED_BARE:
@@ -166,7 +171,9 @@ async def test_a_failed_look_for_unknown_creates_keeps_what_was_found(
         return Fault.PASS
 
     async with through_proxy(service, tmp_path / "cache.db") as (proxy, session):
-        session.features = replace(session.features, comments_list=False)
+        # Looked for by listing, as on a server that ignores keys (one that honours them is
+        # asked each comment's key instead).
+        session.features = replace(session.features, comments_list=False, idempotency=False)
         for target, body in zip(targets, bodies, strict=True):
             session.cache.outbox.create(Resource.COMMENTS, {"issue_id": target, "body": body})
         proxy.plan = plan

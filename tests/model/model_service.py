@@ -252,7 +252,10 @@ class Oracle:
 
         async def capture(message: Message) -> None:
             if message["type"] == "http.response.start":
-                answer["status"] = message["status"]
+                # A replayed answer (the same key and body again) changed nothing: its records
+                # are as they were then, not writes of now.
+                replayed = (b"idempotency-replayed", b"true") in message.get("headers", [])
+                answer["status"] = 0 if replayed else message["status"]
             elif message["type"] == "http.response.body":
                 answer["chunks"].append(message.get("body", b""))
             await send(message)
