@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 from push_support import (
     Wire,
+    colleague_write,
     load_issues,
     server_issues,
     session_for,
@@ -59,13 +60,7 @@ class Setup:
 
     async def colleague(self, method: str, path: str, body: dict[str, Any] | None = None) -> None:
         """A write straight to the service (not through the client's wire)."""
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(self.wire.app),
-            base_url="http://tracker.test/v1",
-            headers={"Authorization": f"Bearer {self.key}"},
-        ) as api:
-            answer = await api.request(method, path, json=body)
-        answer.raise_for_status()
+        await colleague_write(self.wire, self.key, method, path, body)
 
 
 @asynccontextmanager

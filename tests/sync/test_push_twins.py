@@ -22,6 +22,7 @@ from pathlib import Path
 import httpx
 from push_support import (
     Wire,
+    colleague_write,
     load_issues,
     server_issues,
     session_for,
@@ -55,14 +56,8 @@ class Setup:
 
     async def colleague_creates(self, title: str = TITLE) -> str:
         """An identical issue made by someone else, straight on the service."""
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(self.wire.app),
-            base_url="http://tracker.test/v1",
-            headers={"Authorization": f"Bearer {self.key}"},
-        ) as api:
-            answer = await api.post("/issues", json={"title": title})
-        answer.raise_for_status()
-        return str(answer.json()["id"])
+        made = await colleague_write(self.wire, self.key, "POST", "/issues", {"title": title})
+        return str(made["id"])
 
     def backdate(self, issue_id: str, seconds: float) -> None:
         """Make an issue `seconds` older on the service: it was made that long ago."""
