@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ("service", "cache", "sync", "push", "tui", "crash_trials", "model_run", "soak")
+ORDER = ("service", "cache", "sync", "push", "tui", "startup", "crash_trials", "model_run", "soak")
 ARGS: dict[str, list[str]] = {
     "crash_trials": ["--trials", "50"],
     "model_run": ["--examples", "1000", "--seed", "1500"],
