@@ -327,6 +327,22 @@ def resolve_profile(
     )
 
 
+def keyless_profile(
+    name: str | None = None, *, env: Mapping[str, str] | None = None
+) -> Profile | None:
+    """The profile `resolve_profile` would choose (None: env-only mode), found without its
+    key: reading the cache needs none, and looking it up loads the keyring or waits on it."""
+    paths = AppPaths.from_env(env)
+    profile, _ = _choose_profile(name, ProfileStore(paths).load(), server_from_env(env), paths)
+    return profile
+
+
+def cache_name_of(name: str | None = None, *, env: Mapping[str, str] | None = None) -> str:
+    """`resolve_profile(name).cache_name`, without looking up the key."""
+    profile = keyless_profile(name, env=env)
+    return profile.name if profile is not None else ENV_PROFILE_CACHE
+
+
 def _choose_profile(
     name: str | None, config: Config, env_server: str | None, paths: AppPaths
 ) -> tuple[Profile | None, str]:

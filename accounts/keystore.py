@@ -15,6 +15,11 @@ keep it from exiting.
 
 The plaintext key files (`KeyFileStore`) exist only for users who chose them; reading one that
 other users could read is refused, as ssh refuses a private key in that state.
+
+keyring itself is imported on the first call that needs it, inside that call's thread: importing
+it (and its backends, which it finds through package metadata) costs more than a whole read
+command may take, and the commands that need no key never pay it
+(docs/architecture.md#start-up).
 """
 
 from __future__ import annotations
@@ -22,15 +27,9 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
-
-import keyring
-from keyring.backend import KeyringBackend
-from keyring.backends import fail, null
-from keyring.backends.chainer import ChainerBackend
+from typing import TYPE_CHECKING, TypeVar
 
 from accounts.errors import (
     KeyFileError,
@@ -40,6 +39,11 @@ from accounts.errors import (
 )
 from accounts.profiles import AppPaths, validate_profile_name
 from accounts.secret import MASK, Secret, ensure_private_dir, write_private_file
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from keyring.backend import KeyringBackend
 
 SERVICE = "tracker-tui"
 DEFAULT_TIMEOUT = 3.0
@@ -68,6 +72,8 @@ def describe_backend(backend: KeyringBackend) -> str:
 
 def choose_backend(backend: KeyringBackend) -> tuple[KeyringBackend | None, KeyringStatus]:
     """The backend to use in place of `backend` (None when there is none), and why."""
+    from keyring.backends.chainer import ChainerBackend
+
     name = describe_backend(backend)
     if isinstance(backend, ChainerBackend):
         chained = list(backend.backends)
@@ -85,6 +91,8 @@ def choose_backend(backend: KeyringBackend) -> tuple[KeyringBackend | None, Keyr
 
 
 def _refusal(backend: KeyringBackend) -> str | None:
+    from keyring.backends import fail, null
+
     if isinstance(backend, fail.Keyring):
         return (
             "keyring found no OS keyring and fell back to its 'fail' backend (on Linux, a "
@@ -116,7 +124,7 @@ class KeyringStore:
         self,
         *,
         timeout: float = DEFAULT_TIMEOUT,
-        get_backend: Callable[[], KeyringBackend] = keyring.get_keyring,
+        get_backend: Callable[[], KeyringBackend] | None = None,
     ) -> None:
         self._timeout = timeout
         self._get_backend = get_backend
@@ -158,7 +166,7 @@ class KeyringStore:
 
     def _choose(self) -> tuple[KeyringBackend | None, KeyringStatus]:
         try:
-            backend = self._get_backend()
+            backend = (self._get_backend or _default_backend)()
         except Exception as exc:  # keyring's own start-up failed: report it, don't crash
             return None, KeyringStatus("none", False, f"keyring could not start: {exc}")
         return choose_backend(backend)
@@ -189,12 +197,21 @@ class KeyringStore:
         return _bounded(task, self._timeout, action)
 
 
+def _default_backend() -> KeyringBackend:
+    """keyring's own choice, which imports it (within the caller's timeout)."""
+    import keyring
+
+    return keyring.get_keyring()
+
+
 def _bounded(task: Callable[[], T], timeout: float, action: str) -> T:
     """Run `task` in a daemon thread; give up waiting after `timeout` seconds.
 
     A daemon thread rather than an executor: an executor's worker is joined at exit, so a stuck
     keyring call would hang the app's exit instead of its start.
     """
+    from concurrent.futures import Future
+
     future: Future[T] = Future()
 
     def run() -> None:

@@ -40,9 +40,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import platformdirs
-import tomli_w
-
 from accounts.errors import (
     ConfigFileError,
     InvalidProfileNameError,
@@ -81,6 +78,8 @@ class AppPaths:
         if home:
             root = Path(home).expanduser().absolute()
             return cls(config_dir=root / "config", data_dir=root / "data")
+        import platformdirs  # with tempfile and shutil behind it: not when TRACKER_HOME says
+
         return cls(
             config_dir=Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)),
             data_dir=Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)),
@@ -273,6 +272,8 @@ def dump_config(config: Config) -> str:
     document["profiles"] = {
         name: _dump_profile(profile) for name, profile in sorted(config.profiles.items())
     }
+    import tomli_w  # only to write: every command reads the file, few write it
+
     return CONFIG_HEADER + tomli_w.dumps(document)
 
 

@@ -5,53 +5,63 @@ it: `cache.reads`, `cache.outbox`, `cache.push`, `cache.server`, `cache.state`,
 
 Open a profile's cache with `open_cache(profile)`, or an explicit file with
 `Cache.open(path)`. Errors are the tree in `cache.errors`; threading rules in `cache.db`.
+
+Each name loads its module when first used (PEP 562): a module that needs only the errors
+or the row types (`from cache.errors import ...`, or `from cache import IssueRow`) does not
+load the store and everything it opens (docs/architecture.md#start-up).
 """
 
-from cache.errors import (
-    AmbiguousIssueError,
-    CacheBusyError,
-    CacheClosedError,
-    CacheError,
-    CacheOpenError,
-    CorruptCacheError,
-    InvalidProfileError,
-    InvalidRecordError,
-    OutboxStateError,
-    RecordNotFoundError,
-    SchemaTooNewError,
-)
-from cache.keyed import Drafts, State
-from cache.models import (
-    ACTIVE_STATES,
-    ApplyResult,
-    CommentRow,
-    Conflict,
-    Cursor,
-    EntryState,
-    FieldConflict,
-    IssueDetail,
-    IssueFilter,
-    IssueRow,
-    IssueSort,
-    JsonObject,
-    JsonValue,
-    LogCheck,
-    Operation,
-    OutboxEntry,
-    ProjectRow,
-    Resolution,
-    Resource,
-    SyncState,
-    UserRow,
-)
-from cache.reads import Reads
-from cache.records import Prepared
-from cache.requestlog import RequestLog
-from cache.sending import SETTLED_RETENTION, Push
-from cache.server_copy import ServerCopy
-from cache.store import Cache, open_cache
-from cache.suspects import BulkAttempt
-from cache.writes import Outbox
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cache.errors import (
+        AmbiguousIssueError,
+        CacheBusyError,
+        CacheClosedError,
+        CacheError,
+        CacheOpenError,
+        CorruptCacheError,
+        InvalidProfileError,
+        InvalidRecordError,
+        OutboxStateError,
+        RecordNotFoundError,
+        SchemaTooNewError,
+    )
+    from cache.keyed import Drafts, State
+    from cache.models import (
+        ACTIVE_STATES,
+        ApplyResult,
+        CommentRow,
+        Conflict,
+        Cursor,
+        EntryState,
+        FieldConflict,
+        IssueDetail,
+        IssueFilter,
+        IssueRow,
+        IssueSort,
+        JsonObject,
+        JsonValue,
+        LogCheck,
+        Operation,
+        OutboxEntry,
+        ProjectRow,
+        Resolution,
+        Resource,
+        SyncState,
+        UserRow,
+    )
+    from cache.reads import Reads
+    from cache.records import Prepared
+    from cache.requestlog import RequestLog
+    from cache.sending import SETTLED_RETENTION, Push
+    from cache.server_copy import ServerCopy
+    from cache.store import Cache, open_cache
+    from cache.suspects import BulkAttempt
+    from cache.writes import Outbox
 
 __all__ = [
     "ACTIVE_STATES",
@@ -99,3 +109,60 @@ __all__ = [
     "UserRow",
     "open_cache",
 ]
+
+_HOMES = {
+    "ACTIVE_STATES": "cache.models",
+    "AmbiguousIssueError": "cache.errors",
+    "ApplyResult": "cache.models",
+    "BulkAttempt": "cache.suspects",
+    "Cache": "cache.store",
+    "CacheBusyError": "cache.errors",
+    "CacheClosedError": "cache.errors",
+    "CacheError": "cache.errors",
+    "CacheOpenError": "cache.errors",
+    "CommentRow": "cache.models",
+    "Conflict": "cache.models",
+    "CorruptCacheError": "cache.errors",
+    "Cursor": "cache.models",
+    "Drafts": "cache.keyed",
+    "EntryState": "cache.models",
+    "FieldConflict": "cache.models",
+    "InvalidProfileError": "cache.errors",
+    "InvalidRecordError": "cache.errors",
+    "IssueDetail": "cache.models",
+    "IssueFilter": "cache.models",
+    "IssueRow": "cache.models",
+    "IssueSort": "cache.models",
+    "JsonObject": "cache.models",
+    "JsonValue": "cache.models",
+    "LogCheck": "cache.models",
+    "Operation": "cache.models",
+    "Outbox": "cache.writes",
+    "OutboxEntry": "cache.models",
+    "OutboxStateError": "cache.errors",
+    "Prepared": "cache.records",
+    "ProjectRow": "cache.models",
+    "Push": "cache.sending",
+    "Reads": "cache.reads",
+    "RecordNotFoundError": "cache.errors",
+    "RequestLog": "cache.requestlog",
+    "Resolution": "cache.models",
+    "Resource": "cache.models",
+    "SETTLED_RETENTION": "cache.sending",
+    "SchemaTooNewError": "cache.errors",
+    "ServerCopy": "cache.server_copy",
+    "State": "cache.keyed",
+    "SyncState": "cache.models",
+    "UserRow": "cache.models",
+    "open_cache": "cache.store",
+}
+"""The module each name of `__all__` lives in, imported on first use."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

@@ -13,8 +13,6 @@ import re
 import stat
 from pathlib import Path
 
-import platformdirs
-
 from cache.errors import InvalidProfileError
 
 APP_NAME = "tracker-tui"
@@ -33,6 +31,8 @@ def data_dir(root: Path | None = None) -> Path:
     home = os.environ.get(HOME_ENV)
     if home:
         return Path(home) / "data"
+    import platformdirs  # with tempfile and shutil behind it: not when TRACKER_HOME says
+
     return Path(platformdirs.user_data_dir(APP_NAME))
 
 

@@ -7,18 +7,27 @@ refused (`SchemaTooNewError`) rather than half-understood.
 
 All pending steps run inside one `BEGIN IMMEDIATE` transaction, so two processes opening an
 old cache at once cannot both migrate it.
+
+A cache already at the current schema (every open but the first after an upgrade) is checked
+with one query of sqlite_utils' own table, without importing sqlite_utils: that import alone
+cost more than a whole `tracker-tui issues list` may take (docs/architecture.md#start-up).
 """
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Callable
-
-from sqlite_utils import Database, Migrations
+from typing import TYPE_CHECKING
 
 from cache.errors import CacheOpenError, SchemaTooNewError
 
-MIGRATIONS = Migrations("tracker_tui_cache")
+if TYPE_CHECKING:
+    from sqlite_utils import Database, Migrations
+
+MIGRATION_SET = "tracker_tui_cache"
+MIGRATIONS_TABLE = "_sqlite_migrations"
+"""Where `sqlite_utils.Migrations` records the steps applied, by set."""
 
 TOKENIZER = "unicode61 remove_diacritics 2"
 
@@ -328,25 +337,56 @@ STEPS: tuple[tuple[str, Callable[[Database], None]], ...] = (
 )
 KNOWN_STEPS = tuple(name for name, _ in STEPS)
 
-for _name, _step in STEPS:
-    MIGRATIONS(name=_name)(_step)
+
+@functools.cache
+def migrations() -> Migrations:
+    """The steps as sqlite_utils applies them (imported only when one is pending)."""
+    from sqlite_utils import Migrations
+
+    found = Migrations(MIGRATION_SET)
+    for name, step in STEPS:
+        found(name=name)(step)
+    return found
+
+
+def __getattr__(name: str) -> Migrations:
+    """`MIGRATIONS`, built on first use (tests apply some of the steps by hand)."""
+    if name == "MIGRATIONS":
+        return migrations()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def database(conn: sqlite3.Connection) -> Database:
+    from sqlite_utils import Database
+
     return Database(conn, execute_plugins=False, recursive_triggers=False)
+
+
+def applied(conn: sqlite3.Connection) -> list[str]:
+    """The steps the file records as applied, in order (none in a new file)."""
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (MIGRATIONS_TABLE,)
+    ).fetchone()
+    if exists is None:
+        return []
+    rows = conn.execute(
+        f"SELECT name FROM [{MIGRATIONS_TABLE}] WHERE migration_set = ? ORDER BY rowid",
+        (MIGRATION_SET,),
+    ).fetchall()
+    return [str(name) for (name,) in rows]
 
 
 def migrate(conn: sqlite3.Connection) -> None:
     """Bring the cache to the current schema, refusing one written by a newer client."""
-    db = database(conn)
-    unknown = [m.name for m in MIGRATIONS.applied(db) if m.name not in KNOWN_STEPS]
+    done = applied(conn)
+    unknown = [name for name in done if name not in KNOWN_STEPS]
     if unknown:
         raise SchemaTooNewError(unknown)
-    if not MIGRATIONS.pending(db):
+    if set(KNOWN_STEPS) <= set(done):
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
-        MIGRATIONS.apply(db)
+        migrations().apply(database(conn))
         conn.execute("COMMIT")
     finally:
         if conn.in_transaction:

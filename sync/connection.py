@@ -15,13 +15,13 @@ online; "connecting" until any answer at all.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from sync.errors import (
     ApiError,
@@ -32,7 +32,10 @@ from sync.errors import (
     SyncError,
     Unauthorized,
 )
-from sync.ratelimit import ResponseMeta
+from sync.ratelimit.headers import ResponseMeta
+
+if TYPE_CHECKING:
+    import asyncio
 
 READ_PERMISSIONS = frozenset({"issues:read", "projects:read"})
 """Permissions without which no pull can run: a 403 naming one on a read refuses the key for
@@ -82,6 +85,14 @@ def _resource(meta: ResponseMeta) -> str:
     return meta.path.split("?", 1)[0].strip("/").split("/", 1)[0]
 
 
+async def _asyncio_sleep(seconds: float) -> None:
+    """`asyncio.sleep`, imported when first waited on: the command line imports this module
+    for its states, and the read commands never load asyncio (docs/architecture.md#start-up)."""
+    import asyncio
+
+    await asyncio.sleep(seconds)
+
+
 class ConnectionWatch:
     """Folds request outcomes into a `ConnectionState`; `on_change` hears each new state.
 
@@ -95,12 +106,12 @@ class ConnectionWatch:
         on_change: Callable[[ConnectionState], None] | None = None,
         shown_wait: float = RATE_WAIT_SHOWN,
         clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:
         self._on_change = on_change
         self._shown_wait = shown_wait
         self._clock = clock
-        self._sleep = sleep
+        self._sleep = sleep or _asyncio_sleep
         self._heard = False
         self._unreachable: str | None = None
         self._key_refused: str | None = None
@@ -200,6 +211,8 @@ class ConnectionWatch:
             self._recheck.cancel()
             self._recheck = None
         if state.kind is Connection.RATE_LIMITED and self._limited_until is not None:
+            import asyncio
+
             loop = asyncio.get_running_loop()
             delay = max(0.0, self._limited_until - self._clock())
             self._recheck = loop.call_later(delay + 0.01, self._update)

@@ -20,9 +20,10 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from cache import Cache, CacheError, JsonValue
+from cache.errors import CacheError
 
 if TYPE_CHECKING:
+    from cache import Cache, JsonValue
     from sync.models import Me
     from sync.session import SyncSession
 

@@ -10,7 +10,6 @@ string, which the models keep.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 
 
 def parse_timestamp(text: str) -> datetime:
@@ -44,7 +43,11 @@ def parse_http_date(text: str) -> float | None:
     """Read an HTTP date (`Date`, `Retry-After`) into Unix seconds, or None when it is garbage.
 
     Headers are not ours to trust: a malformed one must cost a fallback, never an exception.
+    `email.utils` is imported here: with it come sockets and MIME, which the commands that
+    only read the cache never need (docs/architecture.md#start-up).
     """
+    from email.utils import parsedate_to_datetime
+
     try:
         parsed = parsedate_to_datetime(text.strip())
     except (TypeError, ValueError, IndexError):

@@ -15,7 +15,6 @@ about one round trip. The median is kept inside those bounds.
 
 from __future__ import annotations
 
-import statistics
 from collections import deque
 
 DATE_RESOLUTION = 1.0
@@ -64,6 +63,8 @@ class ClockOffset:
         """Seconds to add to a local time to get the server's time."""
         if not self._samples:
             return 0.0
+        import statistics  # with fractions and decimal: not loaded by the read commands
+
         median = statistics.median(self._samples)
         if not self._bounds:
             return median
