@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from sync.permissions import COMMENTS_WRITE, ISSUES_WRITE
+from tracker_tui import __version__
 from tracker_tui.commands import (
     account,
     demo,
@@ -72,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
             + " (README.md, 'Exit status', says when each applies)."
         ),
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(
         "--profile", metavar="NAME", help="profile to use (default: the default profile)"
     )

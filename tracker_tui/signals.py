@@ -13,8 +13,8 @@ demo still seeding), raises at once.
 
 from __future__ import annotations
 
-import asyncio
 import signal
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -57,7 +57,10 @@ def ending_cleanly(stop: Callable[[], None] | None = None) -> Iterator[Ending]:
     def handler(signum: int, _frame: FrameType | None) -> None:
         first = ending.signum is None
         ending.signum = signum
-        if first and stop is not None:
+        # Where asyncio was never imported (a command's `with`), no loop can be running; the
+        # command line starts without it (docs/architecture.md#start-up).
+        asyncio = sys.modules.get("asyncio")
+        if first and stop is not None and asyncio is not None:
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:

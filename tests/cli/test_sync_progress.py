@@ -22,7 +22,7 @@ from sync.engine import sync_once
 from sync.pull import PullProgress
 from sync.push import PushReport
 from sync.session import open_session
-from tracker_tui.output import ProgressDisplay
+from tracker_tui.progress import ProgressDisplay
 
 WINDOW = 2.0
 BASE = "http://service.test/v1"

@@ -7,7 +7,6 @@ The key is never taken from the command line, where every user of the machine ca
 from __future__ import annotations
 
 import argparse
-import asyncio
 import getpass
 import sys
 from dataclasses import dataclass
@@ -120,6 +119,8 @@ async def check_key(server: str, key: Secret) -> Identity:
 
 
 def run_login(args: argparse.Namespace) -> int:
+    import asyncio
+
     server = normalize_server_url(args.server)
     name = validate_profile_name(args.login_profile or args.profile or DEFAULT_PROFILE)
     key = read_key(args.with_key)

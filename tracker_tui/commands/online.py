@@ -15,7 +15,6 @@ This module is the one place the admin commands touch profiles and the keyring.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
@@ -121,6 +120,8 @@ def current_key_id(resolved: ResolvedProfile) -> str | None:
 def run_online(resolved: ResolvedProfile, work: Callable[[AdminApi], Awaitable[T]]) -> T:
     """Run `work` on a session of the profile: the same rate limiter, request log and
     permission learning as every other request of the profile."""
+    import asyncio
+
     from sync.admin import AdminApi
     from sync.session import open_session
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from accounts.credentials import resolve_profile
+from accounts.credentials import cache_name_of
 from cache import Cache, IssueFilter, IssueRow, IssueSort, open_cache
 from cache.models import JsonValue
 from issuefields import (
@@ -34,8 +34,9 @@ DEFAULT_LIMIT = 50
 
 
 def open_profile_cache(args: argparse.Namespace) -> Cache:
-    """The cache of the chosen profile (or of env-only mode), without touching the network."""
-    return open_cache(resolve_profile(args.profile).cache_name)
+    """The cache of the chosen profile (or of env-only mode), without touching the network or
+    the keyring."""
+    return open_cache(cache_name_of(args.profile))
 
 
 def register(subparsers: Any, issue_commands: Any) -> None:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import time
 from typing import Any
 
 from accounts.credentials import ResolvedProfile, resolve_profile
-from accounts.doctor import Level, doctor_report
 from accounts.errors import ConfigError
 from cache import ACTIVE_STATES, EntryState, Resource
 from sync.features import ServerFeatures
@@ -121,6 +119,8 @@ def _ago(now: float, at: float) -> str:
 
 
 def run_doctor(args: argparse.Namespace) -> int:
+    from accounts.doctor import Level, doctor_report
+
     failed = False
     said: list[str] = []
     for line in doctor_report():
@@ -154,6 +154,8 @@ def _reach(resolved: ResolvedProfile) -> tuple[bool, str]:
     key = resolved.key
     if key is None:
         return False, f"{resolved.server}: no API key to try it with (log in or set one)"
+
+    import asyncio
 
     from sync.client import ApiClient
 

@@ -9,7 +9,6 @@ what it is waiting for (a failing server, with when it gives up; the rate limit)
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -23,7 +22,7 @@ from tracker_tui.commands.waiting import GIVE_UP_AFTER, Waits
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.errors import describe
 from tracker_tui.exit_codes import Exit
-from tracker_tui.output import ProgressDisplay, notice, print_json
+from tracker_tui.output import notice, print_json
 
 if TYPE_CHECKING:
     from sync.engine import SyncProgress, SyncReport
@@ -74,6 +73,8 @@ class Outcome:
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio
+
     resolved = resolve_profile(args.profile)
     for warning in resolved.warnings:
         notice(f"warning: {warning}")
@@ -106,7 +107,10 @@ def failure(done: Outcome) -> str:
 
 
 async def _sync(resolved: ResolvedProfile, cache: Cache, args: argparse.Namespace) -> Outcome:
+    import asyncio
+
     from sync.session import open_session
+    from tracker_tui.progress import ProgressDisplay
 
     display = ProgressDisplay(quiet=args.json)
     with display:

@@ -12,8 +12,7 @@ import time
 from datetime import datetime
 from typing import Any
 
-from accounts.credentials import resolve_profile
-from accounts.profiles import AppPaths, ProfileStore
+from accounts.credentials import keyless_profile
 from tracker_tui.commands.read import open_profile_cache
 from tracker_tui.data.usage import LimitUse, alert_percent, measure_usage
 from tracker_tui.exit_codes import Exit
@@ -37,10 +36,8 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 
 
 def _alert_setting(args: argparse.Namespace) -> int:
-    name = resolve_profile(args.profile).name
-    if name is None:
-        return alert_percent({})
-    return alert_percent(ProfileStore(AppPaths.from_env()).get(name).ui)
+    profile = keyless_profile(args.profile)
+    return alert_percent(profile.ui if profile is not None else {})
 
 
 def run_usage(args: argparse.Namespace) -> int:

@@ -15,12 +15,14 @@ rather than on the words of a report.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sync.connection import Connection, ConnectionState, seconds_until
+
+if TYPE_CHECKING:
+    import asyncio
 
 T = TypeVar("T")
 
@@ -73,6 +75,8 @@ class Waits:
 
     async def run(self, work: asyncio.Future[T]) -> T | None:
         """Await `work`; None when it was cancelled because the server kept failing."""
+        import asyncio
+
         self._work = work
         try:
             return await work
@@ -82,6 +86,8 @@ class Waits:
             return None
 
     async def retry(self, seconds: float) -> None:
+        import asyncio
+
         failing_now = self.state.kind in FAILING
         why = self.state.detail if failing_now and self.state.detail else "no answer"
         since = self.failing_since

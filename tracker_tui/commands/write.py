@@ -16,29 +16,30 @@ helpers that open the cache, validate and push are used by `tracker_tui.commands
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from accounts.credentials import resolve_profile
+from accounts.credentials import cache_name_of, resolve_profile
 from cache import Cache, CacheError, EntryState, JsonValue, OutboxEntry, Resource, open_cache
 from issuefields import COMMENT_BODY, EDITABLE, STATUS, TRANSITIONS, Field, Kind, problem
-from sync.connection import ConnectionWatch
-from sync.errors import SyncError
-from sync.permissions import COMMENTS_WRITE, ISSUES_WRITE
+from sync.permissions import (
+    COMMENTS_WRITE,
+    ISSUES_WRITE,
+    PERMISSIONS_STATE_KEY,
+    remembered_permissions,
+)
 from tracker_tui.commands import refs
 from tracker_tui.commands.online import require
 from tracker_tui.commands.refs import Names, option
-from tracker_tui.commands.waiting import Waits
-from tracker_tui.data.bulk import BulkChange, plan
 from tracker_tui.errors import UsageError
 from tracker_tui.exit_codes import Exit
-from tracker_tui.output import ProgressDisplay, ask, notice
+from tracker_tui.output import ask, notice
 
 if TYPE_CHECKING:
     from sync.push import PushReport
+    from tracker_tui.commands.waiting import Waits
 
 PUSH_GIVE_UP_AFTER = 5.0
 """Seconds a write command keeps retrying a failing server: the write is safe in the queue,
@@ -46,23 +47,43 @@ and the next sync sends it."""
 
 
 def open_local_cache(args: argparse.Namespace) -> Cache:
-    return open_cache(resolve_profile(args.profile).cache_name)
+    return open_cache(cache_name_of(args.profile))
 
 
 def open_for_writing(
     args: argparse.Namespace, permission: str = ISSUES_WRITE, doing: str = "change issues"
 ) -> Cache:
     """The cache to queue a write in, once the key is not known to lack `permission`: a write
-    it may not make is refused here, before it is queued or anything is sent."""
-    require(resolve_profile(args.profile), permission, doing)
-    return open_local_cache(args)
+    it may not make is refused here, before it is queued or anything is sent.
+
+    The cache remembers the permissions of one key (`sync.permissions`). Unless that key lacks
+    `permission`, no key of this profile is known to, and the key is not looked up: reading it
+    loads the keyring, which cost a queued write more than everything else it does
+    (docs/architecture.md#start-up)."""
+    cache = open_local_cache(args)
+    try:
+        stored = cache.state.get(PERMISSIONS_STATE_KEY)
+        if isinstance(stored, dict) and remembered_permissions(
+            cache, str(stored.get("server")), str(stored.get("key"))
+        ).lacks(permission):
+            require(resolve_profile(args.profile), permission, doing)
+    except BaseException:
+        cache.close()
+        raise
+    return cache
 
 
 def push_now(args: argparse.Namespace, cache: Cache) -> tuple[PushReport, Waits]:
     """Push the whole outbox (ours and any earlier offline writes): what happened, and what
     the server was seen to do."""
+    import asyncio
+
+    from sync.connection import ConnectionWatch
+    from sync.errors import SyncError
     from sync.push import Backoff, PushReport, Stop, StopReason, push_outbox
     from sync.session import open_session
+    from tracker_tui.commands.waiting import Waits
+    from tracker_tui.progress import ProgressDisplay
 
     waits = Waits(
         ProgressDisplay(quiet=True).note, give_up_after=PUSH_GIVE_UP_AFTER, tell_rate_limit=True
@@ -207,6 +228,8 @@ def workflow_refusals(
     target = fields.get(STATUS.member)
     if not isinstance(target, str):
         return {}
+    from tracker_tui.data.bulk import BulkChange, plan
+
     rows = [found.issue for i in issue_ids if (found := cache.reads.issue(i)) is not None]
     return dict(plan(rows, BulkChange(STATUS.member, target)).blocked)
 
