@@ -14,7 +14,7 @@ import gc
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from textual import on
 from textual._styles_cache import StylesCache
@@ -41,13 +41,14 @@ from tracker_tui.messages import (
     WriteQueued,
 )
 from tracker_tui.navigation import NavigatingApp
-from tracker_tui.screens.help import HelpScreen, help_groups
 from tracker_tui.screens.issue_list import IssueListScreen
-from tracker_tui.screens.login import LoginScreen, LoginSetup
 from tracker_tui.server_clock import utc_now
 from tracker_tui.services import Services
 from tracker_tui.sync_link import OfflineLink, SyncLink
 from tracker_tui.widgets.issue_list import IssueList
+
+if TYPE_CHECKING:
+    from tracker_tui.screens.login import LoginSetup
 
 _T = TypeVar("_T")
 
@@ -55,6 +56,9 @@ KEY_READ_ONLY = (
     "This key may not change issues (it lacks issues:write): the app is read-only. Log in "
     "with a key that has it to make changes."
 )
+
+SYNC_START_AT_LATEST = 1.0
+"""Seconds after mounting when the sync link starts even if no list has counted its rows."""
 
 THEMES: tuple[str, ...] = ("textual-dark", "textual-light", "nord", "gruvbox", "tokyo-night")
 """The built-in themes ctrl+t cycles through."""
@@ -116,6 +120,7 @@ class TrackerApp(NavigatingApp):
         self.last_batch: str | None = None
         """The last bulk change queued, which `u` undoes."""
         self._heap_frozen = False
+        self._sync_started = False
         self._logged_in_once = False
         self.error_log = error_log
         self.read_only_reason: str | None = None
@@ -123,8 +128,8 @@ class TrackerApp(NavigatingApp):
         """Said once at start when the app is read-only for a reason the user did not choose."""
 
     async def on_mount(self) -> None:
-        """Apply the saved theme, report every later change of it, start the sync link, and
-        open the issue list (or the login screen on a first run).
+        """Apply the saved theme, report every later change of it, open the issue list (or
+        the login screen on a first run), and have the sync link start once the list is drawn.
 
         Screens are pushed rather than returned from `get_default_screen` because Textual
         loads a screen's `CSS_PATH` only for pushed screens.
@@ -137,7 +142,7 @@ class TrackerApp(NavigatingApp):
         if self.read_only_reason:
             self.notify(self.read_only_reason, severity="warning", timeout=8)
         if self._login is None:
-            await self.sync.start(self.post_message)
+            self.set_timer(SYNC_START_AT_LATEST, self._start_sync)
 
     def exit(self, result: Any = None, return_code: int = 0, message: Any = None) -> None:
         """Keep what each open screen holds as its draft first, while its fields are still
@@ -154,6 +159,8 @@ class TrackerApp(NavigatingApp):
     def open_first_screen(self) -> None:
         """The login screen until a profile is saved (first run), then the issue list."""
         if self._login is not None and not self._logged_in_once:
+            from tracker_tui.screens.login import LoginScreen
+
             self.push_screen(LoginScreen(self._login), self._logged_in)
             return
         self._open_list()
@@ -179,6 +186,18 @@ class TrackerApp(NavigatingApp):
         self.profile = profile
         self._logged_in_once = True
         self._open_list()
+        await self._start_sync()
+
+    @on(IssueList.Counted)
+    async def _start_sync(self) -> None:
+        """Start the sync link once, when the first list has its rows: the engine's imports
+        and its first requests would otherwise compete with the first frame for the one core
+        Python runs on. At the latest `SYNC_START_AT_LATEST` after mounting (a list that
+        cannot read its rows still syncs); never before the login screen has saved a profile.
+        """
+        if self._sync_started or (self._login is not None and not self._logged_in_once):
+            return
+        self._sync_started = True
         await self.sync.start(self.post_message)
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
@@ -201,6 +220,8 @@ class TrackerApp(NavigatingApp):
 
     def action_help(self) -> None:
         """Show the bindings of the screen in front, generated from the bindings themselves."""
+        from tracker_tui.screens.help import HelpScreen, help_groups
+
         if isinstance(self.screen, HelpScreen):
             return
         self.push_screen(HelpScreen(help_groups(self.screen.active_bindings, self.get_key_display)))

@@ -2,7 +2,9 @@
 
 This is where the command line hands over to the app, so it gathers what the app is built from:
 the profile, its key (asked for and kept in memory when it is stored nowhere), its cache, its
-saved views and theme, and the sync engine's link.
+saved views and theme, and the sync engine's link. The engine itself (and the network layer)
+is imported only once the app starts syncing, after its first list is drawn
+(`tracker_tui.later_link`, docs/architecture.md#start-up).
 """
 
 from __future__ import annotations
@@ -21,10 +23,9 @@ from tracker_tui.crash_guard import exit_status
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.data.settings import ProfileSettings, saved_theme, saved_views
 from tracker_tui.data.usage import alert_percent
-from tracker_tui.engine_link import EngineLink
 from tracker_tui.error_log import open_error_log
 from tracker_tui.errors import UsageError
-from tracker_tui.screens.login import LoginSetup
+from tracker_tui.later_link import EngineLinkLike, LaterLink
 from tracker_tui.server_clock import ServerClock
 from tracker_tui.signals import ending_cleanly
 
@@ -39,6 +40,8 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
     try:
         resolved = resolve_profile(name)
     except NoProfileError:
+        from tracker_tui.screens.login import LoginSetup
+
         login = make_app(login=LoginSetup(), error_log=open_error_log())
         chosen = login.run()
         if not chosen:
@@ -54,7 +57,13 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
     with open_cache(resolved.cache_name) as cache:
         me = cache.state.get(ME_STATE_KEY)
         clock = ServerClock(cache.state.clock_offset())
-        link = EngineLink(resolved, cache, live=live, server_clock=clock)
+
+        def engine() -> EngineLinkLike:
+            from tracker_tui.engine_link import EngineLink
+
+            return EngineLink(resolved, cache, live=live, server_clock=clock)
+
+        link = LaterLink(engine)
         tag = key_tag(resolved.key.reveal()) if resolved.key is not None else ""
         app = make_app(
             cache=cache,

@@ -4,6 +4,10 @@ panel, the projects or the settings; and `u`, which undoes the last bulk change.
 Screens ask by posting requests (`EditIssueRequested`, `IssueList.Opened`, …); this class
 answers them, so no screen knows which screen another one opens. Without a cache (a stand-in
 source) only the list works, and the rest says why.
+
+Each screen is imported when it is first opened, not with the app: together they (and the
+markdown parser, the admin models and the dialogs behind them) cost more at start-up than
+drawing the list (docs/architecture.md#start-up).
 """
 
 from __future__ import annotations
@@ -26,14 +30,7 @@ from tracker_tui.messages import (
     EditIssueRequested,
     WriteQueued,
 )
-from tracker_tui.screens.bulk_edit import BulkEditScreen
-from tracker_tui.screens.confirm import ConfirmDialog
-from tracker_tui.screens.issue_detail import IssueDetailScreen
-from tracker_tui.screens.issue_form import IssueFormScreen
 from tracker_tui.screens.issue_list import IssueListScreen
-from tracker_tui.screens.projects import ProjectsScreen
-from tracker_tui.screens.settings import SettingsScreen
-from tracker_tui.screens.sync_panel import SyncPanelScreen
 from tracker_tui.services import Services
 from tracker_tui.widgets.issue_list import IssueList
 from tracker_tui.workers import read_in_thread
@@ -63,11 +60,15 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
 
     @on(IssueList.Opened)
     def open_issue(self, message: IssueList.Opened) -> None:
+        from tracker_tui.screens.issue_detail import IssueDetailScreen
+
         if (services := self._services()) is not None:
             self.push_screen(IssueDetailScreen(services, message.issue_id))
 
     @on(EditIssueRequested)
     def open_edit_form(self, message: EditIssueRequested) -> None:
+        from tracker_tui.screens.issue_form import IssueFormScreen
+
         if (services := self._writable()) is not None:
             self.push_screen(
                 IssueFormScreen(services, message.issue_id, replacing=message.replacing)
@@ -75,11 +76,15 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
 
     @on(CreateIssueRequested)
     def open_create_form(self) -> None:
+        from tracker_tui.screens.issue_form import IssueFormScreen
+
         if (services := self._writable()) is not None:
             self.push_screen(IssueFormScreen(services))
 
     @on(BulkEditRequested)
     def open_bulk_edit(self, message: BulkEditRequested) -> None:
+        from tracker_tui.screens.bulk_edit import BulkEditScreen
+
         if (services := self._writable()) is not None:
             self.push_screen(BulkEditScreen(services, message.selection))
 
@@ -89,6 +94,8 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
 
     def action_sync_panel(self) -> None:
         """Show what the sync engine is doing and what waits in the outbox."""
+        from tracker_tui.screens.sync_panel import SyncPanelScreen
+
         if isinstance(self.screen, SyncPanelScreen):
             return
         if (services := self._services()) is not None:
@@ -96,6 +103,8 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
 
     def action_settings(self) -> None:
         """The workspace, API keys, webhooks and usage (online where it must be)."""
+        from tracker_tui.screens.settings import SettingsScreen
+
         if isinstance(self.screen, SettingsScreen):
             return
         if (services := self._services()) is not None:
@@ -103,6 +112,8 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
 
     def action_projects(self) -> None:
         """List the projects (enter shows a project's issues)."""
+        from tracker_tui.screens.projects import ProjectsScreen
+
         if isinstance(self.screen, ProjectsScreen):
             return
         if (services := self._services()) is not None:
@@ -153,6 +164,8 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
         def answered(yes: bool | None) -> None:
             if yes:
                 self._undo(message.batch_id)
+
+        from tracker_tui.screens.confirm import ConfirmDialog
 
         dialog = ConfirmDialog(found.question(), yes="Undo the rest", no="Keep all")
         self.push_screen(dialog, answered)
