@@ -1,5 +1,9 @@
 """The command line's reads start without what they do not need: no Textual, no HTTP client,
-no sync engine or pydantic models, and nothing of the reference service or the demo.
+no sync engine or pydantic models, and nothing of the reference service or the demo; nor the
+keyring (a read needs no key), asyncio, rich, sqlite_utils (the cache is at its schema) or
+the email package, each of which cost a read command more than the interpreter's own start
+(docs/architecture.md#start-up). Writes queued with `--no-push` look up the key (to refuse
+what it may not do) but load nothing of the network either.
 
 Each read runs in a fresh interpreter (an import made by an earlier test cannot hide one) on a
 profile that has logged in, synced and queued a write, with the server stopped: the reads
@@ -10,6 +14,7 @@ is imported lazily by the write commands of the same modules.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -23,14 +28,19 @@ from cli_support import FAIL_KEYRING, loopback
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).with_name("tracker-tui")
 
-NOT_FOR_READS = (
+NOT_FOR_WRITES = (
     *("textual", "httpx", "pydantic", "fastapi", "uvicorn", "starlette", "server", "demo"),
     *("sync.client", "sync.models", "sync.session", "sync.engine", "sync.pull", "sync.push"),
+    *("asyncio", "rich", "sqlite_utils", "email", "concurrent"),
 )
-"""Packages and modules (with everything under them) no read command may load."""
+"""Packages and modules (with everything under them) no command that stays offline may load."""
+
+NOT_FOR_READS = (*NOT_FOR_WRITES, "keyring")
+"""... nor may a read, which needs no key."""
 
 READS = (
     ("--help",),
+    ("--version",),
     ("issues", "list", "--limit", "5"),
     ("issues", "list", "--status", "todo", "--sort", "-priority", "--json"),
     ("issues", "show", "#2"),
@@ -44,6 +54,12 @@ READS = (
     ("outbox",),
     ("conflicts",),
     ("profiles",),
+)
+
+QUEUED_WRITES = (
+    ("issues", "edit", "#2", "--title", "queued again", "--no-push"),
+    ("issues", "comment", "#2", "--body", "noted", "--no-push"),
+    ("issues", "create", "--title", "made offline", "--no-push"),
 )
 
 RUN = """
@@ -99,10 +115,10 @@ def run_read(env: dict[str, str], argv: tuple[str, ...], folder: Path) -> tuple[
     return found["status"], done.stdout, set(found["modules"])
 
 
-def loaded(modules: set[str]) -> list[str]:
+def loaded(modules: set[str], forbidden: tuple[str, ...] = NOT_FOR_READS) -> list[str]:
     return sorted(
         name
-        for name in NOT_FOR_READS
+        for name in forbidden
         if any(module == name or module.startswith(name + ".") for module in modules)
     )
 
@@ -117,8 +133,27 @@ def test_a_read_command_imports_no_network_ui_or_service(
     assert loaded(modules) == []
 
 
+@pytest.mark.parametrize("argv", QUEUED_WRITES, ids=" ".join)
+def test_a_write_queued_offline_imports_no_network_or_ui(
+    env: dict[str, str], argv: tuple[str, ...], tmp_path: Path
+) -> None:
+    status, out, modules = run_read(env, argv, tmp_path)
+    assert status == 0
+    assert out.strip()
+    assert loaded(modules, NOT_FOR_WRITES) == []
+
+
+def test_version_is_the_installed_one(env: dict[str, str], tmp_path: Path) -> None:
+    """`--version` prints the package's version without reading the installed metadata."""
+    status, out, modules = run_read(env, ("--version",), tmp_path)
+    assert status == 0
+    assert out.strip() == f"tracker-tui {importlib.metadata.version('tracker-tui')}"
+    assert "importlib.metadata" not in modules
+
+
 def test_the_guard_sees_a_command_that_goes_online(env: dict[str, str], tmp_path: Path) -> None:
     """`sync` loads the network layer (and fails here, its server stopped): the check above
     would see it in a read."""
     _, _, modules = run_read(env, ("sync", "--give-up-after", "0.1"), tmp_path)
     assert {"httpx", "pydantic", "sync.client", "sync.engine"} <= set(loaded(modules))
+    assert {"asyncio", "keyring"} <= set(loaded(modules))
