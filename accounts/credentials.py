@@ -25,7 +25,6 @@ render the locals of every frame. Errors belong to the tree drawn in `accounts.e
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -372,6 +371,8 @@ def cleartext_warnings(server: str) -> tuple[str, ...]:
     host = parts.hostname or ""
     if parts.scheme != "http" or host == "localhost":
         return ()
+    import ipaddress  # only for a plain http:// server
+
     try:
         if ipaddress.ip_address(host).is_loopback:
             return ()

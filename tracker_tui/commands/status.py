@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accounts.credentials import ResolvedProfile, resolve_profile
 from accounts.errors import ConfigError
 from cache import ACTIVE_STATES, EntryState, Resource
-from sync.features import ServerFeatures
-from sync.ratelimit import PLANS, Plan
-from sync.ratelimit.learned import Learned
-from sync.remembered import LAST_PULL_STATE_KEY, remembered_features, remembered_limits
 from tracker_tui.commands.read import open_profile_cache
 from tracker_tui.errors import EXPECTED, describe
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import print_json
+
+if TYPE_CHECKING:
+    from sync.features import ServerFeatures
+    from sync.ratelimit import Plan
+    from sync.ratelimit.learned import Learned
 
 DAY = 86_400.0
 MINUTE = 60.0
@@ -46,6 +47,9 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 
 
 def run_status(args: argparse.Namespace) -> int:
+    # Here, not at the top: every command imports this module (docs/architecture.md#start-up).
+    from sync.remembered import LAST_PULL_STATE_KEY, remembered_features, remembered_limits
+
     with open_profile_cache(args) as cache:
         now = time.time()
         last = cache.state.get(LAST_PULL_STATE_KEY)
@@ -96,6 +100,8 @@ def run_status(args: argparse.Namespace) -> int:
 def _plan(learned: Learned | None, features: ServerFeatures | None) -> Plan:
     """The limits the sync engine last learned (from `/me` or the rate-limit headers), else the
     plan `/me` named when the server was probed, else Free, as the engine itself assumes."""
+    from sync.ratelimit.plans import PLANS, Plan
+
     if learned is not None and learned.plan in PLANS:
         return Plan(learned.plan, learned.per_minute, learned.per_day)
     return PLANS.get((features.plan if features else None) or "free", PLANS["free"])

@@ -10,13 +10,15 @@ from __future__ import annotations
 import argparse
 import time
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accounts.credentials import keyless_profile
 from tracker_tui.commands.read import open_profile_cache
-from tracker_tui.data.usage import LimitUse, alert_percent, measure_usage
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import print_json, print_table
+
+if TYPE_CHECKING:
+    from tracker_tui.data.usage import LimitUse
 
 
 def register(subparsers: Any, issue_commands: Any) -> None:
@@ -37,11 +39,15 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 
 def _alert_setting(args: argparse.Namespace) -> int:
     profile = keyless_profile(args.profile)
+    from tracker_tui.data.usage import alert_percent
+
     return alert_percent(profile.ui if profile is not None else {})
 
 
 def run_usage(args: argparse.Namespace) -> int:
     with open_profile_cache(args) as cache:
+        from tracker_tui.data.usage import measure_usage  # the rate limits: only for this
+
         usage = measure_usage(cache, time.time(), alert_at=_alert_setting(args))
     if args.json:
         print_json(usage.to_json())
