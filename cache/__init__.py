@@ -14,6 +14,7 @@ load the store and everything it opens (docs/architecture.md#start-up).
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
     from cache.requestlog import RequestLog
     from cache.sending import SETTLED_RETENTION, Push
     from cache.server_copy import ServerCopy
-    from cache.store import Cache, open_cache
+    from cache.store import Cache
     from cache.suspects import BulkAttempt
     from cache.writes import Outbox
 
@@ -154,7 +155,6 @@ _HOMES = {
     "State": "cache.keyed",
     "SyncState": "cache.models",
     "UserRow": "cache.models",
-    "open_cache": "cache.store",
 }
 """The module each name of `__all__` lives in, imported on first use."""
 
@@ -166,3 +166,11 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(home), name)
     globals()[name] = value
     return value
+
+
+def open_cache(profile: str, *, root: Path | None = None) -> Cache:
+    """`cache.store.open_cache`, here so that importing the name costs nothing: the store and
+    everything it opens load when a cache is first opened (`tracker-tui --help` opens none)."""
+    from cache.store import open_cache as opening
+
+    return opening(profile, root=root)

@@ -15,11 +15,10 @@ import argparse
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cache import (
     ACTIVE_STATES,
-    Cache,
     EntryState,
     Operation,
     OutboxEntry,
@@ -31,6 +30,9 @@ from tracker_tui.commands.refs import Names
 from tracker_tui.commands.write import add_push_option, open_local_cache, outcome
 from tracker_tui.errors import UsageError
 from tracker_tui.exit_codes import Exit
+
+if TYPE_CHECKING:
+    from cache import Cache
 
 
 def register(subparsers: Any, issue_commands: Any) -> None:

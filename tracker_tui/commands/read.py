@@ -7,10 +7,10 @@ Instant and offline: no network, no key needed. What is shown is the cache's eff
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accounts.credentials import cache_name_of
-from cache import Cache, IssueFilter, IssueRow, IssueSort, open_cache
+from cache import IssueFilter, IssueRow, IssueSort, open_cache
 from cache.models import JsonValue
 from issuefields import (
     ASSIGNEE,
@@ -29,6 +29,9 @@ from tracker_tui.commands.refs import NONE_WORDS, Names, option
 from tracker_tui.errors import UsageError
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import print_json, print_table
+
+if TYPE_CHECKING:
+    from cache import Cache
 
 DEFAULT_LIMIT = 50
 

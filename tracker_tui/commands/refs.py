@@ -11,19 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from cache import (
-    AmbiguousIssueError,
-    Cache,
-    JsonObject,
-    Operation,
-    OutboxEntry,
-    Resource,
-    UserRow,
-)
+from cache import AmbiguousIssueError, JsonObject, Operation, OutboxEntry, Resource, UserRow
 from issuefields import FIELDS, Field, Kind
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.errors import UsageError
+
+if TYPE_CHECKING:
+    from cache import Cache
 
 NONE_WORDS = frozenset({"none", "null", "-"})
 """What unassigns (`--assignee none`) or clears the project (`--project none`)."""

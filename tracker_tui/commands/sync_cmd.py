@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from accounts.credentials import ResolvedProfile, resolve_profile
-from cache import ACTIVE_STATES, Cache, EntryState, open_cache
+from cache import ACTIVE_STATES, EntryState, open_cache
 from sync.connection import ConnectionState, ConnectionWatch
 from sync.errors import NetworkError, ServerError, SyncError
 from tracker_tui.commands.refs import Names
@@ -25,6 +25,7 @@ from tracker_tui.exit_codes import Exit
 from tracker_tui.output import notice, print_json
 
 if TYPE_CHECKING:
+    from cache import Cache
     from sync.engine import SyncProgress, SyncReport
     from sync.pull import PullReport
     from sync.push import PushReport

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from accounts.credentials import cache_name_of, resolve_profile
-from cache import Cache, CacheError, EntryState, JsonValue, OutboxEntry, Resource, open_cache
+from cache import CacheError, EntryState, JsonValue, OutboxEntry, Resource, open_cache
 from issuefields import COMMENT_BODY, EDITABLE, STATUS, TRANSITIONS, Field, Kind, problem
 from sync.permissions import (
     COMMENTS_WRITE,
@@ -38,6 +38,7 @@ from tracker_tui.exit_codes import Exit
 from tracker_tui.output import ask, notice
 
 if TYPE_CHECKING:
+    from cache import Cache
     from sync.push import PushReport
     from tracker_tui.commands.waiting import Waits
 

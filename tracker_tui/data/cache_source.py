@@ -13,11 +13,15 @@ import dataclasses
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from cache import Cache, IssueFilter, IssueRow
+from cache import IssueFilter, IssueRow
 from issuefields import Field, Kind
 from tracker_tui.data.marks import MarkedSelection
 from tracker_tui.data.source import FilterValue, IssueQuery
+
+if TYPE_CHECKING:
+    from cache import Cache
 
 NO_VALUE = "-"
 """A picker's value standing for "unassigned" / "no project" (ids never look like this)."""
