@@ -7,7 +7,8 @@ table with one line on stderr. Each group module has `register(subparsers, issue
 top-level commands go on the first, `issues ...` commands on the second (the `issues` group is
 shared by reads and writes). Textual loads only when the app opens (`_open_app` imports
 `tracker_tui.launch`), and the demo only when `demo` runs: a command starts with what it uses
-(`tracker_tui.commands` says how).
+(`tracker_tui.commands` says how). The app opens without even the commands' modules: the few
+options it takes are read by `app_arguments` (docs/architecture.md#start-up).
 """
 
 from __future__ import annotations
@@ -18,32 +19,38 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from sync.permissions import COMMENTS_WRITE, ISSUES_WRITE
 from tracker_tui import __version__
-from tracker_tui.commands import (
-    account,
-    demo,
-    keys,
-    outbox,
-    read,
-    status,
-    sync_cmd,
-    usage,
-    users,
-    webhooks,
-    workspace,
-    write,
-)
-from tracker_tui.commands.online import note_permission
 from tracker_tui.errors import EXPECTED, UsageError, describe
 from tracker_tui.exit_codes import Exit, for_signal
 from tracker_tui.signals import Terminated, ending_cleanly
 
-COMMAND_GROUPS = (
-    *(demo, write, outbox, account, read, users, status, sync_cmd),
-    *(workspace, keys, webhooks, usage),
-)
+
+def command_groups() -> tuple[ModuleType, ...]:
+    """Every group of commands, imported when the parser is built: the app opens without them
+    (`app_arguments`)."""
+    from tracker_tui.commands import (
+        account,
+        demo,
+        keys,
+        outbox,
+        read,
+        status,
+        sync_cmd,
+        usage,
+        users,
+        webhooks,
+        workspace,
+        write,
+    )
+
+    return (
+        *(demo, write, outbox, account, read, users, status, sync_cmd),
+        *(workspace, keys, webhooks, usage),
+    )
+
 
 ISSUE_WRITES = {
     "create": ISSUES_WRITE,
@@ -97,7 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     issue_commands = issues.add_subparsers(dest="issues_command", metavar="ISSUES_COMMAND")
     issues.set_defaults(run=lambda _args: _help(issues))
-    for group in COMMAND_GROUPS:
+    from tracker_tui.commands.online import note_permission
+
+    for group in command_groups():
         group.register(subparsers, issue_commands)
     for name, permission in ISSUE_WRITES.items():
         note_permission(issue_commands.choices[name], permission)
@@ -131,9 +140,33 @@ def joined_dash_values(argv: Sequence[str]) -> list[str]:
     return joined
 
 
+def app_arguments(argv: Sequence[str]) -> argparse.Namespace | None:
+    """What `build_parser().parse_args(argv)` gives when `argv` only chooses how the app opens
+    (`tracker-tui`, `tracker-tui --profile work --read-only`), read without building the parser
+    of every command, which imports every command's module (docs/architecture.md#start-up).
+    None for anything else (a command, `--help`, an abbreviated or malformed option): the full
+    parser reads it, and says what is wrong."""
+    chosen = argparse.Namespace(profile=None, read_only=False, live=False, command=None)
+    items = iter(argv)
+    for item in items:
+        if item in ("--read-only", "--live"):
+            setattr(chosen, item[2:].replace("-", "_"), True)
+        elif item.startswith("--profile="):
+            chosen.profile = item.partition("=")[2]
+        elif item == "--profile":
+            value = next(items, None)
+            if value is None or value.startswith("-"):
+                return None
+            chosen.profile = value
+        else:
+            return None
+    chosen.run = _open_app
+    return chosen
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(joined_dash_values(sys.argv[1:] if argv is None else argv))
+    given = joined_dash_values(sys.argv[1:] if argv is None else argv)
+    args = app_arguments(given) or build_parser().parse_args(given)
     with ending_cleanly():
         try:
             status = int(args.run(args))

@@ -25,6 +25,8 @@ from pathlib import Path
 import pytest
 from cli_support import FAIL_KEYRING, loopback
 
+from tracker_tui.cli import app_arguments, build_parser
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).with_name("tracker-tui")
 
@@ -149,6 +151,45 @@ def test_version_is_the_installed_one(env: dict[str, str], tmp_path: Path) -> No
     assert status == 0
     assert out.strip() == f"tracker-tui {importlib.metadata.version('tracker-tui')}"
     assert "importlib.metadata" not in modules
+
+
+APP_ARGV = (
+    (),
+    ("--profile", "work"),
+    ("--profile=work", "--read-only"),
+    ("--live", "--read-only", "--profile", "a", "--profile", "b"),
+    ("--profile=",),
+)
+NOT_FOR_THE_APP = (("issues",), ("--prof", "x"), ("-h",), ("--profile",), ("--profile", "-x"))
+
+
+@pytest.mark.parametrize("argv", APP_ARGV, ids=" ".join)
+def test_the_app_options_read_alone_are_what_the_parser_reads(argv: tuple[str, ...]) -> None:
+    """The app opens without building the parser (and importing every command's module):
+    what it reads of its few options is what the whole parser would."""
+    fast = app_arguments(list(argv))
+    assert fast is not None
+    assert vars(fast) == vars(build_parser().parse_args(list(argv)))
+
+
+@pytest.mark.parametrize("argv", NOT_FOR_THE_APP, ids=" ".join)
+def test_anything_else_goes_to_the_parser(argv: tuple[str, ...]) -> None:
+    assert app_arguments(list(argv)) is None
+
+
+def test_the_app_opens_without_the_commands(tmp_path: Path) -> None:
+    """`tracker-tui` with no command imports no command module before the app's."""
+    code = (
+        "import sys, tracker_tui.cli as cli\n"
+        "cli._open_app = lambda args: print(sorted(m for m in sys.modules"
+        " if m.startswith('tracker_tui.commands'))) or 0\n"
+        "sys.exit(cli.main(['--read-only']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_the_guard_sees_a_command_that_goes_online(env: dict[str, str], tmp_path: Path) -> None:
