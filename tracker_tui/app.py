@@ -41,6 +41,7 @@ from tracker_tui.messages import (
     WriteQueued,
 )
 from tracker_tui.navigation import NavigatingApp
+from tracker_tui.screens.help import HelpScreen, help_groups
 from tracker_tui.screens.issue_list import IssueListScreen
 from tracker_tui.server_clock import utc_now
 from tracker_tui.services import Services
@@ -220,8 +221,6 @@ class TrackerApp(NavigatingApp):
 
     def action_help(self) -> None:
         """Show the bindings of the screen in front, generated from the bindings themselves."""
-        from tracker_tui.screens.help import HelpScreen, help_groups
-
         if isinstance(self.screen, HelpScreen):
             return
         self.push_screen(HelpScreen(help_groups(self.screen.active_bindings, self.get_key_display)))
