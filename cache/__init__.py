@@ -43,6 +43,7 @@ from cache.models import (
     Resource,
     SyncState,
     UserRow,
+    WorkspaceRow,
 )
 from cache.reads import Reads
 from cache.records import Prepared
@@ -97,5 +98,6 @@ __all__ = [
     "State",
     "SyncState",
     "UserRow",
+    "WorkspaceRow",
     "open_cache",
 ]

@@ -41,7 +41,11 @@ class Resource(StrEnum):
     WORKSPACES = "workspaces"
 
 
-WRITABLE_RESOURCES = frozenset({Resource.ISSUES, Resource.PROJECTS, Resource.COMMENTS})
+WRITABLE_RESOURCES = frozenset(
+    {Resource.ISSUES, Resource.PROJECTS, Resource.COMMENTS, Resource.WORKSPACES}
+)
+EDIT_ONLY_RESOURCES = frozenset({Resource.WORKSPACES})
+"""Written only by edits: a workspace is renamed, never created or deleted from here."""
 
 
 class Operation(StrEnum):
@@ -224,6 +228,19 @@ class ProjectRow:
     created_at: str | None
     updated_at: str | None
     sync_state: SyncState
+    record: JsonObject = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceRow:
+    """The key's workspace as the screen shows it: a queued rename shows at once, its entry
+    pending (or failed, with the server's reason) until the server has it."""
+
+    id: str
+    name: str
+    plan: str | None
+    sync_state: SyncState
+    entries: tuple[OutboxEntry, ...] = field(compare=False)
     record: JsonObject = field(compare=False)
 
 

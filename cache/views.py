@@ -19,6 +19,7 @@ from cache.models import (
     Resource,
     SyncState,
     UserRow,
+    WorkspaceRow,
 )
 from cache.ordering import nocase_key, value_key
 from cache.overlay import Effective, Overlay, make_effective
@@ -164,6 +165,25 @@ def projects(conn: sqlite3.Connection, overlay: Overlay) -> list[ProjectRow]:
             )
         )
     return rows
+
+
+def workspace(conn: sqlite3.Connection, overlay: Overlay) -> WorkspaceRow | None:
+    """The workspace the cache knows (the key's one; the latest updated should a profile's
+    key ever move), with a queued rename laid over it; None before it was ever read."""
+    found = _merged(conn, overlay, Resource.WORKSPACES, "", ())
+    if not found:
+        return None
+    latest = max(found, key=lambda e: (_text(e.values["updated_at"]) or "", e.order_rid))
+    record = latest.record or {}
+    plan = record.get("plan")
+    return WorkspaceRow(
+        id=latest.id,
+        name=str(latest.values["name"]),
+        plan=plan if isinstance(plan, str) else None,
+        sync_state=latest.sync_state,
+        entries=latest.entries,
+        record=record,
+    )
 
 
 def users(conn: sqlite3.Connection) -> list[UserRow]:

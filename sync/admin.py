@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 from pydantic import ValidationError
 
+from cache import Cache, Resource
 from sync.client import ApiClient, Response
 from sync.errors import NotFound, ProtocolError, UnexpectedStatus, Unsupported
 from sync.models import (
@@ -87,9 +88,7 @@ class AdminApi:
 
     async def rename_workspace(self, workspace_id: str, name: str) -> Response[Workspace]:
         """`PATCH /workspaces/:id` with `name`; needs `admin`."""
-        path = _path("workspaces", workspace_id)
-        response = await self._client.call("PATCH", path, body={"name": name})
-        return _read(response, Workspace.model_validate)
+        return await self._client.update_workspace(workspace_id, {"name": name})
 
     # --- API keys ------------------------------------------------------------------------
 
@@ -194,6 +193,12 @@ def _last(received: int, so_far: int, pagination: Pagination) -> bool:
     if received < (pagination.per_page or PAGE_SIZE) or received == 0:
         return True
     return pagination.total is not None and so_far >= pagination.total
+
+
+def keep_workspace(cache: Cache, workspace: Workspace) -> None:
+    """Store the workspace as read, so a rename can be queued offline against it and shows
+    at once (the pull does not list workspaces: it is one record, read where it is shown)."""
+    cache.server.apply_page(Resource.WORKSPACES, [workspace.raw])
 
 
 def parse_rows(payload: object, model: type[M]) -> Rows[M]:

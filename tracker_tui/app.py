@@ -26,6 +26,7 @@ from textual.theme import Theme
 
 from cache import Cache
 from sync.permissions import ISSUES_WRITE, KeyPermissions
+from tracker_tui.access import KeyAccess, lost_notice
 from tracker_tui.admin_link import AdminLink
 from tracker_tui.data.cache_source import CacheIssueSource
 from tracker_tui.data.source import IssueSource
@@ -34,6 +35,7 @@ from tracker_tui.data.views import SavedView
 from tracker_tui.drafts import KeepsDraft
 from tracker_tui.messages import (
     CacheChanged,
+    PermissionsChanged,
     SourceFailed,
     SyncFailed,
     SyncStatusChanged,
@@ -84,6 +86,9 @@ class TrackerApp(NavigatingApp):
     cache_revision: reactive[int] = reactive(0, init=False)
     """Bumped on every `CacheChanged` and `WriteQueued`; screens watch it to re-read."""
 
+    key_permissions: reactive[KeyPermissions] = reactive(KeyPermissions, init=False)
+    """What the key may do as last learned; screens watch it to hide what it may no longer."""
+
     def __init__(
         self,
         source: IssueSource | None,
@@ -93,7 +98,7 @@ class TrackerApp(NavigatingApp):
         login: LoginSetup | None,
         profile: str,
         views: Sequence[SavedView],
-        read_only: bool,
+        access: KeyAccess,
         theme: str | None,
         clock: Callable[[], datetime],
         on_views_changed: Callable[[list[SavedView]], None] | None,
@@ -103,7 +108,7 @@ class TrackerApp(NavigatingApp):
         super().__init__()
         self.source = source
         self.profile = profile
-        self.read_only = read_only
+        self.access = access
         self._views = list(views)
         self._initial_theme = theme
         self._reported_theme = theme
@@ -138,6 +143,11 @@ class TrackerApp(NavigatingApp):
             self.notify(self.read_only_reason, severity="warning", timeout=8)
         if self._login is None:
             await self.sync.start(self.post_message)
+
+    @property
+    def read_only(self) -> bool:
+        """Changes are off: chosen, or the key turned out not to write issues."""
+        return self.access.read_only
 
     def exit(self, result: Any = None, return_code: int = 0, message: Any = None) -> None:
         """Keep what each open screen holds as its draft first, while its fields are still
@@ -241,6 +251,18 @@ class TrackerApp(NavigatingApp):
                 severity="warning",
                 timeout=10,
             )
+
+    @on(PermissionsChanged)
+    def learn_permissions(self, message: PermissionsChanged) -> None:
+        """Take up what the key may do as soon as it is learned: screens hide what it may no
+        longer do, and one line says why."""
+        if message.permissions == self.access.permissions:
+            return
+        lost = self.access.learn(message.permissions)
+        self.key_permissions = message.permissions
+        self.refresh_bindings()
+        if lost:
+            self.notify(lost_notice(lost), title="Permissions", severity="warning", timeout=10)
 
     @on(CacheChanged)
     def bump_cache_revision(self) -> None:
@@ -352,8 +374,8 @@ def make_app(
             warns.
     """
     link = sync if sync is not None else OfflineLink()
+    access = KeyAccess(permissions, chosen_read_only=read_only)
     key_cannot_write = permissions is not None and permissions.lacks(ISSUES_WRITE)
-    read_only = read_only or key_cannot_write
     if source is None and cache is not None:
         source = CacheIssueSource(cache, me=me)
     if source is None and login is None:
@@ -366,11 +388,10 @@ def make_app(
             adapter,
             link,
             clock,
-            read_only,
+            access,
             me,
             profile,
             admin=admin,
-            permissions=permissions or KeyPermissions(),
             usage_alert=usage_alert,
         )
     app = TrackerApp(
@@ -380,7 +401,7 @@ def make_app(
         login=login,
         profile=profile,
         views=views,
-        read_only=read_only,
+        access=access,
         theme=theme,
         clock=clock,
         on_views_changed=on_views_changed,

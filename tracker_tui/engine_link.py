@@ -33,15 +33,21 @@ from sync.connection import RATE_WAIT_SHOWN, Connection, ConnectionState, Connec
 from sync.engine import RETRY_BASE, RETRY_CAP, LoopEvent, PassFailed, RetryPlanned, SyncLoop
 from sync.errors import Forbidden, NetworkError, RateLimited, ServerError, SyncError, Unauthorized
 from sync.live import LiveUpdates
-from sync.permissions import learn_from_me
+from sync.permissions import KeyPermissions, learn_from_me, session_permissions
 from sync.pull import PullProgress, PullReport
 from sync.push import Backoff, PushReport, StopReason
+from sync.ratelimit import ResponseMeta
 from sync.session import SyncSession, open_session
 from tracker_tui.admin_link import OFFLINE_NOTICE, AdminUnavailable
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.data.outbox_counts import OutboxCounts, count_outbox
 from tracker_tui.errors import describe
-from tracker_tui.messages import CacheChanged, SyncFailed, SyncStatusChanged
+from tracker_tui.messages import (
+    CacheChanged,
+    PermissionsChanged,
+    SyncFailed,
+    SyncStatusChanged,
+)
 from tracker_tui.server_clock import ServerClock
 from tracker_tui.sync_link import Poster
 
@@ -105,6 +111,7 @@ class EngineLink:
         self._progress: PullProgress | None = None
         self._last_refresh = float("-inf")
         self._key_refusal_told: str | None = None
+        self._permissions_told: KeyPermissions | None = None
 
     async def start(self, post: Poster) -> None:
         self._post = post
@@ -221,7 +228,7 @@ class EngineLink:
             window_seconds=self._window_seconds,
             clock=self._clock,
             timeout=self._timeout,
-            observer=self._watch.observe,
+            observer=self._observe,
             sleep=self._watch.sleep,
         ) as session:
             self._session = session
@@ -229,6 +236,7 @@ class EngineLink:
             me = await learn_from_me(session, who=unknown)
             if unknown and me is not None and me.user is not None:
                 session.cache.state.set(ME_STATE_KEY, me.user.id)
+            self._tell_permissions()
             loop = SyncLoop(
                 session,
                 listener=self._heard,
@@ -272,10 +280,34 @@ class EngineLink:
                 self._tell_key_refusal(event)
             case _:
                 assert_never(event)
+        self._tell_permissions()
         self._progress = None
         if self._post is not None:
             self._post(CacheChanged())
         self._report()
+
+    def _observe(self, outcome: ResponseMeta | SyncError) -> None:
+        """Every request's outcome: the connection's state, and a 403 that named a permission
+        (the session has stored it by now) is told to the app at once."""
+        self._watch.observe(outcome)
+        if isinstance(outcome, Forbidden) and outcome.permission:
+            loop = self._engine_loop
+            if loop is not None and not loop.is_closed():
+                loop.call_soon(self._tell_permissions)
+
+    def _tell_permissions(self) -> None:
+        """Tell the app what the key may do when that changed since it was last told (a
+        state read of the cache, on the engine's thread)."""
+        session = self._session
+        if session is None or self._post is None:
+            return
+        try:
+            known = session_permissions(session)
+        except CacheError:
+            return
+        if known != self._permissions_told:
+            self._permissions_told = known
+            self._post(PermissionsChanged(known))
 
     def _connection_changed(self, state: ConnectionState) -> None:
         """Called by the watch in the middle of a request: report soon, not from in there."""

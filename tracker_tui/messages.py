@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 from sync.connection import ConnectionState
+from sync.permissions import KeyPermissions
 from tracker_tui.data.marks import MarkedSelection
 from tracker_tui.data.outbox_counts import OutboxCounts
 from tracker_tui.data.views import SavedView
@@ -119,3 +120,15 @@ class WriteQueued(Message):
     """What to tell the user, if anything ("Comment queued")."""
     batch_id: str | None = None
     """The batch of a bulk edit, remembered so `u` can undo it."""
+
+
+@dataclass
+class PermissionsChanged(Message):
+    """The sync engine learned what the key may do (`/me` read, or a 403 that named a
+    permission): the app takes it up at once (`tracker_tui.access`)."""
+
+    permissions: KeyPermissions
+
+    def can_replace(self, message: Message) -> bool:
+        """Each report is complete: a newer one makes a queued older one pointless."""
+        return isinstance(message, PermissionsChanged)

@@ -58,8 +58,12 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
     ]
 
     services: Services | None
-    read_only: bool
     last_batch: str | None
+
+    @property
+    def read_only(self) -> bool:
+        """Changes are off (the app says why and when: `TrackerApp.read_only`)."""
+        return False
 
     @on(IssueList.Opened)
     def open_issue(self, message: IssueList.Opened) -> None:

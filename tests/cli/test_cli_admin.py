@@ -61,15 +61,53 @@ def test_workspace_shows_and_renames(
 def test_a_403_names_the_missing_permission_and_what_to_do(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With TRACKER_API_KEY nothing is known of the key yet: the server's 403 says it."""
+    """With TRACKER_API_KEY nothing is known of the key yet: the rename is queued, the
+    server's 403 leaves it failed in the outbox (never dropped), saying what to do."""
     with loopback(tmp_path, 2) as service:
         cli = _cli(tmp_path, capsys, monkeypatch)
         cli.use(service.base_url, _key(service, "issues:read", "issues:write"))
         status, out, err = cli.run("workspace", "rename", "Mine now")
-        assert status == 1 and out == ""
+        assert status == 3 and out == ""
         [line] = err.splitlines()
-        assert "lacks the permission admin (403)" in line
-        assert "Use a profile whose key has it" in line
+        assert "rename of the workspace to 'Mine now' failed" in line
+        assert "the API key lacks admin" in line
+        assert "log in with one" in line and "outbox retry" in line and "outbox discard" in line
+        status, out, _ = cli.run("outbox", "--json")
+        [entry] = [json.loads(row) for row in out.splitlines()]
+        assert (entry["resource"], entry["state"]) == ("workspaces", "failed")
+        assert entry["changes"] == {"name": "Mine now"} and "lacks admin" in entry["error"]
+        status, out, _ = cli.run("workspace", "--json")
+        assert json.loads(out)["name"] == "Acme"
+
+
+def test_a_rename_queued_offline_shows_at_once_and_the_next_sync_sends_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with loopback(tmp_path, 2) as service:
+        cli = _cli(tmp_path, capsys, monkeypatch)
+        cli.use(service.base_url, service.key)
+        status, _, err = cli.run("workspace", "rename", "Offline", "--no-push")
+        assert status == 2 and "run `tracker-tui workspace` or `tracker-tui sync`" in err
+        assert cli.run("sync")[0] == 0
+        with open_cache("env") as cache:
+            sent = len(cache.requests.request_times(0))
+        status, out, err = cli.run("workspace", "rename", "Offline", "--no-push")
+        assert status == 0, err
+        assert "Rename of workspace 'Acme' to 'Offline' queued (outbox entry" in out
+        with open_cache("env") as cache:
+            assert len(cache.requests.request_times(0)) == sent
+            shown = cache.reads.workspace()
+            assert shown is not None and shown.name == "Offline"
+            assert shown.sync_state.value == "pending"
+        status, out, _ = cli.run("outbox")
+        assert "pending   rename of the workspace to 'Offline'  name" in out
+        status, out, _ = cli.run("status", "--json")
+        assert json.loads(out)["pending_writes"] == 1
+        assert cli.run("sync")[0] == 0
+        assert json.loads(cli.run("workspace", "--json")[1])["name"] == "Offline"
+        with open_cache("env") as cache:
+            shown = cache.reads.workspace()
+            assert shown is not None and shown.sync_state.value == "synced"
 
 
 def test_a_key_is_made_shown_once_listed_and_revoked(

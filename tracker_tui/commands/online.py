@@ -24,7 +24,7 @@ from accounts.credentials import ResolvedProfile, resolve_profile, save_login
 from accounts.keystore import KeyringStore
 from accounts.profiles import AppPaths, Profile, ProfileStore, validate_profile_name
 from accounts.secret import Secret
-from cache import open_cache
+from cache import Cache, open_cache
 from sync.permissions import KeyPermissions, keep_granted, key_tag, remembered_permissions
 from tracker_tui.errors import EXPECTED, TrackerTuiError, UsageError
 
@@ -118,14 +118,20 @@ def current_key_id(resolved: ResolvedProfile) -> str | None:
     return None
 
 
-def run_online(resolved: ResolvedProfile, work: Callable[[AdminApi], Awaitable[T]]) -> T:
+def run_online(
+    resolved: ResolvedProfile,
+    work: Callable[[AdminApi], Awaitable[T]],
+    *,
+    cache: Cache | None = None,
+) -> T:
     """Run `work` on a session of the profile: the same rate limiter, request log and
-    permission learning as every other request of the profile."""
+    permission learning as every other request of the profile (on `cache` when the caller
+    has the profile's open already)."""
     from sync.admin import AdminApi
     from sync.session import open_session
 
     async def run() -> T:
-        async with open_session(resolved) as session:
+        async with open_session(resolved, cache=cache) as session:
             return await work(AdminApi(session.client))
 
     return asyncio.run(run())

@@ -178,7 +178,8 @@ class Names:
         return "-" if value is None else str(value)
 
     def entry(self, entry: OutboxEntry) -> str:
-        """`edit of #42`, `comment on #42`, `create of new issue 'Title'`, `edit of project WEB`."""
+        """`edit of #42`, `comment on #42`, `create of new issue 'Title'`, `edit of project WEB`,
+        `rename of the workspace to 'Acme'`."""
         target = entry.target_id
         if entry.resource is Resource.ISSUES:
             what = self.issue(target)
@@ -191,6 +192,8 @@ class Names:
             if entry.operation is Operation.CREATE:
                 return f"comment on {on}"
             return f"{_verb(entry)} of a comment on {on}"
+        if entry.resource is Resource.WORKSPACES:
+            return f"rename of the workspace to {entry.changes.get('name')!r}"
         name = self.project(target) or target
         if name == target and isinstance(entry.changes.get("key"), str):
             name = str(entry.changes["key"])

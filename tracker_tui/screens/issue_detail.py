@@ -143,7 +143,21 @@ class IssueDetailScreen(Screen[None]):
     def on_mount(self) -> None:
         """Read the issue now and whenever the cache changes."""
         self.watch(self.app, "cache_revision", self._load, init=False)
+        self.watch(self.app, "key_permissions", self._permissions_learned, init=False)
         self._load()
+
+    def _permissions_learned(self, _permissions: object) -> None:
+        """The key turned out not to write: the write keys and the comment box go (a draft
+        typed in it stays kept)."""
+        if not self._services.read_only:
+            return
+        box = self.query_one("#comment", Input)
+        if self.draft is not None:
+            self.draft.flush()
+        box.display = False
+        box.disabled = True
+        self.query_one(StatusBar).read_only = True
+        self.refresh_bindings()
 
     def _load(self) -> None:
         services = self._services

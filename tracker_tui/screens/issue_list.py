@@ -116,7 +116,18 @@ class IssueListScreen(ReadOnlyScreen[None]):
     def on_mount(self) -> None:
         """Load the filter values, and reload everything whenever the cache changes."""
         self.watch(self.app, "cache_revision", self._reload, init=False)
+        self.watch(self.app, "key_permissions", self._permissions_learned, init=False)
         self._load_choices()
+
+    def _permissions_learned(self, _permissions: object) -> None:
+        """The key turned out not to write issues: its write keys go from here on."""
+        read_only = bool(getattr(self.app, "read_only", self.read_only))
+        if read_only and not self.read_only:
+            self.read_only = True
+            self._write_keys = None
+            self.query_one(IssueList).go_read_only()
+            self.query_one(StatusBar).read_only = True
+            self.refresh_bindings()
 
     def watch_issue_query(self, query: IssueQuery) -> None:
         """Hand the new query to the list, the chips and the search field.

@@ -393,6 +393,8 @@ def targets(cache: Cache, entries: Iterable[OutboxEntry], names: dict[str, str])
         elif entry.resource is Resource.PROJECTS:
             key = names.get(entry.target_id)
             found[entry.id] = f"project {key}" if key else "new project"
+        elif entry.resource is Resource.WORKSPACES:
+            found[entry.id] = "workspace"
         else:
             found[entry.id] = entry.resource.value.rstrip("s")
     return found

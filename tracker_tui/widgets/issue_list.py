@@ -378,6 +378,12 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         """Read-only mode hides the marking keys (marks only serve bulk edits)."""
         return not (self._read_only and action in self.MARK_ACTIONS)
 
+    def go_read_only(self) -> None:
+        """Changes turned off while the list is shown (the key may not write): marks go."""
+        self._read_only = True
+        self.marks = Marks()
+        self.refresh_bindings()
+
     def action_toggle_mark(self) -> None:
         """Mark or unmark the highlighted issue."""
         if (row := self.highlighted_row) is not None:

@@ -48,10 +48,13 @@ class StatusBar(Widget):
     status: reactive[SyncStatusChanged | None] = reactive(None)
     """The latest report from the sync engine, None until it sends one."""
 
+    read_only: reactive[bool] = reactive(False)
+    """Shown at the end; set again when the key turns out not to write (`tracker_tui.access`)."""
+
     def __init__(self, profile: str, *, read_only: bool = False, id: str | None = None) -> None:
         super().__init__(id=id)
         self._profile = profile
-        self._read_only = read_only
+        self.set_reactive(StatusBar.read_only, read_only)
 
     def on_mount(self) -> None:
         """Follow the app's latest report (the app receives them, every screen shows them)."""
@@ -87,7 +90,7 @@ class StatusBar(Widget):
         budget = "—" if status is None else budget_text(status.budget_minute, status.budget_day)
         optional: list[Content] = [Content.styled(progress, "$text")] if progress else []
         optional.append(Content(f"budget {budget}"))
-        tail = [Content.styled("read-only", "bold $text-error")] if self._read_only else []
+        tail = [Content.styled("read-only", "bold $text-error")] if self.read_only else []
         room = self.content_size.width or 10_000
         percent = None if status is None else day_used_percent(status.budget_day, status.day_limit)
         if percent is not None and percent >= self._alert_at():
