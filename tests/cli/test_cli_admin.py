@@ -323,3 +323,22 @@ def test_without_me_a_403_is_learned_and_the_next_try_is_not_sent(
             assert len(cache.requests.request_times(0)) == sent
         cli.use(service.base_url, service.key)
         assert cli.run("workspace", "rename", "Ours")[0] == 0
+
+
+def test_offline_keys_and_webhooks_are_not_made_nor_queued_and_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cli = _cli(tmp_path, capsys, monkeypatch)
+    cli.use("http://127.0.0.1:9/v1", "trk_" + "x" * 40)
+    for argv in (
+        ("keys", "create", "--name", "bot"),
+        ("webhooks", "create", "http://127.0.0.1:5/hook", "--event", "*"),
+    ):
+        status, out, err = cli.run(*argv)
+        assert status == 1 and out == "", argv
+        [line] = err.splitlines()
+        assert "cannot reach the server" in line and "never queued" in line, line
+    status, _, err = cli.run("workspace", "rename", "Away")
+    assert status == 1 and "the workspace is not known here yet, so the rename was not" in err
+    with open_cache("env") as cache:
+        assert cache.outbox.entries() == []

@@ -156,7 +156,11 @@ def _known_workspace(
     async def work(api: AdminApi) -> Workspace:
         return (await api.workspace()).value
 
-    keep_workspace(cache, run_online(resolved, work, cache=cache))
+    unreachable = (
+        "the workspace is not known here yet, so the rename was not queued: run it again once "
+        "the server can be reached (later renames queue offline too)"
+    )
+    keep_workspace(cache, run_online(resolved, work, cache=cache, unreachable=unreachable))
     found = cache.reads.workspace()
     assert found is not None  # just stored
     return found
