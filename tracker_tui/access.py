@@ -37,8 +37,11 @@ class KeyAccess:
 def lost_notice(lost: list[str]) -> str:
     """One line saying what the key turned out to lack and what the app does about it."""
     named = ", ".join(f"`{permission}`" for permission in lost)
+    doing: list[str] = []
     if ISSUES_WRITE in lost:
-        doing = "changes are off (read-only); writes already queued wait in the outbox"
-    else:
-        doing = "what needs it is disabled"
-    return f"This API key lacks {named} (the server said so): {doing}."
+        doing.append("changes are off (read-only); writes already queued wait in the outbox")
+    unread = [p.removesuffix(":read") for p in lost if p.endswith(":read")]
+    if unread:
+        doing.append(f"{' and '.join(unread)} are not synced")
+    said = "; ".join(doing) or "what needs it is disabled"
+    return f"This API key lacks {named} (the server said so): {said}."

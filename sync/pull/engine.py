@@ -11,6 +11,11 @@ Deletions: tombstones when seen working, else a count check and, on a difference
 (`sync.pull.deletes`); `full` sweeps every resource. Comments and users are pulled only from
 servers that list them; a server that refuses to list all comments at once (only per issue)
 leaves comments to the issue view.
+
+A key may read some resources and not others (a key with `issues:read` alone): a resource the
+key is known not to read (`sync.permissions`: `/me`, or an earlier 403) is not asked for, and
+one whose listing answers 403 is left there; either is named in `PullReport.withheld` with the
+permission it lacks, and the rest is pulled (docs/sync.md#the-pull).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from cache import Resource
 from sync.client import ApiClient, Peek, Response
 from sync.errors import Forbidden, InvalidRequest, NotFound, UnexpectedStatus
 from sync.models import Page
+from sync.permissions import KNOWN, session_permissions
 from sync.pull.collector import fewer_collections
 from sync.pull.context import Lister, ResourceRun
 from sync.pull.deletes import count_differs, sweep, sweep_with
@@ -49,9 +55,10 @@ async def pull(
 ) -> PullReport:
     """Bring the cache up to date with the server; safe to interrupt at any point.
 
-    Errors that retries cannot cure (401, 403 on issues, a network that stays down) propagate
-    as `sync.errors`; everything stored up to then stays, with its cursor, and the next pull
-    resumes there. Unreadable records are skipped and listed in the report.
+    Errors that retries cannot cure (401, a network that stays down) propagate as
+    `sync.errors`; everything stored up to then stays, with its cursor, and the next pull
+    resumes there. Unreadable records are skipped and listed in the report; resources the key
+    may not read are left out and named (`PullReport.withheld`).
     """
     with fewer_collections():
         return await _pull(
@@ -76,6 +83,7 @@ async def _pull(
             session.cache, session.client, session.server, refresh=True
         )
         report.features_refreshed = True
+    known = session_permissions(session)
     try:
         for resource, lister, can_tombstone, optional in _listings(session, client):
             run = ResourceRun(
@@ -88,9 +96,18 @@ async def _pull(
                 can_tombstone=can_tombstone,
             )
             report.resources[resource.value] = run.report
+            needed = f"{resource.value}:read"
+            if needed in KNOWN and known.lacks(needed):
+                _withhold(report, run.report, needed)
+                continue
             started = time.monotonic()
             try:
                 await _pull_resource(run, full=full)
+            except Forbidden as error:
+                if optional and not error.permission:
+                    run.report.note = f"not pulled: {error.message}"
+                else:
+                    _withhold(report, run.report, error.permission or needed)
             except OPTIONAL_REFUSALS as error:
                 if not optional:
                     raise
@@ -114,6 +131,12 @@ async def _pull(
             report.clock_offset = offset.seconds
         report.seconds = time.monotonic() - began
     return report
+
+
+def _withhold(report: PullReport, resource: ResourceReport, permission: str) -> None:
+    """The key may not read this resource: it is left out of the pull, and said."""
+    report.withheld[resource.resource] = permission
+    resource.note = f"not pulled: the API key lacks {permission}"
 
 
 async def _pull_resource(run: ResourceRun, *, full: bool) -> None:

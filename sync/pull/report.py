@@ -45,6 +45,9 @@ class PullReport:
     clock_offset: float | None = None
     features_refreshed: bool = False
     seconds: float = 0.0
+    withheld: dict[str, str] = field(default_factory=dict)
+    """Resources not pulled because the key may not read them, each with the permission it
+    lacks (`sync.pull.engine`): the pull is partial, and says so once."""
 
     @property
     def requests(self) -> int:

@@ -21,6 +21,7 @@ from accounts.secret import Secret
 from cache import Cache, EntryState, Resource
 from demo.service import DemoService
 from server.keys import create_key
+from sync.connection import Connection
 from sync.permissions import KeyPermissions
 from tracker_tui.app import TrackerApp, make_app
 from tracker_tui.engine_link import EngineLink
@@ -54,6 +55,10 @@ async def until(condition: Callable[[], bool], pilot: Any) -> None:
 
 def text(app: TrackerApp, selector: str) -> str:
     return str(app.screen.query_one(selector, Static).render())
+
+
+def last_sync(app: TrackerApp) -> object:
+    return None if app.sync_status is None else app.sync_status.last_sync
 
 
 def permission_notices(notices: Notices) -> list[str]:
@@ -119,9 +124,21 @@ async def test_a_key_learned_read_only_by_me_at_connect_hides_the_writes_at_once
             assert "lacks `webhooks:manage`" in text(app, "#webhooks-note")
             [notice] = permission_notices(notices)
             assert notice.startswith("This API key lacks `issues:write`, `projects:read`")
+            assert "projects and comments are not synced" in notice
             await pilot.press("escape")
             await settle(pilot)
             assert footer_keys(app).isdisjoint(WRITE_KEYS)
+            for _ in range(3):  # passes of the loop: the projects it may not read stay quiet
+                before = last_sync(app)
+                await pilot.press("ctrl+r")
+                await until(lambda before=before: last_sync(app) != before, pilot)
+            await settle(pilot)
+            assert cache.server.local_count(Resource.ISSUES) == 5
+            assert cache.server.local_count(Resource.PROJECTS) == 0
+            assert app.sync_status is not None
+            assert app.sync_status.connection.kind is Connection.ONLINE
+            assert not [text for text in notices.texts() if text.startswith("Sync failed")]
+            assert len(permission_notices(notices)) == 1
 
 
 async def test_a_rename_the_key_may_not_make_fails_and_says_what_to_do(
