@@ -295,5 +295,5 @@ class RateLimiter:
             self._log.prune_requests(now - self._limits.day - self._limits.window)
 
 
-def _figures(learned: Learned) -> tuple[str, int, int, str]:
-    return learned.plan, learned.per_minute, learned.per_day, learned.source
+def _figures(learned: Learned) -> tuple[str, int, int, str, float | None]:
+    return learned.plan, learned.per_minute, learned.per_day, learned.source, learned.day_reset
