@@ -156,19 +156,42 @@ def test_an_expired_key_says_so(
         assert "the server refused the API key: it has expired (401" in err.splitlines()[-1]
 
 
-def test_revoking_without_knowing_the_own_key_asks_and_scripts_need_yes(
+def test_revoke_asks_only_for_a_key_that_may_be_the_profiles_own(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """No answer names the key a request used, but the caller's is among the listed keys
+    with exactly `/me`'s permissions: a key with others is revoked without a question, one
+    of two look-alikes asks (scripts need --yes), and a key alone with them is named."""
     with loopback(tmp_path, 2) as service:
         cli = _cli(tmp_path, capsys, monkeypatch)
         cli.use(service.base_url, service.key)
-        other = _key(service, "issues:read")
-        status, out, _ = cli.run("keys", "list", "--json")
-        [target] = [key["id"] for key in json.loads(out) if key["permissions"] == ["issues:read"]]
+        reader = _key(service, "issues:read")
+        twin = _key(service)
+        listed = json.loads(cli.run("keys", "list", "--json")[1])
+        by_permissions = {len(key["permissions"]): key["id"] for key in listed}
         monkeypatch.setattr(sys, "stdin", io.StringIO(""))
-        status, _, err = cli.run("keys", "revoke", target)
-        assert status == 2 and "add --yes" in err
-        cli.use(service.base_url, other)
+        status, out, err = cli.run("keys", "revoke", by_permissions[1])
+        assert status == 0 and f"Revoked key {by_permissions[1]}" in out, err
+        cli.use(service.base_url, reader)
+        assert cli.run("workspace")[0] == 1
+        twins = [key["id"] for key in listed if len(key["permissions"]) == 8]
+        assert len(twins) == 2 and not any(key["this_profile"] for key in listed)
+        cli.use(service.base_url, service.key)
+        status, _, err = cli.run("keys", "revoke", twins[0])
+        assert status == 2 and "cannot tell whether" in err and "add --yes" in err
+        cli.use(service.base_url, twin)
+        assert cli.run("workspace")[0] == 0
+
+        alone = _key(service, "issues:read", "admin")
+        cli.use(service.base_url, alone)
+        listed = json.loads(cli.run("keys", "list", "--json")[1])
+        [mine] = [key["id"] for key in listed if key["this_profile"]]
+        assert sorted(next(k for k in listed if k["id"] == mine)["permissions"]) == [
+            "admin",
+            "issues:read",
+        ]
+        status, _, err = cli.run("keys", "revoke", mine)
+        assert status == 2 and f"{mine} is the key profile the environment's uses" in err
         assert cli.run("workspace")[0] == 0
 
 

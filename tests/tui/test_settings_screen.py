@@ -61,6 +61,10 @@ def server_get(service: DemoService, path: str) -> Any:
     return httpx.get(f"{service.base_url}{path}", headers=headers).json()
 
 
+def states(table: DataTable[Any]) -> list[str]:
+    return [str(table.get_row_at(row)[2]) for row in range(table.row_count)]
+
+
 def server_name(service: DemoService) -> str:
     return str(server_get(service, "/workspaces")["data"][0]["name"])
 
@@ -95,6 +99,7 @@ async def test_settings_rename_make_a_key_and_a_webhook_and_show_usage(
             await open_tab(pilot, app, "keys")
             keys = app.screen.query_one("#keys", DataTable)
             await until(lambda: keys.row_count >= 1, pilot)
+            await until(lambda: states(keys).count("this key") == 1, pilot)
             before = keys.row_count
             app.screen.query_one("#key-name", Input).focus()
             await pilot.press(*"bot", "tab", *"issues:read", "enter")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from textual import on, work
@@ -24,6 +25,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 
+from sync.admin import own_key
 from sync.permissions import ADMIN, KNOWN, WEBHOOKS
 from tracker_tui.admin_link import OFFLINE_NOTICE, AdminUnavailable
 from tracker_tui.data.usage import Usage, measure_usage
@@ -71,6 +73,8 @@ class SettingsScreen(ReadOnlyScreen[None]):
         self._tab = tab if tab in TABS else "workspace"
         self.read_only = False
         self.keys: list[ApiKey] = []
+        self._mine: str | None = None
+        """The app's own key among them, where the listing tells (`sync.admin.own_key`)."""
         self.hooks: list[Webhook] = []
         self._told_offline = False
 
@@ -133,6 +137,8 @@ class SettingsScreen(ReadOnlyScreen[None]):
         """The app learned what the key may do while this screen was open: follow it."""
         self._apply_permissions()
         self.refresh_bindings()
+        if self._allowed("keys"):
+            self._load_keys()  # which key is this app's shows once its permissions are known
 
     def _allowed(self, tab: str) -> bool:
         return not self._services.permissions.lacks(NEEDS[tab])
@@ -191,10 +197,12 @@ class SettingsScreen(ReadOnlyScreen[None]):
         if found is None:
             return
         self.keys = found
+        granted = self._services.permissions.granted
+        self._mine = None if granted is None else own_key(found, granted, datetime.now(UTC)).mine
         table = self.query_one("#keys", DataTable)
         table.clear()
         for key in found:
-            state = "revoked" if key.revoked else "active"
+            state = "revoked" if key.revoked else "this key" if key.id == self._mine else "active"
             table.add_row(key.id, key.name or "", state, ",".join(key.permissions), key=key.id)
 
     @on(Input.Submitted, "#key-name")
@@ -310,9 +318,13 @@ class SettingsScreen(ReadOnlyScreen[None]):
         if table.row_count == 0:
             return
         record_id = str(table.get_row_at(table.cursor_row)[0])
+        yours = (
+            "It is the key this app uses: syncing stops at once."
+            if record_id == self._mine
+            else "If this profile uses it, the app stops syncing."
+        )
         question = (
-            f"Revoke key {record_id}? Every request with it is refused from then on; if this "
-            "profile uses it, the app stops syncing."
+            f"Revoke key {record_id}? Every request with it is refused from then on. {yours}"
             if tab == "keys"
             else f"Delete webhook {record_id}? Its pending deliveries are dropped."
         )
