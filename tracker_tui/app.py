@@ -11,7 +11,7 @@ the list (detail, forms, bulk edit, sync panel, projects) are opened by its base
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -28,6 +28,7 @@ from cache import Cache
 from sync.permissions import ISSUES_WRITE, KeyPermissions
 from tracker_tui.admin_link import AdminLink
 from tracker_tui.data.cache_source import CacheIssueSource
+from tracker_tui.data.keymap import check_keymap
 from tracker_tui.data.source import IssueSource
 from tracker_tui.data.usage import DEFAULT_ALERT_PERCENT, alert_words, day_used_percent
 from tracker_tui.data.views import SavedView
@@ -72,10 +73,10 @@ class TrackerApp(NavigatingApp):
     HELP_GROUP: ClassVar[str] = "Everywhere"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("question_mark", "help", "Help"),
-        Binding("ctrl+t", "next_theme", "Next theme", show=False),
-        Binding("ctrl+r", "sync_now", "Sync now", show=False),
-        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("question_mark", "help", "Help", id="app.help"),
+        Binding("ctrl+t", "next_theme", "Next theme", show=False, id="app.next_theme"),
+        Binding("ctrl+r", "sync_now", "Sync now", show=False, id="app.sync_now"),
+        Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
     ]
 
     sync_status: reactive[SyncStatusChanged | None] = reactive(None, init=False)
@@ -99,8 +100,10 @@ class TrackerApp(NavigatingApp):
         on_views_changed: Callable[[list[SavedView]], None] | None,
         on_theme_changed: Callable[[str], None] | None,
         error_log: Path | None = None,
+        keymap: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
+        self._user_keymap = dict(keymap or {})
         self.source = source
         self.profile = profile
         self.read_only = read_only
@@ -129,6 +132,8 @@ class TrackerApp(NavigatingApp):
         Screens are pushed rather than returned from `get_default_screen` because Textual
         loads a screen's `CSS_PATH` only for pushed screens.
         """
+        if self._user_keymap:
+            self.set_keymap(self._user_keymap)
         if self._initial_theme in self.available_themes:
             self.theme = self._initial_theme
         self.theme_changed_signal.subscribe(self, self._report_theme)
@@ -184,20 +189,39 @@ class TrackerApp(NavigatingApp):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Textual's own commands (theme picker, quit, …) plus help and the theme cycle."""
         yield from super().get_system_commands(screen)
-        yield SystemCommand("Help", "Every key binding of this screen", self.action_help)
+        keys = self.key_hint
         yield SystemCommand(
-            "Next theme", "Cycle through the favourite themes", self.action_next_theme
+            "Help", f"Every key binding of this screen; {keys('app.help')}", self.action_help
         )
         yield SystemCommand(
-            "Sync now", "Send local edits and fetch changes now; key: ctrl+r", self.action_sync_now
+            "Next theme",
+            f"Cycle through the favourite themes; {keys('app.next_theme')}",
+            self.action_next_theme,
         )
-        yield SystemCommand("Sync panel", "key: y", self.action_sync_panel)
-        yield SystemCommand("Projects", "key: P", self.action_projects)
         yield SystemCommand(
-            "Settings", "Workspace, API keys, webhooks, usage; key: ,", self.action_settings
+            "Sync now",
+            f"Send local edits and fetch changes now; {keys('app.sync_now')}",
+            self.action_sync_now,
+        )
+        yield SystemCommand("Sync panel", keys("app.sync_panel"), self.action_sync_panel)
+        yield SystemCommand("Projects", keys("app.projects"), self.action_projects)
+        yield SystemCommand(
+            "Settings",
+            f"Workspace, API keys, webhooks, usage; {keys('app.settings')}",
+            self.action_settings,
         )
         if not self.read_only:
-            yield SystemCommand("Undo bulk change", "key: u", self.action_undo_bulk)
+            yield SystemCommand("Undo bulk change", keys("app.undo_bulk"), self.action_undo_bulk)
+
+    def key_hint(self, binding_id: str) -> str:
+        """`key: y` for one of the app's bindings, as the keymap has it (the palette's help)."""
+        for bindings in self._bindings.key_to_bindings.values():
+            for binding in bindings:
+                if binding.id == binding_id:
+                    keys = self._keymap.get(binding_id, binding.key).split(",")
+                    shown = (self.get_key_display(binding.with_key(key)) for key in keys)
+                    return f"key: {' '.join(shown)}"
+        return ""
 
     def action_help(self) -> None:
         """Show the bindings of the screen in front, generated from the bindings themselves."""
@@ -325,6 +349,7 @@ def make_app(
     admin: AdminLink | None = None,
     permissions: KeyPermissions | None = None,
     usage_alert: int = DEFAULT_ALERT_PERCENT,
+    keymap: Mapping[str, str] | None = None,
 ) -> TrackerApp:
     """Build the app around its collaborators.
 
@@ -350,7 +375,14 @@ def make_app(
             opens the app read-only, its write keys hidden.
         usage_alert: The day's share of the rate limit, in percent, past which the status bar
             warns.
+        keymap: Binding ids to keys (`tracker_tui.data.keymap.parse_keymap` reads config.toml's
+            `[keymap]`); checked here against every binding, so an unknown id or a clash is a
+            `KeymapError` before anything is drawn.
     """
+    if keymap:
+        from tracker_tui.bindings_table import app_bindings
+
+        check_keymap(keymap, app_bindings())
     link = sync if sync is not None else OfflineLink()
     key_cannot_write = permissions is not None and permissions.lacks(ISSUES_WRITE)
     read_only = read_only or key_cannot_write
@@ -386,6 +418,7 @@ def make_app(
         on_views_changed=on_views_changed,
         on_theme_changed=on_theme_changed,
         error_log=error_log,
+        keymap=keymap,
     )
     if key_cannot_write:
         app.read_only_reason = KEY_READ_ONLY

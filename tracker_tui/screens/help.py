@@ -133,7 +133,7 @@ class HelpScreen(ModalScreen[None]):
     """The key bindings of the screen below, one table per group."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,question_mark", "dismiss", "Close help"),
+        Binding("escape,q,question_mark", "dismiss", "Close help", id="help.close"),
     ]
 
     DEFAULT_CSS: ClassVar[str] = """

@@ -52,20 +52,26 @@ class IssueListScreen(ReadOnlyScreen[None]):
     COMMANDS = {IssueListCommands}
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "search", "Search"),
-        Binding("escape", "clear_search", "Clear search", show=False),
-        Binding("f", "filter", "Filter"),
-        Binding("F", "clear_filters", "Clear filters", show=False),
-        Binding("m", "toggle_mine", "Only mine", show=False),
-        Binding("s", "next_sort", "Sort"),
-        Binding("S", "flip_sort", "Reverse sort", show=False),
-        Binding("o", "pick_sort", "Sort by…", show=False),
-        Binding("e", "edit", "Edit"),
-        Binding("c", "create", "New"),
-        Binding("b", "bulk_edit", "Bulk edit"),
-        Binding("ctrl+s", "save_view", "Save view", show=False),
+        Binding("slash", "search", "Search", id="list.search"),
+        Binding("escape", "clear_search", "Clear search", show=False, id="list.clear_search"),
+        Binding("f", "filter", "Filter", id="list.filter"),
+        Binding("F", "clear_filters", "Clear filters", show=False, id="list.clear_filters"),
+        Binding("m", "toggle_mine", "Only mine", show=False, id="list.toggle_mine"),
+        Binding("s", "next_sort", "Sort", id="list.next_sort"),
+        Binding("S", "flip_sort", "Reverse sort", show=False, id="list.flip_sort"),
+        Binding("o", "pick_sort", "Sort by…", show=False, id="list.pick_sort"),
+        Binding("e", "edit", "Edit", id="list.edit"),
+        Binding("c", "create", "New", id="list.create"),
+        Binding("b", "bulk_edit", "Bulk edit", id="list.bulk_edit"),
+        Binding("ctrl+s", "save_view", "Save view", show=False, id="list.save_view"),
         *(
-            Binding(str(slot), f"apply_view({slot - 1})", "Saved view", show=False)
+            Binding(
+                str(slot),
+                f"apply_view({slot - 1})",
+                "Saved view",
+                show=False,
+                id=f"list.view_{slot}",
+            )
             for slot in range(1, MAX_VIEWS + 1)
         ),
     ]
