@@ -28,6 +28,7 @@ from cache import Cache
 from sync.permissions import ISSUES_WRITE, KeyPermissions
 from tracker_tui.admin_link import AdminLink
 from tracker_tui.data.cache_source import CacheIssueSource
+from tracker_tui.data.columns import ColumnSetup
 from tracker_tui.data.keymap import check_keymap
 from tracker_tui.data.source import IssueSource
 from tracker_tui.data.usage import DEFAULT_ALERT_PERCENT, alert_words, day_used_percent
@@ -101,8 +102,10 @@ class TrackerApp(NavigatingApp):
         on_theme_changed: Callable[[str], None] | None,
         error_log: Path | None = None,
         keymap: Mapping[str, str] | None = None,
+        columns: ColumnSetup | None = None,
     ) -> None:
         super().__init__()
+        self._columns = columns
         self._user_keymap = dict(keymap or {})
         self.source = source
         self.profile = profile
@@ -173,6 +176,7 @@ class TrackerApp(NavigatingApp):
                 profile=self.profile,
                 read_only=self.read_only,
                 clock=self._clock,
+                columns=self._columns,
             )
         )
 
@@ -350,6 +354,7 @@ def make_app(
     permissions: KeyPermissions | None = None,
     usage_alert: int = DEFAULT_ALERT_PERCENT,
     keymap: Mapping[str, str] | None = None,
+    columns: ColumnSetup | None = None,
 ) -> TrackerApp:
     """Build the app around its collaborators.
 
@@ -378,6 +383,8 @@ def make_app(
         keymap: Binding ids to keys (`tracker_tui.data.keymap.parse_keymap` reads config.toml's
             `[keymap]`); checked here against every binding, so an unknown id or a clash is a
             `KeymapError` before anything is drawn.
+        columns: The list's columns (`tracker_tui.data.columns.parse_columns` reads
+            config.toml's `[columns]`); the field table's when not given.
     """
     if keymap:
         from tracker_tui.bindings_table import app_bindings
@@ -419,6 +426,7 @@ def make_app(
         on_theme_changed=on_theme_changed,
         error_log=error_log,
         keymap=keymap,
+        columns=columns,
     )
     if key_cannot_write:
         app.read_only_reason = KEY_READ_ONLY

@@ -19,6 +19,7 @@ from sync.permissions import key_tag, remembered_permissions
 from tracker_tui.app import make_app
 from tracker_tui.crash_guard import exit_status
 from tracker_tui.data.cache_source import ME_STATE_KEY
+from tracker_tui.data.columns import parse_columns
 from tracker_tui.data.keymap import parse_keymap
 from tracker_tui.data.settings import ProfileSettings, saved_theme, saved_views
 from tracker_tui.data.usage import alert_percent
@@ -53,6 +54,7 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
     config = store.load()
     ui = config.get(resolved.name).ui if resolved.name else {}
     keymap = parse_keymap(config.keymap, f"{store.paths.config_file} [keymap]")
+    columns = parse_columns(config.columns, f"{store.paths.config_file} [columns]")
     settings = ProfileSettings(store, resolved.name) if resolved.name else None
     with open_cache(resolved.cache_name) as cache:
         me = cache.state.get(ME_STATE_KEY)
@@ -75,6 +77,7 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
             on_theme_changed=settings.save_theme if settings else None,
             error_log=open_error_log(),
             keymap=keymap,
+            columns=columns,
         )
         with ending_cleanly(stop=app.exit) as ending:
             app.run()

@@ -23,6 +23,7 @@ from textual.reactive import reactive
 from textual.widgets import Input
 
 from issuefields import FILTERS, SORT_KEYS
+from tracker_tui.data.columns import ColumnSetup, default_setup
 from tracker_tui.data.source import FilterValue, IssueQuery, IssueSource
 from tracker_tui.data.views import MAX_VIEWS, SavedView, with_view
 from tracker_tui.messages import (
@@ -102,9 +103,11 @@ class IssueListScreen(ReadOnlyScreen[None]):
         profile: str,
         read_only: bool,
         clock: Callable[[], datetime],
+        columns: ColumnSetup | None = None,
     ) -> None:
         super().__init__()
         self._source = source
+        self._columns = columns or default_setup()
         self.views = list(views)
         self._profile = profile
         self.read_only = read_only
@@ -115,7 +118,13 @@ class IssueListScreen(ReadOnlyScreen[None]):
         """Chips, the search field (hidden until /), the list, status bar and footer."""
         yield FilterChips(id="chips")
         yield Input(placeholder="Search titles…", id="search", classes="-hidden")
-        yield IssueList(self._source, clock=self._clock, read_only=self.read_only, id="issues")
+        yield IssueList(
+            self._source,
+            clock=self._clock,
+            read_only=self.read_only,
+            columns=self._columns,
+            id="issues",
+        )
         yield StatusBar(self._profile, read_only=self.read_only, id="status")
         yield SteadyFooter()
 

@@ -32,9 +32,11 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from cache import IssueRow
+from tracker_tui.data.columns import ColumnSetup
 from tracker_tui.data.marks import MarkedSelection, Marks
 from tracker_tui.data.source import IssueQuery, IssueSource
 from tracker_tui.widgets.issue_columns import (
+    DEFAULT_SETUP,
     Column,
     RowStyles,
     layout_columns,
@@ -179,10 +181,12 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         clock: Callable[[], datetime],
         query: IssueQuery | None = None,
         read_only: bool = False,
+        columns: ColumnSetup = DEFAULT_SETUP,
         id: str | None = None,
     ) -> None:
         super().__init__(source, query=query, id=id)
         self._clock = clock
+        self._columns = columns
         self._read_only = read_only
         self._highlighted: str | None = None
         self.chosen = False
@@ -340,7 +344,7 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
             styles = self._styles = RowStyles.resolve(
                 base, lambda name: self.get_component_rich_style(f"issue-list--{name}")
             )
-        return _RenderPass(width, layout_columns(width), styles, self._clock())
+        return _RenderPass(width, layout_columns(width, self._columns), styles, self._clock())
 
     def on_click(self, event: events.Click) -> None:
         """Put the cursor on the clicked row; a double click opens it."""
