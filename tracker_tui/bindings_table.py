@@ -3,7 +3,7 @@
 Bindings are class attributes (`BINDINGS`) of the app, its screens and widgets, so the table
 imports every module of `tracker_tui.screens` and `tracker_tui.widgets` and reads the classes
 defined there. That costs a few imports the app mostly makes anyway, and is only paid when a
-keymap is given. `tracker_tui.data.config_schema` builds the schema's `[keymap]` part from the
+keymap is given. `tracker_tui.config_schema` builds the schema's `[keymap]` part from the
 same table, so `tracker-tui config check` knows the ids without loading Textual.
 """
 

@@ -22,8 +22,11 @@ from collections.abc import Sequence
 from sync.permissions import COMMENTS_WRITE, ISSUES_WRITE
 from tracker_tui.commands import (
     account,
+    completion,
+    config_cmd,
     demo,
     keys,
+    manual,
     outbox,
     read,
     status,
@@ -42,6 +45,7 @@ from tracker_tui.signals import Terminated, ending_cleanly
 COMMAND_GROUPS = (
     *(demo, write, outbox, account, read, users, status, sync_cmd),
     *(workspace, keys, webhooks, usage),
+    *(config_cmd, completion, manual),
 )
 
 ISSUE_WRITES = {
@@ -73,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
+        "--version", action=_Version, help="print the version of tracker-tui and exit"
+    )
+    parser.add_argument(
         "--profile", metavar="NAME", help="profile to use (default: the default profile)"
     )
     parser.add_argument(
@@ -86,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="register a webhook so the server pokes this app on every change (the server must "
         "be able to reach back to this machine on a loopback port); otherwise it polls",
     )
-    parser.set_defaults(run=_open_app)
+    parser.set_defaults(run=_open_app, root_parser=parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     issues = subparsers.add_parser(
         "issues",
@@ -100,6 +107,22 @@ def build_parser() -> argparse.ArgumentParser:
     for name, permission in ISSUE_WRITES.items():
         note_permission(issue_commands.choices[name], permission)
     return parser
+
+
+class _Version(argparse.Action):
+    """`--version`: the installed package's version, read only when asked (the metadata
+    lookup costs milliseconds every other command would pay)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(
+            option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=str(kwargs.get("help"))
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
+        from importlib.metadata import version
+
+        print(f"tracker-tui {version('tracker-tui')}")
+        parser.exit()
 
 
 def _open_app(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ among the default keys are deliberate (a dialog's `y` shadows the app's sync pan
 reported.
 
 This module knows no Textual: `tracker-tui config check` runs it on the bindings listed in the
-shipped schema (`tracker_tui.data.config_schema`), the app on its live bindings.
+shipped schema (`tracker_tui.config_schema`), the app on its live bindings.
 """
 
 from __future__ import annotations
@@ -93,6 +93,10 @@ _CHARACTER_NAMES = frozenset(character_name(c) for c in string.punctuation)
 class KeymapError(UsageError):
     """The keymap cannot be applied as written; the message names every problem."""
 
+    def __init__(self, problems: Sequence[str]) -> None:
+        super().__init__(_message(problems))
+        self.problems = list(problems)
+
 
 @dataclass(frozen=True)
 class BindingInfo:
@@ -161,7 +165,7 @@ def parse_keymap(table: Mapping[str, Any], where: str = "config.toml [keymap]") 
                 problems.append(f"{where}: {ident} = {key!r}: {problem}")
         keymap[ident] = ",".join(normalize_key(key) for key in keys)
     if problems:
-        raise KeymapError(_message(problems))
+        raise KeymapError(problems)
     return keymap
 
 
@@ -176,6 +180,25 @@ def _keys_of(value: object) -> list[str] | None:
     return keys if keys and all(keys) else None
 
 
+def keymap_problems(
+    table: Mapping[str, Any], bindings: Iterable[BindingInfo], where: str = "config.toml [keymap]"
+) -> list[str]:
+    """Every problem of a `[keymap]` table: its malformed entries, and the unknown ids and
+    clashes among the rest (for `config check`, which names them all at once)."""
+    problems: list[str] = []
+    usable: dict[str, str] = {}
+    for ident, value in flatten(table).items():
+        try:
+            usable.update(parse_keymap({ident: value}, where))
+        except KeymapError as error:
+            problems.extend(error.problems)
+    try:
+        check_keymap(usable, bindings, where)
+    except KeymapError as error:
+        problems.extend(error.problems)
+    return problems
+
+
 def check_keymap(
     keymap: Mapping[str, str], bindings: Iterable[BindingInfo], where: str = "config.toml [keymap]"
 ) -> None:
@@ -187,7 +210,7 @@ def check_keymap(
     ]
     problems.extend(f"{where}: {clash}" for clash in _clashes(keymap, known))
     if problems:
-        raise KeymapError(_message(problems))
+        raise KeymapError(problems)
 
 
 def _unknown(ident: str, known: Mapping[str, BindingInfo]) -> str:
