@@ -43,7 +43,7 @@ from tracker_tui.messages import (
     WriteQueued,
 )
 from tracker_tui.navigation import NavigatingApp
-from tracker_tui.screens.help import HelpScreen, help_groups
+from tracker_tui.screens.help import HelpScreen, help_groups, marker_group
 from tracker_tui.screens.issue_list import IssueListScreen
 from tracker_tui.screens.login import LoginScreen, LoginSetup
 from tracker_tui.server_clock import utc_now
@@ -231,7 +231,10 @@ class TrackerApp(NavigatingApp):
         """Show the bindings of the screen in front, generated from the bindings themselves."""
         if isinstance(self.screen, HelpScreen):
             return
-        self.push_screen(HelpScreen(help_groups(self.screen.active_bindings, self.get_key_display)))
+        groups = help_groups(self.screen.active_bindings, self.get_key_display)
+        if isinstance(self.screen, IssueListScreen):
+            groups.append(marker_group())
+        self.push_screen(HelpScreen(groups))
 
     def action_next_theme(self) -> None:
         """Switch to the next theme of `THEMES`."""

@@ -34,6 +34,8 @@ from textual.widgets import (
 )
 from textual.widgets._toggle_button import ToggleButton
 
+from tracker_tui.widgets.issue_columns import MARKERS
+
 
 @dataclass(frozen=True)
 class HelpEntry:
@@ -78,6 +80,13 @@ def help_groups(
         )
         for title, entries in groups.items()
     ]
+
+
+def marker_group() -> HelpGroup:
+    """What the markers at the start of a row mean (the list's legend line names those shown)."""
+    return HelpGroup(
+        "Row markers", tuple(HelpEntry((glyph,), meaning) for glyph, meaning in MARKERS), 1
+    )
 
 
 EVERYWHERE = "Everywhere"

@@ -40,6 +40,7 @@ from tracker_tui.screens.save_view_dialog import SaveViewDialog
 from tracker_tui.screens.sort_dialog import SortDialog
 from tracker_tui.widgets.filter_chips import FilterChips
 from tracker_tui.widgets.issue_list import IssueList
+from tracker_tui.widgets.marker_legend import MarkerLegend
 from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.widgets.steady_footer import SteadyFooter
 
@@ -125,6 +126,7 @@ class IssueListScreen(ReadOnlyScreen[None]):
             columns=self._columns,
             id="issues",
         )
+        yield MarkerLegend(id="legend")
         yield StatusBar(self._profile, read_only=self.read_only, id="status")
         yield SteadyFooter()
 
@@ -162,6 +164,7 @@ class IssueListScreen(ReadOnlyScreen[None]):
     def show_marked(self, message: IssueList.MarksChanged) -> None:
         """Show how many issues are marked."""
         self.query_one(FilterChips).marked = message.count
+        self.query_one(MarkerLegend).marked = message.count
 
     @on(Input.Changed, "#search")
     def search_as_typed(self, event: Input.Changed) -> None:

@@ -29,6 +29,15 @@ SYNC_GLYPHS = {
 }
 """One cell each: unsent edits, a conflict to settle, a write the server rejected."""
 
+MARKERS: tuple[tuple[str, str], ...] = (
+    (MARK_GLYPH, "marked"),
+    (SYNC_GLYPHS[SyncState.PENDING], "not sent yet"),
+    (SYNC_GLYPHS[SyncState.CONFLICT], "conflict to settle (sync panel)"),
+    (SYNC_GLYPHS[SyncState.FAILED], "refused by the server (sync panel)"),
+)
+"""What each marker at the start of a row means, in a few words: the legend line and the help
+screen say it."""
+
 GUTTER = 3
 """Mark glyph, sync glyph, one space."""
 
