@@ -19,9 +19,7 @@ from sync.permissions import key_tag, remembered_permissions
 from tracker_tui.app import make_app
 from tracker_tui.crash_guard import exit_status
 from tracker_tui.data.cache_source import ME_STATE_KEY
-from tracker_tui.data.columns import parse_columns
-from tracker_tui.data.keymap import parse_keymap
-from tracker_tui.data.settings import ProfileSettings, saved_theme, saved_views
+from tracker_tui.data.settings import AppTables, ProfileSettings, saved_theme, saved_views
 from tracker_tui.data.usage import alert_percent
 from tracker_tui.engine_link import EngineLink
 from tracker_tui.error_log import open_error_log
@@ -53,8 +51,7 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
     store = ProfileStore(AppPaths.from_env())
     config = store.load()
     ui = config.get(resolved.name).ui if resolved.name else {}
-    keymap = parse_keymap(config.keymap, f"{store.paths.config_file} [keymap]")
-    columns = parse_columns(config.columns, f"{store.paths.config_file} [columns]")
+    tables = AppTables.of(config, store.paths.config_file)
     settings = ProfileSettings(store, resolved.name) if resolved.name else None
     with open_cache(resolved.cache_name) as cache:
         me = cache.state.get(ME_STATE_KEY)
@@ -76,8 +73,8 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
             on_views_changed=settings.save_views if settings else None,
             on_theme_changed=settings.save_theme if settings else None,
             error_log=open_error_log(),
-            keymap=keymap,
-            columns=columns,
+            keymap=tables.keymap,
+            columns=tables.columns,
         )
         with ending_cleanly(stop=app.exit) as ending:
             app.run()
