@@ -38,6 +38,7 @@ from tracker_tui.commands import (
     write,
 )
 from tracker_tui.commands.online import note_permission
+from tracker_tui.commands.terminal import require_terminal
 from tracker_tui.errors import EXPECTED, UsageError, describe
 from tracker_tui.exit_codes import Exit, for_signal
 from tracker_tui.signals import Terminated, ending_cleanly
@@ -127,6 +128,7 @@ class _Version(argparse.Action):
 
 def _open_app(args: argparse.Namespace) -> int:
     """No command: the app itself, on the chosen profile (first run: the login screen)."""
+    require_terminal()
     from tracker_tui.launch import run_for_profile
 
     return run_for_profile(args.profile, read_only=args.read_only, live=args.live)

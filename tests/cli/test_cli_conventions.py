@@ -167,3 +167,23 @@ def test_no_color_leaves_colour_out_of_a_terminal_too(
     plain = sync_on_a_terminal(plain_env)
     assert "━" in plain, "still a bar"
     assert not COLOUR.search(plain)
+
+
+@pytest.mark.parametrize("args", [(), ("demo", "--issues", "5")])
+def test_the_app_without_a_terminal_says_so_instead_of_waiting(
+    env: dict[str, str], service: Loopback, args: tuple[str, ...]
+) -> None:
+    """Keys come from stdin and the app draws on stderr: with neither a terminal (a script,
+    a cron job) it used to wait for keys forever."""
+    done = subprocess.run(
+        [str(SCRIPT), *args],
+        env=logged_in(env, service),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("tracker-tui: the app needs a terminal, and stdin and stderr")
+    assert done.stdout == ""
