@@ -67,6 +67,9 @@ async def test_footer_help_and_palette_show_the_remapped_keys(app_factory: AppFa
         assert entries["Search"] == ("^f",)
         assert entries["Open"] == ("l",)
         assert entries["Projects"] == ("f2",)
+        rows = next(group for group in app.screen.groups if group.title == "Issue list")
+        descriptions = [entry.description for entry in rows.entries]
+        assert descriptions.index("Open") < descriptions.index("Mark"), "as declared, not last"
         await pilot.press("escape")
         commands = {command.title: command.help for command in app.get_system_commands(app.screen)}
         assert commands["Projects"] == "key: f2"

@@ -64,6 +64,8 @@ def help_groups(
     are left out; `key_display` says how a key is written (`App.get_key_display`: "^d").
     """
     groups: dict[str, dict[str, list[str]]] = {}
+    places: dict[str, dict[str, tuple[int, int]]] = {}
+    owners: dict[str, list[type[DOMNode]]] = {}
     for active in bindings.values():
         description = active.binding.description
         if not description:
@@ -71,15 +73,39 @@ def help_groups(
         title = help_title(active.node, active.binding)
         keys = groups.setdefault(title, {}).setdefault(description, [])
         keys.append(key_display(active.binding))
+        owner, index = _declared_place(type(active.node), active.binding)
+        seen = owners.setdefault(title, [])
+        if owner not in seen:
+            seen.append(owner)
+        place = (seen.index(owner), index)
+        places.setdefault(title, {}).setdefault(description, place)
     kinds = {title for _kind, title in TEXTUAL_KINDS}
     return [
         HelpGroup(
             title,
-            tuple(HelpEntry(tuple(keys), text) for text, keys in entries.items()),
+            tuple(
+                HelpEntry(tuple(keys), text)
+                for text, keys in sorted(entries.items(), key=lambda e: places[title][e[0]])
+            ),
             2 if title == EVERYWHERE else 1 if title in kinds else 0,
         )
         for title, entries in groups.items()
     ]
+
+
+def _declared_place(cls: type[DOMNode], binding: Binding) -> tuple[type[DOMNode], int]:
+    """The class declaring `binding` and its place in that class's BINDINGS: a key moved by
+    the keymap is listed where its binding is declared, not last (where Textual puts it)."""
+    owner = _defining_class(cls, binding)
+    declared = list(Binding.make_bindings(owner.__dict__.get("BINDINGS", ())))
+    for index, candidate in enumerate(declared):
+        same_id = binding.id is not None and candidate.id == binding.id
+        if same_id or (candidate.action, candidate.description) == (
+            binding.action,
+            binding.description,
+        ):
+            return owner, index
+    return owner, len(declared)
 
 
 def marker_group() -> HelpGroup:
