@@ -137,3 +137,16 @@ def test_the_keymap_reads_every_way_toml_writes_it() -> None:
         "app.help": "question_mark",
         "app.settings": "comma",
     }
+
+
+async def test_the_help_says_which_keys_close_it(app_factory: AppFactory) -> None:
+    app = app_factory(keymap=parse_keymap({"help": {"close": ["escape", "h"]}}))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert "esc or h to close" in "\n".join(screen_lines(app))
+        await pilot.press("q")
+        assert isinstance(app.screen, HelpScreen), "q no longer closes it"
+        await pilot.press("h")
+        assert not isinstance(app.screen, HelpScreen)

@@ -206,6 +206,17 @@ class HelpScreen(ModalScreen[None]):
                             yield Static(_group_table(group), classes="help-group")
             yield Label("esc, q or ? to close", id="help-hint")
 
+    def on_mount(self) -> None:
+        """Name the keys that close it as the keymap has them."""
+        keys = [
+            self.app.get_key_display(active.binding)
+            for active in self.active_bindings.values()
+            if active.binding.id == "help.close"
+        ]
+        if keys:
+            listed = ", ".join(keys[:-1]) + f" or {keys[-1]}" if len(keys) > 1 else keys[0]
+            self.query_one("#help-hint", Label).update(f"{listed} to close")
+
 
 def _columns(groups: list[HelpGroup], count: int) -> list[list[HelpGroup]]:
     """Groups dealt into `count` columns of similar height, each to the shortest so far, the
