@@ -4,8 +4,10 @@ The configuration is one TOML file, `config.toml`, in the configuration director
 `platformdirs.user_config_dir("tracker-tui")`, or `$TRACKER_HOME/config` when TRACKER_HOME is
 set (data then lives in `$TRACKER_HOME/data`). It never holds a key: keys come from
 TRACKER_API_KEY, the OS keyring, or, only for a profile whose user chose it, a plaintext key
-file of their own (see `accounts.credentials`). The file is written whole and atomically, mode
-0600, in a directory of mode 0700::
+file of their own (see `accounts.credentials`). Every change is written atomically, mode 0600,
+in a directory of mode 0700, as an edit of the file as it was (with tomlkit): what the user wrote
+by hand (comments, order, blank lines, quoting) stays as they wrote it, and only the values that
+changed are rewritten::
 
     # tracker-tui configuration. API keys are never stored in this file.
     schema = 1
@@ -24,16 +26,26 @@ file of their own (see `accounts.credentials`). The file is written whole and at
     filter = "assignee:me"
     sort = "-updated_at"
 
+    [keymap]                           # owned by the TUI (tracker_tui.data.keymap)
+    list.next = "n"
+
+    [columns]                          # owned by the TUI (tracker_tui.data.columns)
+    show = ["number", "title", "status", "assignee"]
+
+docs/configuration.md describes every key, and the JSON Schema shipped with the package
+(`tracker-tui config schema`) checks them.
+
 Its errors, like those of the rest of `accounts`, are drawn in `accounts.errors`; no message
 ever contains a key.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -41,7 +53,9 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
-import tomli_w
+import tomlkit
+from tomlkit.container import Container, OutOfOrderTableProxy
+from tomlkit.items import Item, Table, Whitespace
 
 from accounts.errors import (
     ConfigFileError,
@@ -194,10 +208,13 @@ class Profile:
 
 @dataclass(frozen=True)
 class Config:
-    """The whole config file: the profiles by name and which one is used by default."""
+    """The whole config file: the profiles by name and which one is used by default, and the
+    TUI's tables for every profile (`keymap`, `columns`), kept as they were given."""
 
     profiles: Mapping[str, Profile] = field(default_factory=dict)
     default: str | None = None
+    keymap: Mapping[str, Any] = field(default_factory=dict)
+    columns: Mapping[str, Any] = field(default_factory=dict)
 
     def get(self, name: str) -> Profile:
         try:
@@ -213,7 +230,7 @@ def parse_config(text: str, source: Path) -> Config:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigFileError(f"{source} is not valid TOML: {exc}") from None
-    _reject_unknown(document, {"schema", "default_profile", "profiles"}, str(source))
+    _reject_unknown(document, {"schema", "default_profile", *TOP_TABLES}, str(source))
     schema = document.get("schema", SCHEMA_VERSION)
     if not isinstance(schema, int) or schema > SCHEMA_VERSION:
         raise ConfigFileError(
@@ -225,7 +242,16 @@ def parse_config(text: str, source: Path) -> Config:
     default = document.get("default_profile")
     if default is not None and (not isinstance(default, str) or default not in profiles):
         raise ConfigFileError(f"{source}: default_profile {default!r} is not a profile")
-    return Config(profiles=profiles, default=default)
+    return Config(
+        profiles=profiles,
+        default=default,
+        keymap=_table(document, "keymap", str(source)),
+        columns=_table(document, "columns", str(source)),
+    )
+
+
+TOP_TABLES = ("profiles", "keymap", "columns")
+"""The file's tables, in the order a new file lists them."""
 
 
 def _parse_profile(name: str, tables: Mapping[str, Any], source: Path) -> Profile:
@@ -266,14 +292,94 @@ def _reject_unknown(table: Mapping[str, Any], known: set[str], where: str) -> No
         raise ConfigFileError(f"{where}: unknown key(s) {', '.join(unknown)}")
 
 
-def dump_config(config: Config) -> str:
+def config_document(config: Config) -> dict[str, Any]:
+    """The file's content as plain data, in the order a new file lists it."""
     document: dict[str, Any] = {"schema": SCHEMA_VERSION}
     if config.default is not None:
         document["default_profile"] = config.default
     document["profiles"] = {
         name: _dump_profile(profile) for name, profile in sorted(config.profiles.items())
     }
-    return CONFIG_HEADER + tomli_w.dumps(document)
+    for name in ("keymap", "columns"):
+        if table := getattr(config, name):
+            document[name] = dict(table)
+    return document
+
+
+def dump_config(config: Config, previous: str | None = None) -> str:
+    """The file for `config`: `previous` (the file as it is) edited where `config` differs from
+    it, keeping the rest as it was written; a new file when there is none (or it is no TOML)."""
+    document = config_document(config)
+    if previous is not None:
+        try:
+            edited = tomlkit.parse(previous)
+        except tomlkit.exceptions.TOMLKitError:
+            edited = None
+        if edited is not None:
+            _edit(edited, document)
+            return tomlkit.dumps(edited)
+    return CONFIG_HEADER + tomlkit.dumps(document)
+
+
+UNWRITTEN_DEFAULTS: Mapping[str, object] = {"key_storage": KeyStorage.KEYRING.value}
+"""Values a new file states, but an edit does not add where the user left them out."""
+
+
+def _edit(container: MutableMapping[str, Any], wanted: Mapping[str, Any]) -> None:
+    """Make `container` hold `wanted`, touching only what differs: a table is edited key by key,
+    a value that is already equal keeps its comments and layout, one that is not is replaced
+    (tomlkit keeps the comment at the end of its line)."""
+    for key in [key for key in container if key not in wanted]:
+        del container[key]
+    for key, value in wanted.items():
+        current = container.get(key)
+        if isinstance(value, Mapping) and isinstance(current, Table | OutOfOrderTableProxy):
+            _edit(current, value)
+        elif current is None and UNWRITTEN_DEFAULTS.get(key, ...) == value:
+            continue
+        elif current is None or _plain(current) != value:
+            _put(container, key, tomlkit.item(value))
+
+
+def _put(container: MutableMapping[str, Any], key: str, item: Item) -> None:
+    """Set `key`. A new table goes after the last table of its parent (of a parent the user
+    split in parts around other tables, the last part) and before the comments that end it:
+    tomlkit counts those into the table above, but the user wrote them over the next one."""
+    if isinstance(container, OutOfOrderTableProxy) and key not in container:
+        container = container._tables[-1]  # tomlkit has no public way to it
+    trail: list[Item] = []
+    if isinstance(item, Table) and (end := _end_table(container)) is not None:
+        body = end.value.body
+        while body and body[-1][0] is None:
+            trail.insert(0, body.pop()[1])
+    if not trail or not isinstance(trail[0], Whitespace):
+        _spaced(item)
+    container[key] = item
+    if trail and (new_end := _end_table(item)) is not None:
+        new_end.value.body.extend((None, line) for line in trail)
+
+
+def _end_table(node: object) -> Table | None:
+    """The table whose body ends where `node` ends in the file: its last table, nested."""
+    if not isinstance(node, Table):
+        return None
+    keyed = [item for key, item in node.value.body if key is not None]
+    return _end_table(keyed[-1]) or node if keyed and isinstance(keyed[-1], Table) else node
+
+
+def _spaced(item: Item) -> None:
+    """A new table ends with a blank line, so that a table after it stays apart from it."""
+    if isinstance(item, Table):
+        tables = [value for value in item.values() if isinstance(value, Table)]
+        if tables:
+            _spaced(tables[-1])
+        else:
+            item.add(tomlkit.nl())
+
+
+def _plain(value: object) -> object:
+    """A tomlkit value as plain Python, to compare with what is wanted."""
+    return value.unwrap() if isinstance(value, Item | Container) else value
 
 
 def _dump_profile(profile: Profile) -> dict[str, Any]:
@@ -288,7 +394,8 @@ def _dump_profile(profile: Profile) -> dict[str, Any]:
 
 
 class ProfileStore:
-    """Reads and changes the profiles in config.toml; every change is one atomic rewrite."""
+    """Reads and changes the profiles in config.toml; every change is one atomic write of the
+    file as it was, edited where the change is."""
 
     def __init__(self, paths: AppPaths) -> None:
         self.paths = paths
@@ -306,7 +413,13 @@ class ProfileStore:
     def save(self, config: Config) -> None:
         path = self.paths.config_file
         try:
-            data = dump_config(config).encode("utf-8")
+            previous = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            previous = None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigFileError(f"cannot read {path}: {exc}") from None
+        try:
+            data = dump_config(config, previous).encode("utf-8")
             ensure_private_dir(self.paths.config_dir)
             write_private_file(path, data)
         except (OSError, TypeError) as exc:
@@ -321,13 +434,17 @@ class ProfileStore:
         if profile.name in config.profiles:
             raise ProfileExistsError(f"a profile named {profile.name!r} already exists")
         default = profile.name if make_default or config.default is None else config.default
-        self.save(Config(profiles={**config.profiles, profile.name: profile}, default=default))
+        self.save(
+            dataclasses.replace(
+                config, profiles={**config.profiles, profile.name: profile}, default=default
+            )
+        )
 
     def update(self, profile: Profile) -> None:
         """Replace a stored profile, e.g. with new `ui` settings from the TUI."""
         config = self.load()
         config.get(profile.name)
-        self.save(Config({**config.profiles, profile.name: profile}, config.default))
+        self.save(dataclasses.replace(config, profiles={**config.profiles, profile.name: profile}))
 
     def remove(self, name: str) -> None:
         """Forget a profile (its key is `accounts.credentials.delete_key`'s job).
@@ -340,9 +457,9 @@ class ProfileStore:
         default = config.default
         if default == name:
             default = next(iter(profiles)) if len(profiles) == 1 else None
-        self.save(Config(profiles=profiles, default=default))
+        self.save(dataclasses.replace(config, profiles=profiles, default=default))
 
     def set_default(self, name: str) -> None:
         config = self.load()
         config.get(name)
-        self.save(Config(profiles=config.profiles, default=name))
+        self.save(dataclasses.replace(config, default=name))

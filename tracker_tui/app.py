@@ -11,7 +11,7 @@ the list (detail, forms, bulk edit, sync panel, projects) are opened by its base
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -29,6 +29,8 @@ from sync.permissions import ISSUES_WRITE, KeyPermissions
 from tracker_tui.access import KeyAccess, lost_notice
 from tracker_tui.admin_link import AdminLink
 from tracker_tui.data.cache_source import CacheIssueSource
+from tracker_tui.data.columns import ColumnSetup
+from tracker_tui.data.keymap import check_keymap
 from tracker_tui.data.source import IssueSource
 from tracker_tui.data.usage import DEFAULT_ALERT_PERCENT, alert_words, day_used_percent
 from tracker_tui.data.views import SavedView
@@ -43,7 +45,7 @@ from tracker_tui.messages import (
     WriteQueued,
 )
 from tracker_tui.navigation import NavigatingApp
-from tracker_tui.screens.help import HelpScreen, help_groups
+from tracker_tui.screens.help import HelpScreen, help_groups, marker_group
 from tracker_tui.screens.issue_list import IssueListScreen
 from tracker_tui.screens.login import LoginScreen, LoginSetup
 from tracker_tui.server_clock import utc_now
@@ -74,10 +76,10 @@ class TrackerApp(NavigatingApp):
     HELP_GROUP: ClassVar[str] = "Everywhere"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("question_mark", "help", "Help"),
-        Binding("ctrl+t", "next_theme", "Next theme", show=False),
-        Binding("ctrl+r", "sync_now", "Sync now", show=False),
-        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("question_mark", "help", "Help", id="app.help"),
+        Binding("ctrl+t", "next_theme", "Next theme", show=False, id="app.next_theme"),
+        Binding("ctrl+r", "sync_now", "Sync now", show=False, id="app.sync_now"),
+        Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
     ]
 
     sync_status: reactive[SyncStatusChanged | None] = reactive(None, init=False)
@@ -104,8 +106,12 @@ class TrackerApp(NavigatingApp):
         on_views_changed: Callable[[list[SavedView]], None] | None,
         on_theme_changed: Callable[[str], None] | None,
         error_log: Path | None = None,
+        keymap: Mapping[str, str] | None = None,
+        columns: ColumnSetup | None = None,
     ) -> None:
         super().__init__()
+        self._columns = columns
+        self._user_keymap = dict(keymap or {})
         self.source = source
         self.profile = profile
         self.access = access
@@ -134,6 +140,8 @@ class TrackerApp(NavigatingApp):
         Screens are pushed rather than returned from `get_default_screen` because Textual
         loads a screen's `CSS_PATH` only for pushed screens.
         """
+        if self._user_keymap:
+            self.set_keymap(self._user_keymap)
         if self._initial_theme in self.available_themes:
             self.theme = self._initial_theme
         self.theme_changed_signal.subscribe(self, self._report_theme)
@@ -178,6 +186,7 @@ class TrackerApp(NavigatingApp):
                 profile=self.profile,
                 read_only=self.read_only,
                 clock=self._clock,
+                columns=self._columns,
             )
         )
 
@@ -194,26 +203,48 @@ class TrackerApp(NavigatingApp):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Textual's own commands (theme picker, quit, …) plus help and the theme cycle."""
         yield from super().get_system_commands(screen)
-        yield SystemCommand("Help", "Every key binding of this screen", self.action_help)
+        keys = self.key_hint
         yield SystemCommand(
-            "Next theme", "Cycle through the favourite themes", self.action_next_theme
+            "Help", f"Every key binding of this screen; {keys('app.help')}", self.action_help
         )
         yield SystemCommand(
-            "Sync now", "Send local edits and fetch changes now; key: ctrl+r", self.action_sync_now
+            "Next theme",
+            f"Cycle through the favourite themes; {keys('app.next_theme')}",
+            self.action_next_theme,
         )
-        yield SystemCommand("Sync panel", "key: y", self.action_sync_panel)
-        yield SystemCommand("Projects", "key: P", self.action_projects)
         yield SystemCommand(
-            "Settings", "Workspace, API keys, webhooks, usage; key: ,", self.action_settings
+            "Sync now",
+            f"Send local edits and fetch changes now; {keys('app.sync_now')}",
+            self.action_sync_now,
+        )
+        yield SystemCommand("Sync panel", keys("app.sync_panel"), self.action_sync_panel)
+        yield SystemCommand("Projects", keys("app.projects"), self.action_projects)
+        yield SystemCommand(
+            "Settings",
+            f"Workspace, API keys, webhooks, usage; {keys('app.settings')}",
+            self.action_settings,
         )
         if not self.read_only:
-            yield SystemCommand("Undo bulk change", "key: u", self.action_undo_bulk)
+            yield SystemCommand("Undo bulk change", keys("app.undo_bulk"), self.action_undo_bulk)
+
+    def key_hint(self, binding_id: str) -> str:
+        """`key: y` for one of the app's bindings, as the keymap has it (the palette's help)."""
+        for bindings in self._bindings.key_to_bindings.values():
+            for binding in bindings:
+                if binding.id == binding_id:
+                    keys = self._keymap.get(binding_id, binding.key).split(",")
+                    shown = (self.get_key_display(binding.with_key(key)) for key in keys)
+                    return f"key: {' '.join(shown)}"
+        return ""
 
     def action_help(self) -> None:
         """Show the bindings of the screen in front, generated from the bindings themselves."""
         if isinstance(self.screen, HelpScreen):
             return
-        self.push_screen(HelpScreen(help_groups(self.screen.active_bindings, self.get_key_display)))
+        groups = help_groups(self.screen.active_bindings, self.get_key_display)
+        if isinstance(self.screen, IssueListScreen):
+            groups.append(marker_group())
+        self.push_screen(HelpScreen(groups))
 
     def action_next_theme(self) -> None:
         """Switch to the next theme of `THEMES`."""
@@ -347,6 +378,8 @@ def make_app(
     admin: AdminLink | None = None,
     permissions: KeyPermissions | None = None,
     usage_alert: int = DEFAULT_ALERT_PERCENT,
+    keymap: Mapping[str, str] | None = None,
+    columns: ColumnSetup | None = None,
 ) -> TrackerApp:
     """Build the app around its collaborators.
 
@@ -372,7 +405,16 @@ def make_app(
             opens the app read-only, its write keys hidden.
         usage_alert: The day's share of the rate limit, in percent, past which the status bar
             warns.
+        keymap: Binding ids to keys (`tracker_tui.data.keymap.parse_keymap` reads config.toml's
+            `[keymap]`); checked here against every binding, so an unknown id or a clash is a
+            `KeymapError` before anything is drawn.
+        columns: The list's columns (`tracker_tui.data.columns.parse_columns` reads
+            config.toml's `[columns]`); the field table's when not given.
     """
+    if keymap:
+        from tracker_tui.bindings_table import app_bindings
+
+        check_keymap(keymap, app_bindings())
     link = sync if sync is not None else OfflineLink()
     access = KeyAccess(permissions, chosen_read_only=read_only)
     key_cannot_write = permissions is not None and permissions.lacks(ISSUES_WRITE)
@@ -407,6 +449,8 @@ def make_app(
         on_views_changed=on_views_changed,
         on_theme_changed=on_theme_changed,
         error_log=error_log,
+        keymap=keymap,
+        columns=columns,
     )
     if key_cannot_write:
         app.read_only_reason = KEY_READ_ONLY

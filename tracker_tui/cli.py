@@ -22,8 +22,11 @@ from collections.abc import Sequence
 from sync.permissions import COMMENTS_WRITE, ISSUES_WRITE
 from tracker_tui.commands import (
     account,
+    completion,
+    config_cmd,
     demo,
     keys,
+    manual,
     outbox,
     read,
     status,
@@ -35,6 +38,7 @@ from tracker_tui.commands import (
     write,
 )
 from tracker_tui.commands.online import note_permission
+from tracker_tui.commands.terminal import require_terminal
 from tracker_tui.errors import EXPECTED, UsageError, describe
 from tracker_tui.exit_codes import Exit, for_signal
 from tracker_tui.signals import Terminated, ending_cleanly
@@ -42,6 +46,7 @@ from tracker_tui.signals import Terminated, ending_cleanly
 COMMAND_GROUPS = (
     *(demo, write, outbox, account, read, users, status, sync_cmd),
     *(workspace, keys, webhooks, usage),
+    *(config_cmd, completion, manual),
 )
 
 ISSUE_WRITES = {
@@ -73,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
+        "--version", action=_Version, help="print the version of tracker-tui and exit"
+    )
+    parser.add_argument(
         "--profile", metavar="NAME", help="profile to use (default: the default profile)"
     )
     parser.add_argument(
@@ -86,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="register a webhook so the server pokes this app on every change (the server must "
         "be able to reach back to this machine on a loopback port); otherwise it polls",
     )
-    parser.set_defaults(run=_open_app)
+    parser.set_defaults(run=_open_app, root_parser=parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     issues = subparsers.add_parser(
         "issues",
@@ -102,8 +110,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Version(argparse.Action):
+    """`--version`: the installed package's version, read only when asked (the metadata
+    lookup costs milliseconds every other command would pay)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(
+            option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=str(kwargs.get("help"))
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
+        from importlib.metadata import version
+
+        print(f"tracker-tui {version('tracker-tui')}")
+        parser.exit()
+
+
 def _open_app(args: argparse.Namespace) -> int:
     """No command: the app itself, on the chosen profile (first run: the login screen)."""
+    require_terminal()
     from tracker_tui.launch import run_for_profile
 
     return run_for_profile(args.profile, read_only=args.read_only, live=args.live)

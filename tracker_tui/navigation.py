@@ -51,10 +51,10 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
     """Opens the screens beyond the list; `TrackerApp` builds on it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "sync_panel", "Sync panel"),
-        Binding("P", "projects", "Projects"),
-        Binding("comma", "settings", "Settings"),
-        Binding("u", "undo_bulk", "Undo bulk change"),
+        Binding("y", "sync_panel", "Sync panel", id="app.sync_panel"),
+        Binding("P", "projects", "Projects", id="app.projects"),
+        Binding("comma", "settings", "Settings", id="app.settings"),
+        Binding("u", "undo_bulk", "Undo bulk change", id="app.undo_bulk"),
     ]
 
     services: Services | None

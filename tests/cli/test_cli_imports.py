@@ -44,6 +44,11 @@ READS = (
     ("outbox",),
     ("conflicts",),
     ("profiles",),
+    ("completion", "bash"),
+    ("config", "schema"),
+    ("config", "path"),
+    ("man",),
+    ("--version",),
 )
 
 RUN = """

@@ -36,8 +36,8 @@ class BulkPreviewScreen(Screen[None]):
     HELP_GROUP: ClassVar[str] = "Bulk preview"
     CSS_PATH = "bulk_preview.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "queue", "Queue change"),
-        Binding("escape", "close", "Close"),
+        Binding("enter", "queue", "Queue change", id="preview.queue"),
+        Binding("escape", "close", "Close", id="preview.close"),
     ]
 
     @dataclass

@@ -81,14 +81,14 @@ class IssueDetailScreen(Screen[None]):
     CSS_PATH = "issue_detail.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back"),
-        Binding("s", "pick_status", STATUS.label),
-        Binding("p", "pick_priority", PRIORITY.label),
-        Binding("a", "pick_assignee", ASSIGNEE.label),
-        Binding("o", "pick_project", PROJECT.label),
-        Binding("l", "edit_labels", LABELS.label),
-        Binding("e", "edit", "Edit"),
-        Binding("c", "comment", "Comment"),
+        Binding("escape", "back", "Back", id="detail.back"),
+        Binding("s", "pick_status", STATUS.label, id="detail.status"),
+        Binding("p", "pick_priority", PRIORITY.label, id="detail.priority"),
+        Binding("a", "pick_assignee", ASSIGNEE.label, id="detail.assignee"),
+        Binding("o", "pick_project", PROJECT.label, id="detail.project"),
+        Binding("l", "edit_labels", LABELS.label, id="detail.labels"),
+        Binding("e", "edit", "Edit", id="detail.edit"),
+        Binding("c", "comment", "Comment", id="detail.comment"),
     ]
 
     WRITE_ACTIONS: ClassVar[frozenset[str]] = frozenset(

@@ -62,8 +62,8 @@ class IssueFormScreen(Screen[None]):
     CSS_PATH = "issue_form.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+s", "save", "Save", priority=True),
-        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "save", "Save", priority=True, id="form.save"),
+        Binding("escape", "cancel", "Cancel", id="form.cancel"),
     ]
 
     @dataclass

@@ -23,6 +23,7 @@ from textual.reactive import reactive
 from textual.widgets import Input
 
 from issuefields import FILTERS, SORT_KEYS
+from tracker_tui.data.columns import ColumnSetup, default_setup
 from tracker_tui.data.source import FilterValue, IssueQuery, IssueSource
 from tracker_tui.data.views import MAX_VIEWS, SavedView, with_view
 from tracker_tui.messages import (
@@ -39,6 +40,7 @@ from tracker_tui.screens.save_view_dialog import SaveViewDialog
 from tracker_tui.screens.sort_dialog import SortDialog
 from tracker_tui.widgets.filter_chips import FilterChips
 from tracker_tui.widgets.issue_list import IssueList
+from tracker_tui.widgets.marker_legend import MarkerLegend
 from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.widgets.steady_footer import SteadyFooter
 
@@ -52,20 +54,26 @@ class IssueListScreen(ReadOnlyScreen[None]):
     COMMANDS = {IssueListCommands}
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "search", "Search"),
-        Binding("escape", "clear_search", "Clear search", show=False),
-        Binding("f", "filter", "Filter"),
-        Binding("F", "clear_filters", "Clear filters", show=False),
-        Binding("m", "toggle_mine", "Only mine", show=False),
-        Binding("s", "next_sort", "Sort"),
-        Binding("S", "flip_sort", "Reverse sort", show=False),
-        Binding("o", "pick_sort", "Sort by…", show=False),
-        Binding("e", "edit", "Edit"),
-        Binding("c", "create", "New"),
-        Binding("b", "bulk_edit", "Bulk edit"),
-        Binding("ctrl+s", "save_view", "Save view", show=False),
+        Binding("slash", "search", "Search", id="list.search"),
+        Binding("escape", "clear_search", "Clear search", show=False, id="list.clear_search"),
+        Binding("f", "filter", "Filter", id="list.filter"),
+        Binding("F", "clear_filters", "Clear filters", show=False, id="list.clear_filters"),
+        Binding("m", "toggle_mine", "Only mine", show=False, id="list.toggle_mine"),
+        Binding("s", "next_sort", "Sort", id="list.next_sort"),
+        Binding("S", "flip_sort", "Reverse sort", show=False, id="list.flip_sort"),
+        Binding("o", "pick_sort", "Sort by…", show=False, id="list.pick_sort"),
+        Binding("e", "edit", "Edit", id="list.edit"),
+        Binding("c", "create", "New", id="list.create"),
+        Binding("b", "bulk_edit", "Bulk edit", id="list.bulk_edit"),
+        Binding("ctrl+s", "save_view", "Save view", show=False, id="list.save_view"),
         *(
-            Binding(str(slot), f"apply_view({slot - 1})", "Saved view", show=False)
+            Binding(
+                str(slot),
+                f"apply_view({slot - 1})",
+                "Saved view",
+                show=False,
+                id=f"list.view_{slot}",
+            )
             for slot in range(1, MAX_VIEWS + 1)
         ),
     ]
@@ -96,9 +104,11 @@ class IssueListScreen(ReadOnlyScreen[None]):
         profile: str,
         read_only: bool,
         clock: Callable[[], datetime],
+        columns: ColumnSetup | None = None,
     ) -> None:
         super().__init__()
         self._source = source
+        self._columns = columns or default_setup()
         self.views = list(views)
         self._profile = profile
         self.read_only = read_only
@@ -109,7 +119,14 @@ class IssueListScreen(ReadOnlyScreen[None]):
         """Chips, the search field (hidden until /), the list, status bar and footer."""
         yield FilterChips(id="chips")
         yield Input(placeholder="Search titles…", id="search", classes="-hidden")
-        yield IssueList(self._source, clock=self._clock, read_only=self.read_only, id="issues")
+        yield IssueList(
+            self._source,
+            clock=self._clock,
+            read_only=self.read_only,
+            columns=self._columns,
+            id="issues",
+        )
+        yield MarkerLegend(id="legend")
         yield StatusBar(self._profile, read_only=self.read_only, id="status")
         yield SteadyFooter()
 
@@ -158,6 +175,7 @@ class IssueListScreen(ReadOnlyScreen[None]):
     def show_marked(self, message: IssueList.MarksChanged) -> None:
         """Show how many issues are marked."""
         self.query_one(FilterChips).marked = message.count
+        self.query_one(MarkerLegend).marked = message.count
 
     @on(Input.Changed, "#search")
     def search_as_typed(self, event: Input.Changed) -> None:

@@ -34,8 +34,8 @@ class ProjectFormDialog(ModalScreen[JsonObject | None]):
     """Dismisses with the fields to write (only changed ones on edit), or None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Cancel"),
-        Binding("ctrl+s", "save", "Save", priority=True),
+        Binding("escape", "dismiss(None)", "Cancel", id="project_form.cancel"),
+        Binding("ctrl+s", "save", "Save", priority=True, id="project_form.save"),
     ]
 
     DEFAULT_CSS: ClassVar[str] = """

@@ -34,10 +34,10 @@ class ProjectsScreen(ReadOnlyScreen[str | None]):
     COMMANDS = {BindingCommands}
     HELP_GROUP: ClassVar[str] = "Projects"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Back"),
-        Binding("n", "create", "New project"),
-        Binding("e", "edit", "Edit project"),
-        Binding("a", "archive", "Archive / restore"),
+        Binding("escape", "dismiss(None)", "Back", id="projects.back"),
+        Binding("n", "create", "New project", id="projects.create"),
+        Binding("e", "edit", "Edit project", id="projects.edit"),
+        Binding("a", "archive", "Archive / restore", id="projects.archive"),
     ]
     WRITE_ACTIONS: ClassVar[frozenset[str]] = frozenset({"create", "edit", "archive", "undo_bulk"})
 

@@ -15,7 +15,9 @@ from textual.widgets import Input, Label
 class SaveViewDialog(ModalScreen[str | None]):
     """Asks for a view name; dismisses with it (trimmed), or None when cancelled."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Cancel", id="save_view.cancel")
+    ]
 
     DEFAULT_CSS: ClassVar[str] = """
     SaveViewDialog {

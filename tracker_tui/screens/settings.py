@@ -57,9 +57,9 @@ class SettingsScreen(ReadOnlyScreen[None]):
     COMMANDS = {BindingCommands}
     HELP_GROUP: ClassVar[str] = "Settings"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back"),
-        Binding("ctrl+r", "reload", "Reload"),
-        Binding("d", "remove", "Revoke / delete"),
+        Binding("escape", "back", "Back", id="settings.back"),
+        Binding("ctrl+r", "reload", "Reload", id="settings.reload"),
+        Binding("d", "remove", "Revoke / delete", id="settings.remove"),
     ]
     WRITE_ACTIONS: ClassVar[frozenset[str]] = frozenset({"remove"})
 

@@ -75,14 +75,14 @@ class SyncPanelScreen(Screen[None]):
     HELP_GROUP: ClassVar[str] = "Sync panel"
     CSS_PATH = "sync_panel.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Back"),
-        Binding("r", "retry", "Retry failed"),
-        Binding("x", "discard", "Discard failed"),
-        Binding("e", "edit", "Edit failed"),
-        Binding("m", "resolve('mine')", "Keep mine"),
-        Binding("t", "resolve('theirs')", "Take theirs"),
-        Binding("s", "same", "Unsure: it is on the server"),
-        Binding("n", "send_anyway", "Unsure: send anyway"),
+        Binding("escape", "dismiss(None)", "Back", id="sync.back"),
+        Binding("r", "retry", "Retry failed", id="sync.retry"),
+        Binding("x", "discard", "Discard failed", id="sync.discard"),
+        Binding("e", "edit", "Edit failed", id="sync.edit"),
+        Binding("m", "resolve('mine')", "Keep mine", id="sync.keep_mine"),
+        Binding("t", "resolve('theirs')", "Take theirs", id="sync.take_theirs"),
+        Binding("s", "same", "Unsure: it is on the server", id="sync.same"),
+        Binding("n", "send_anyway", "Unsure: send anyway", id="sync.send_anyway"),
     ]
 
     @dataclass

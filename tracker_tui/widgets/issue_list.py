@@ -32,9 +32,11 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from cache import IssueRow
+from tracker_tui.data.columns import ColumnSetup
 from tracker_tui.data.marks import MarkedSelection, Marks
 from tracker_tui.data.source import IssueQuery, IssueSource
 from tracker_tui.widgets.issue_columns import (
+    DEFAULT_SETUP,
     Column,
     RowStyles,
     layout_columns,
@@ -61,21 +63,25 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
     HELP_GROUP: ClassVar[str] = "Issue list"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j,down", "move(1)", "Next issue", show=False),
-        Binding("k,up", "move(-1)", "Previous issue", show=False),
-        Binding("g,home", "move_to_first", "First issue", show=False),
-        Binding("G,end", "move_to_last", "Last issue", show=False),
-        Binding("pagedown", "move_pages(1)", "Page down", show=False),
-        Binding("pageup", "move_pages(-1)", "Page up", show=False),
-        Binding("ctrl+d", "move_pages(0.5)", "Half page down", show=False),
-        Binding("ctrl+u", "move_pages(-0.5)", "Half page up", show=False),
-        Binding("enter", "open", "Open"),
-        Binding("space", "toggle_mark", "Mark"),
-        Binding("shift+down", "extend_marks(1)", "Mark downwards", show=False),
-        Binding("shift+up", "extend_marks(-1)", "Mark upwards", show=False),
-        Binding("asterisk", "mark_all", "Mark all", show=False),
-        Binding("exclamation_mark", "invert_marks", "Invert marks", show=False),
-        Binding("x", "clear_marks", "Clear marks", show=False),
+        Binding("j,down", "move(1)", "Next issue", show=False, id="list.next"),
+        Binding("k,up", "move(-1)", "Previous issue", show=False, id="list.previous"),
+        Binding("g,home", "move_to_first", "First issue", show=False, id="list.first"),
+        Binding("G,end", "move_to_last", "Last issue", show=False, id="list.last"),
+        Binding("pagedown", "move_pages(1)", "Page down", show=False, id="list.page_down"),
+        Binding("pageup", "move_pages(-1)", "Page up", show=False, id="list.page_up"),
+        Binding(
+            "ctrl+d", "move_pages(0.5)", "Half page down", show=False, id="list.half_page_down"
+        ),
+        Binding("ctrl+u", "move_pages(-0.5)", "Half page up", show=False, id="list.half_page_up"),
+        Binding("enter", "open", "Open", id="list.open"),
+        Binding("space", "toggle_mark", "Mark", id="list.mark"),
+        Binding("shift+down", "extend_marks(1)", "Mark downwards", show=False, id="list.mark_down"),
+        Binding("shift+up", "extend_marks(-1)", "Mark upwards", show=False, id="list.mark_up"),
+        Binding("asterisk", "mark_all", "Mark all", show=False, id="list.mark_all"),
+        Binding(
+            "exclamation_mark", "invert_marks", "Invert marks", show=False, id="list.invert_marks"
+        ),
+        Binding("x", "clear_marks", "Clear marks", show=False, id="list.clear_marks"),
     ]
 
     MARK_ACTIONS: ClassVar[frozenset[str]] = frozenset(
@@ -175,10 +181,12 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         clock: Callable[[], datetime],
         query: IssueQuery | None = None,
         read_only: bool = False,
+        columns: ColumnSetup = DEFAULT_SETUP,
         id: str | None = None,
     ) -> None:
         super().__init__(source, query=query, id=id)
         self._clock = clock
+        self._columns = columns
         self._read_only = read_only
         self._highlighted: str | None = None
         self.chosen = False
@@ -336,7 +344,7 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
             styles = self._styles = RowStyles.resolve(
                 base, lambda name: self.get_component_rich_style(f"issue-list--{name}")
             )
-        return _RenderPass(width, layout_columns(width), styles, self._clock())
+        return _RenderPass(width, layout_columns(width, self._columns), styles, self._clock())
 
     def on_click(self, event: events.Click) -> None:
         """Put the cursor on the clicked row; a double click opens it."""
