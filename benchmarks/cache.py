@@ -41,7 +41,7 @@ if pathlib.Path(sys.path[0]).resolve() == pathlib.Path(__file__).resolve().paren
 
 from cache import Cache, Cursor, IssueFilter, IssueSort, Resource
 from cache.labels import MAX_BITS, mask_of
-from cache.resources import SPECS, dumps, labels_of
+from cache.resources import SPECS, labels_of
 from issuefields import FILTERS, SORT_KEYS
 
 STATUSES = ("backlog", "todo", "in_progress", "in_review", "done", "canceled", "triage")
@@ -198,7 +198,8 @@ def rows_for(issues: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
         for label in found:
             if label not in bits:
                 bits[label] = len(bits) if len(bits) < MAX_BITS else None
-        rows.append((issue["id"], *spec.cells(issue), mask_of(found, bits), dumps(issue)))
+        cells = spec.cells(issue)
+        rows.append((issue["id"], *cells, mask_of(found, bits), spec.extra(issue, cells)))
     return rows
 
 
@@ -206,7 +207,7 @@ def bare_insert(path: pathlib.Path, rows: list[tuple[Any, ...]], same_table: boo
     """`executemany` of prepared rows in one transaction: into the cache's own issues table
     (same indexes), or into a plain table with only a primary key."""
     spec = SPECS[Resource.ISSUES]
-    names = ", ".join(("id", *spec.column_names, "label_mask", "record"))
+    names = ", ".join(("id", *spec.column_names, "label_mask", "extra"))
     if same_table:
         Cache.open(path).close()
     conn = sqlite3.connect(path, isolation_level=None)

@@ -33,7 +33,6 @@ from cache.resources import (
     dumps,
     is_tombstone,
     labels_of,
-    loads_object,
     record_id,
 )
 
@@ -74,7 +73,8 @@ def referenced_ids(conn: sqlite3.Connection, resource: Resource) -> set[str]:
 @dataclass(frozen=True, slots=True)
 class Prepared:
     """A server record with what storing it takes computed: its id, canonical `updated_at`,
-    columns, JSON text and labels (none of it needs the database).
+    columns, `extra` (the JSON of what the columns do not hold) and labels (none of it needs
+    the database).
 
     That is nearly all the Python work of storing a record. A pull prepares each page on the
     thread that parsed it (`prepare`), while the next page is on its way, so the thread that
@@ -107,7 +107,7 @@ def prepare(spec: ResourceSpec, records: Iterable[Mapping[str, Any]]) -> list[Pr
                 as_text(cells[stamp_at]),
                 False,
                 cells,
-                dumps(record),
+                spec.extra(record, cells),
                 labels_of(record) if spec.label_mask else (),
             )
         )
@@ -184,18 +184,19 @@ def _upsert(
             changed[rid] = row
     if same_time:
         stored = conn.execute(
-            f"SELECT rid, record FROM {spec.table} WHERE rid IN (SELECT value FROM json_each(?))",
+            f"SELECT rid, {spec.record_columns} FROM {spec.table} "
+            "WHERE rid IN (SELECT value FROM json_each(?))",
             (dumps(list(same_time)),),
         )
-        for rid, text in stored:
+        for rid, *held_row in stored:
             row = same_time[rid]
-            if row[-1] == text:
+            if tuple(held_row) == row:
                 unchanged += 1
             else:
                 changed[rid] = row
     if spec.label_mask:
         fresh, changed = _with_masks(conn, live, fresh, changed)
-    names = (*spec.column_names, *(("label_mask",) if spec.label_mask else ()), "record")
+    names = (*spec.column_names, *(("label_mask",) if spec.label_mask else ()), "extra")
     changed_rids = list(changed)
     if changed:
         fts.delete_rows(conn, spec, changed_rids)
@@ -249,18 +250,19 @@ def delete_records(
     if not deleted:
         return 0
     rows = conn.execute(
-        f"SELECT rid, id, record FROM {spec.table} WHERE id IN (SELECT value FROM json_each(?))",
+        f"SELECT rid, {spec.record_columns} FROM {spec.table} "
+        "WHERE id IN (SELECT value FROM json_each(?))",
         (json_list(deleted),),
     ).fetchall()
     referenced = referenced_ids(conn, spec.resource)
-    bodies = {key: text for _, key, text in rows}
+    bodies = {row[1]: row[1:] for row in rows}
     for key in referenced.intersection(deleted):
         conn.execute(
             "INSERT INTO tombstones (resource, id, deleted_at, record) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (resource, id) DO UPDATE SET deleted_at = excluded.deleted_at",
-            (spec.resource.value, key, deleted[key], bodies.get(key, "{}")),
+            (spec.resource.value, key, deleted[key], _body(spec, bodies.get(key))),
         )
-    rids = [rid for rid, _, _ in rows]
+    rids = [row[0] for row in rows]
     if not rids:
         return 0
     fts.delete_rows(conn, spec, rids)
@@ -292,9 +294,16 @@ def delete_missing(
     return delete_records(conn, spec, missing)
 
 
+def _body(spec: ResourceSpec, row: Sequence[Any] | None) -> str:
+    """The JSON of a record read with `spec.record_columns` (a tombstone's body)."""
+    return "{}" if row is None else dumps(spec.record_of(row))
+
+
 def server_record(conn: sqlite3.Connection, spec: ResourceSpec, key: str) -> JsonObject | None:
-    row = conn.execute(f"SELECT record FROM {spec.table} WHERE id = ?", (key,)).fetchone()
-    return None if row is None else loads_object(row[0])
+    row = conn.execute(
+        f"SELECT {spec.record_columns} FROM {spec.table} WHERE id = ?", (key,)
+    ).fetchone()
+    return None if row is None else spec.record_of(row)
 
 
 def local_count(conn: sqlite3.Connection, spec: ResourceSpec, parent: str | None) -> int:
@@ -313,11 +322,15 @@ def reset_server_copy(conn: sqlite3.Connection) -> None:
     for spec in SPECS.values():
         referenced = referenced_ids(conn, spec.resource)
         if referenced:
-            conn.execute(
-                "INSERT OR IGNORE INTO tombstones (resource, id, deleted_at, record) "
-                f"SELECT ?, id, NULL, record FROM {spec.table} "
+            kept = conn.execute(
+                f"SELECT {spec.record_columns} FROM {spec.table} "
                 "WHERE id IN (SELECT value FROM json_each(?))",
-                (spec.resource.value, json_list(referenced)),
+                (json_list(referenced),),
+            ).fetchall()
+            conn.executemany(
+                "INSERT OR IGNORE INTO tombstones (resource, id, deleted_at, record) "
+                "VALUES (?, ?, NULL, ?)",
+                [(spec.resource.value, row[0], _body(spec, row)) for row in kept],
             )
         fts.clear(conn, spec)
         conn.execute(f"DELETE FROM {spec.table}")
