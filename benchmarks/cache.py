@@ -52,6 +52,8 @@ LABELS = ("bug", "feature", "ui", "api", "perf", "docs", "infra", "security", "u
 USERS = tuple(f"usr_{n:04d}" for n in range(50))
 PROJECTS = tuple(f"prj_{n:04d}" for n in range(20))
 WINDOW_MS, COUNT_MS, SEARCH_MS = 10.0, 10.0, 30.0
+SIZE_GOAL_BYTES = 1182
+"""Half of 2,365 B, what an issue took before issue 18 (236.5 MB for 100,000 with the WAL)."""
 
 
 @functools.cache
@@ -354,7 +356,41 @@ def ingest(bench: Bench, work: pathlib.Path, issues: list[dict[str, Any]]) -> No
     again = Timer(lambda: bench.cache.server.apply_page(Resource.ISSUES, issues[-1000:]))
     bench.line("re-apply 1,000 unchanged records (overlap)", f"{again.wall * 1000:.1f} ms")
     size = sum(path.stat().st_size for path in work.glob("cache.db*"))
-    bench.line("database size (with WAL)", f"{size / 1e6:.1f} MB")
+    per_issue = size / n
+    bench.line(
+        "database size (with WAL)",
+        f"{size / 1e6:.1f} MB ({per_issue:,.0f} B an issue)",
+        f"≤ {SIZE_GOAL_BYTES:,} B an issue: "
+        + ("ok" if per_issue <= SIZE_GOAL_BYTES else "**OVER**"),
+    )
+    if per_issue > SIZE_GOAL_BYTES:
+        bench.over.append("size")
+    breakdown(bench, work / "cache.db", n)
+
+
+def breakdown(bench: Bench, path: pathlib.Path, n: int) -> None:
+    """What takes the space, by table and index (SQLite's `dbstat`): pages, and how much of
+    them is payload and unused."""
+    bench.section(f"what the {n:,}-issue cache file holds (dbstat; MB of pages, B an issue)")
+    conn = sqlite3.connect(path)
+    rows = conn.execute(
+        "SELECT name, SUM(pgsize), SUM(payload), SUM(unused) FROM dbstat GROUP BY name "
+        "ORDER BY SUM(pgsize) DESC"
+    ).fetchall()
+    conn.close()
+    small = [0, 0, 0]
+    for name, pages, payload, unused in rows:
+        if pages < 1e6:
+            small = [small[0] + pages, small[1] + payload, small[2] + unused]
+            continue
+        bench.line(
+            name,
+            f"{pages / 1e6:.1f} MB, {pages / n:,.0f} B an issue "
+            f"(payload {payload / 1e6:.1f} MB, unused {unused / 1e6:.1f} MB)",
+        )
+    bench.line("everything else", f"{small[0] / 1e6:.1f} MB")
+    wal = path.with_name(path.name + "-wal")
+    bench.line("WAL", f"{wal.stat().st_size / 1e6:.1f} MB" if wal.exists() else "none")
 
 
 def windows(bench: Bench, n: int, label: str = "") -> None:
