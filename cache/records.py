@@ -363,6 +363,20 @@ at the end, where nothing overlaps it. The indexes that stay take a load's rows 
 places, and keep their queries fast during the load."""
 
 
+REPACKED_AFTER_LOAD = (
+    "issues_by_status",
+    "issues_by_priority",
+    "issues_by_assignee",
+    "issues_by_project",
+)
+"""The indexes a cold load keeps (their filters stay fast while it runs) and rebuilds at its
+end (`finish_bulk_load`). Each lists its field, then `updated_at DESC`; a load in sync order
+(`updated_at` ascending) puts every row at the front of its field's range, and each page that
+splits there keeps half its space unused for good: at 100,000 issues these four took 48.7 MB
+of which 23.5 MB unused, 240 B an issue (issue 18). Rebuilt by sorting, they come out full,
+for some 0.3 s each at 100,000."""
+
+
 def begin_bulk_load(conn: sqlite3.Connection, spec: ResourceSpec) -> bool:
     """Into an empty table, swap the indexes named in `BULK_LOAD_INDEXES` for stand-ins on
     `rid`, and record the real ones in the same transaction; True when the table is (still)
@@ -401,7 +415,8 @@ def begin_bulk_load(conn: sqlite3.Connection, spec: ResourceSpec) -> bool:
 
 def finish_bulk_load(conn: sqlite3.Connection, spec: ResourceSpec) -> bool:
     """Put back the real indexes of a cold load (see `begin_bulk_load`), each built once
-    from the table by sorting; False when no load was in progress."""
+    from the table by sorting, and rebuild those it left half empty (`REPACKED_AFTER_LOAD`);
+    False when no load was in progress."""
     key = BULK_LOAD_KEY + spec.table
     state = syncstate.get_state(conn, key)
     if not isinstance(state, dict) or not isinstance(state.get("indexes"), dict):
@@ -411,5 +426,12 @@ def finish_bulk_load(conn: sqlite3.Connection, spec: ResourceSpec) -> bool:
     for name, sql in indexes.items():
         conn.execute(f'DROP INDEX IF EXISTS "{name}"')
         conn.execute(str(sql))
+    kept = conn.execute(
+        "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? "
+        "AND name IN (SELECT value FROM json_each(?)) ORDER BY name",
+        (spec.table, json_list(REPACKED_AFTER_LOAD)),
+    ).fetchall()
+    for (name,) in kept:
+        conn.execute(f'REINDEX "{name}"')
     syncstate.set_state(conn, key, None)
     return True
