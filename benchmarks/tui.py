@@ -71,6 +71,8 @@ from cache.paths import profile_path
 from server.app import create_app
 from server.seed import seed_workspace
 from server.thread import ServiceThread
+from sync.pull import pull
+from sync.session import open_session
 from tracker_tui.app import TrackerApp, make_app
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.engine_link import EngineLink
@@ -267,30 +269,21 @@ async def keystrokes(path: pathlib.Path, words: list[str], samples: int, me: str
         return await typing(make_app(cache=cache, me=me), words, samples)
 
 
-async def typing(
-    app: TrackerApp,
-    words: list[str],
-    samples: int,
-    ready: Callable[[], bool] = lambda: True,
-    going: Callable[[], bool] = lambda: True,
-) -> Keys:
-    """`samples` search keys, then as many filter keys (`m`, `F`) and dialogs, once `ready`
-    says so and for as long as `going` does."""
+async def typing(app: TrackerApp, words: list[str], samples: int) -> Keys:
+    """`samples` search keys, then as many filter keys (`m`, `F`) and dialogs."""
     keys = Keys([], [], [])
     redraws = Redraws(app)
     async with app.run_test(size=SIZE, message_hook=redraws.hook) as pilot:
         await redraws.first_list()
-        while not ready():
-            await asyncio.sleep(0.05)
         await pilot.press("slash")
         pending = iter(words)
-        while len(keys.search) < samples and going():
+        while len(keys.search) < samples:
             word = next(pending)
             keys.search += [await redraws.time_key(letter) for letter in word]
             keys.search += [await redraws.time_key("backspace") for _ in word]
         await pilot.press("escape")
         await redraws.settle()
-        while len(keys.filter) < samples and going():
+        while len(keys.filter) < samples:
             keys.filter += [await redraws.time_key("m"), await redraws.time_key("m")]
             await pilot.press("f", "tab", "space")
             await redraws.settle()
@@ -307,18 +300,64 @@ def serve(db: pathlib.Path, ready: multiprocessing.Queue[str], stop: Event) -> N
         stop.wait()
 
 
+async def mixed_typing(
+    app: TrackerApp, words: list[str], ready: Callable[[], bool], going: Callable[[], bool]
+) -> Keys:
+    """Rounds of a word typed into `/` and deleted, then `m`, `m`, the filter dialog (one
+    status ticked, `ctrl+s`) and `F`, from when `ready` says so for as long as `going` does:
+    every kind of key is timed all through a pull, not only at its start."""
+    keys = Keys([], [], [])
+    redraws = Redraws(app)
+    async with app.run_test(size=SIZE, message_hook=redraws.hook) as pilot:
+        await redraws.first_list()
+        while not ready():
+            await asyncio.sleep(0.05)
+        pending = iter(words)
+        while going():
+            await pilot.press("slash")
+            word = next(pending)
+            keys.search += [await redraws.time_key(letter) for letter in word]
+            keys.search += [await redraws.time_key("backspace") for _ in word]
+            await pilot.press("escape")
+            await redraws.settle()
+            keys.filter += [await redraws.time_key("m"), await redraws.time_key("m")]
+            await pilot.press("f", "tab", "space")
+            await redraws.settle()
+            keys.dialog.append(await redraws.time_key("ctrl+s"))
+            keys.filter.append(await redraws.time_key("F"))
+    return keys
+
+
 @dataclass
 class PullKeys:
+    engine: str
     keys: Keys
     held: tuple[int, int]
     """Issues in the cache when the first and the last key was timed."""
     total: int
 
 
-def keys_during_pull(folder: pathlib.Path, n: int, samples: int, seed: int) -> PullKeys:
-    """Keystrokes in the app while its sync engine (its own thread, in this process, as on a
-    first start) pulls `n` issues into an empty cache from the reference service. Keys start
-    once the first pages are in and stop when the pull has all the issues."""
+def pull_elsewhere(path: pathlib.Path, base_url: str, key: str) -> None:
+    """A cold pull into the cache at `path`, in a process of its own (the alternative to the
+    engine's thread in the app's process: they share only the cache file)."""
+
+    async def run() -> None:
+        resolved = ResolvedProfile("bench", base_url, None, Secret(key), KeySource.ENV)
+        with Cache.open(path) as cache:
+            async with open_session(resolved, cache=cache) as session:
+                await pull(session)
+
+    asyncio.run(run())
+
+
+def keys_during_pulls(
+    folder: pathlib.Path, n: int, seed: int, engines: list[str]
+) -> list[PullKeys]:
+    """Keystrokes in the app while a cold pull of `n` issues from the reference service (on a
+    loopback port, in its own process) fills an empty cache, once for each of `engines`:
+    `thread`, the app's own sync engine on its thread in the app's process, as on a first
+    start; `process`, the pull in a process of its own writing the same cache file. Keys
+    start once the first pages are in and stop when the cache has all the issues."""
     db = folder / "server.db"
     key = seed_workspace(db, "Bench", n, plan="enterprise")
     with closing(sqlite3.connect(db)) as conn:
@@ -332,28 +371,43 @@ def keys_during_pull(folder: pathlib.Path, n: int, samples: int, seed: int) -> P
     stop = context.Event()
     server = context.Process(target=serve, args=(db, ready, stop), daemon=True)
     server.start()
+    results = []
     try:
         base_url = ready.get(timeout=120)
         resolved = ResolvedProfile("bench", base_url, None, Secret(key), KeySource.ENV)
-        with Cache.open(folder / "pulled.db") as cache:
-            held: list[int] = []
+        for run, engine in enumerate(engines):
+            path = folder / f"pulled-{run}.db"
+            with Cache.open(path) as cache:
+                held: list[int] = []
 
-            def count() -> int:
-                held.append(cache.server.local_count(Resource.ISSUES))
-                return held[-1]
+                def count(cache: Cache = cache, held: list[int] = held) -> int:
+                    held.append(cache.server.local_count(Resource.ISSUES))
+                    return held[-1]
 
-            def started() -> bool:
-                if count() < n // 50:
-                    return False
-                del held[:-1]
-                return True
+                def started(held: list[int] = held) -> bool:
+                    if count() < n // 50:
+                        return False
+                    del held[:-1]
+                    return True
 
-            app = make_app(cache=cache, sync=EngineLink(resolved, cache), me=str(me))
-            keys = asyncio.run(typing(app, words, samples, started, lambda: count() < n))
+                puller = None
+                if engine == "thread":
+                    app = make_app(cache=cache, sync=EngineLink(resolved, cache), me=str(me))
+                else:
+                    app = make_app(cache=cache, me=str(me))
+                    puller = context.Process(target=pull_elsewhere, args=(path, base_url, key))
+                    puller.start()
+                try:
+                    keys = asyncio.run(mixed_typing(app, words, started, lambda: count() < n))
+                finally:
+                    if puller is not None:
+                        puller.join(timeout=600)
+            results.append(PullKeys(engine, keys, (held[0], held[-1]), n))
+            say(f"{engine}: {len(keys.search)} search keys between {held[0]:,} and {held[-1]:,}")
     finally:
         stop.set()
         server.join(timeout=15)
-    return PullKeys(keys, (held[0], held[-1]), n)
+    return results
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -385,16 +439,21 @@ def key_rows(keys: Keys, during: str) -> list[tuple[str, str, str]]:
     return rows
 
 
-def pull_table(pulled: PullKeys) -> str:
-    first, last = pulled.held
-    rows = [
-        (
-            f"issues in the cache while keys were timed (cold pull of {pulled.total:,})",
-            f"{first:,} to {last:,}",
-            "-",
-        ),
-        *key_rows(pulled.keys, f"while the engine pulls {pulled.total:,} (engine thread)"),
-    ]
+ENGINES = {
+    "thread": "the engine's thread in the app",
+    "process": "a pull in its own process",
+}
+
+
+def pull_table(runs: list[PullKeys]) -> str:
+    rows = []
+    for pulled in runs:
+        first, last = pulled.held
+        during = f"during a cold pull of {pulled.total:,} by {ENGINES[pulled.engine]}"
+        rows.append(
+            (f"issues in the cache while keys were timed, {during}", f"{first:,} to {last:,}", "-")
+        )
+        rows += key_rows(pulled.keys, during)
     lines = ["| figure | measured | goal |", "|---|---|---|"]
     lines += [f"| {figure} | {measured} | {goal} |" for figure, measured, goal in rows]
     return "\n".join(lines)
@@ -441,20 +500,19 @@ def main(argv: list[str] | None = None) -> int:
         "--pull-only", action="store_true", help="time keys during the pull, nothing else"
     )
     parser.add_argument(
-        "--switch-interval",
-        type=float,
-        help="the interpreter's thread switch interval (s) while keys are timed during the pull",
+        "--pull-runs",
+        type=int,
+        default=1,
+        help="cold pulls timed with each engine (thread, process), alternating",
     )
     args = parser.parse_args(argv)
-    if args.switch_interval:
-        sys.setswitchinterval(args.switch_interval)
-    pulled = None
+    pulled: list[PullKeys] = []
     if args.pull:
         with tempfile.TemporaryDirectory(prefix="tui-bench-pull-") as folder:
-            say(f"seeding {args.pull:,} issues in the service, then keys during the pull ...")
-            pulled = keys_during_pull(pathlib.Path(folder), args.pull, args.samples, args.seed)
+            say(f"seeding {args.pull:,} issues in the service, then keys during pulls ...")
+            engines = [engine for _ in range(args.pull_runs) for engine in ENGINES]
+            pulled = keys_during_pulls(pathlib.Path(folder), args.pull, args.seed, engines)
     if args.pull_only:
-        assert pulled is not None
         print(pull_table(pulled))
         return 0
     say(f"load average {os.getloadavg()[0]:.1f}; generating {args.issues:,} issues ...")
@@ -483,7 +541,7 @@ def main(argv: list[str] | None = None) -> int:
         keys = asyncio.run(keystrokes(full_path, words, args.samples, bench.USERS[7]))
     print(f"{SIZE[0]}x{SIZE[1]} terminal; load average at the end {os.getloadavg()[0]:.1f}.\n")
     print(table(args.issues, empty, full, keys))
-    if pulled is not None:
+    if pulled:
         print(f"\n{pull_table(pulled)}")
     return 0
 
