@@ -39,6 +39,9 @@ file at the largest size it ever reached: a cold pull's bulk writes (`records.BU
 PAGES`, 64 MB) or one big page left that much beside the cache for good (issue 18)."""
 
 _PRAGMAS = (
+    # Only a new file takes this (before its first table): pages freed later, by a cold load
+    # rebuilding its indexes, can then be given back (`records.release_free_pages`).
+    "PRAGMA auto_vacuum = INCREMENTAL",
     "PRAGMA synchronous = NORMAL",
     f"PRAGMA journal_size_limit = {WAL_KEPT_BYTES}",
     f"PRAGMA cache_size = -{CACHE_SIZE_KIB}",

@@ -434,4 +434,21 @@ def finish_bulk_load(conn: sqlite3.Connection, spec: ResourceSpec) -> bool:
     for (name,) in kept:
         conn.execute(f'REINDEX "{name}"')
     syncstate.set_state(conn, key, None)
+    release_free_pages(conn)
     return True
+
+
+def release_free_pages(conn: sqlite3.Connection) -> None:
+    """Give the file's free pages back to the file system, in a cache made with
+    `auto_vacuum = INCREMENTAL` (older ones keep them for later growth). A cold load's index
+    rebuilds free a fifth of the file (23.5 MB at 100,000 issues). Python's driver runs the
+    pragma one step at a time, each freeing a page, hence the loop."""
+    if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
+        return
+    free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+    while free:
+        conn.execute("PRAGMA incremental_vacuum")
+        left = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+        if left >= free:
+            return
+        free = left

@@ -146,6 +146,10 @@ def test_a_cold_load_leaves_its_filter_indexes_full(tmp_path: Path) -> None:
         assert cache.server.finish_bulk_load(Resource.ISSUES)
         finished = unused_share(cache.path, REPACKED_AFTER_LOAD)
         assert everything_read(cache) == reads
+        with sqlite3.connect(cache.path) as conn:
+            free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+            pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    assert free == 0 and pages > 100  # what the rebuilds freed went back to the file system
     assert set(finished) == set(REPACKED_AFTER_LOAD)
     assert all(share > 0.3 for share in loaded.values()), loaded
     assert all(share < 0.15 for share in finished.values()), finished
