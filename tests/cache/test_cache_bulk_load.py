@@ -11,7 +11,7 @@ from pathlib import Path
 from cache_factories import Record, comment, issue, query_plans, reset_server_copy
 
 from cache import Cache, IssueFilter, IssueSort, Resource
-from cache.records import BULK_LOAD_INDEXES, REPACKED_AFTER_LOAD
+from cache.bulk_load import BULK_LOAD_INDEXES, REPACKED_AFTER_LOAD
 from issuefields import ASSIGNEE, SORT_KEYS
 
 WORDS = ["alpha", "beta", "gamma", "delta", "sigma", "omega", "kappa"]
