@@ -411,11 +411,17 @@ def keys_during_pulls(
                 finally:
                     if puller is not None:
                         puller.join(timeout=600)
+                        if puller.is_alive():
+                            puller.terminate()
+                            puller.join()
             results.append(PullKeys(engine, keys, (held[0], held[-1]), n))
             say(f"{engine}: {len(keys.search)} search keys between {held[0]:,} and {held[-1]:,}")
     finally:
         stop.set()
         server.join(timeout=15)
+        if server.is_alive():  # a server that would not stop is not left behind
+            server.terminate()
+            server.join()
     return results
 
 
