@@ -33,8 +33,18 @@ from cache.errors import CacheBusyError, CacheClosedError, CacheError, CorruptCa
 BUSY_TIMEOUT_MS = 5000
 CACHE_SIZE_KIB = 32768
 
+WAL_KEPT_BYTES = 4 * 1024 * 1024
+"""What the WAL file is cut back to when a checkpoint empties it. SQLite otherwise keeps the
+file at the largest size it ever reached: a cold pull's bulk writes (up to
+`records.BULK_CHECKPOINT_PAGES`, 64 MB) or one big page left that much beside the cache for
+good (issue 18)."""
+
 _PRAGMAS = (
+    # Only a new file takes this (before its first table): pages freed later, by a cold load
+    # rebuilding its indexes, can then be given back (`bulk_load.release_free_pages`).
+    "PRAGMA auto_vacuum = INCREMENTAL",
     "PRAGMA synchronous = NORMAL",
+    f"PRAGMA journal_size_limit = {WAL_KEPT_BYTES}",
     f"PRAGMA cache_size = -{CACHE_SIZE_KIB}",
     "PRAGMA temp_store = MEMORY",
     "PRAGMA foreign_keys = ON",

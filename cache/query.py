@@ -40,8 +40,8 @@ from cache.resources import ISSUE_COLUMNS, SPECS, dumps, labels_of
 from issuefields import DEFAULT_SORT, Kind
 
 ROW_FIELDS = tuple(f.member for f in ISSUE_COLUMNS if f.kind is not Kind.MARKDOWN)
-"""The columns a row of the list carries (long texts stay in the record, for the detail)."""
-ROW_COLUMNS = f"rid, id, {', '.join(ROW_FIELDS)}, record -> 'labels'"
+"""The columns a row of the list carries (long texts are read for the detail only)."""
+ROW_COLUMNS = f"rid, id, {', '.join(ROW_FIELDS)}, extra -> 'labels'"
 """What a window reads per row: its rid and id, `ROW_FIELDS` by name, then the labels."""
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from cache import records, syncstate
+from cache import bulk_load, records, syncstate
 from cache.db import CACHE_SIZE_KIB, Connector, translated
 from cache.models import ApplyResult, Cursor, JsonObject, Resource
 from cache.records import Prepared
@@ -58,15 +58,15 @@ class ServerCopy:
 
     def begin_bulk_load(self, resource: Resource) -> bool:
         """Start a cold load of an empty table: its indexes are built once at the end
-        (`records.begin_bulk_load`); True when the table is in that state."""
+        (`bulk_load.begin_bulk_load`); True when the table is in that state."""
         with self._db.write() as conn:
-            return records.begin_bulk_load(conn, SPECS[resource])
+            return bulk_load.begin_bulk_load(conn, SPECS[resource])
 
     def finish_bulk_load(self, resource: Resource) -> bool:
         """Build the indexes of a cold load that began (in this run or one that was killed);
         False when there was none. Idempotent, and safe while another process loads."""
         with self._db.write() as conn:
-            return records.finish_bulk_load(conn, SPECS[resource])
+            return bulk_load.finish_bulk_load(conn, SPECS[resource])
 
     def bulk_writes(self, on: bool) -> None:
         """Let the calling thread's connection grow the WAL to `records.BULK_CHECKPOINT_PAGES`
