@@ -148,6 +148,15 @@ class IssueListScreen(ReadOnlyScreen[None]):
         """Show how many issues are marked."""
         self.query_one(FilterChips).marked = message.count
 
+    @on(IssueList.SortClicked)
+    def sort_by_clicked_column(self, message: IssueList.SortClicked) -> None:
+        """A click on a column's heading sorts by it; a second click reverses the order."""
+        query = self.issue_query
+        if query.sort.key == message.key:
+            self.issue_query = query.flipped()
+        else:
+            self.issue_query = query.with_sort(message.key)
+
     @on(Input.Changed, "#search")
     def search_as_typed(self, event: Input.Changed) -> None:
         """Filter on every keystroke: stale counts are dropped, so typing never waits.

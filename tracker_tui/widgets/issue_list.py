@@ -42,6 +42,7 @@ from tracker_tui.widgets.issue_columns import (
     render_message,
     render_placeholder,
     render_row,
+    sort_at,
 )
 from tracker_tui.widgets.issue_window import HEADER_LINES, MARGIN, Anchor, IssueWindow
 
@@ -166,6 +167,18 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         @property
         def control(self) -> IssueList:
             """The list whose marks changed."""
+            return self.issue_list
+
+    @dataclass
+    class SortClicked(Message):
+        """The user clicked the heading of the column that sorts by `key`."""
+
+        issue_list: IssueList
+        key: str
+
+        @property
+        def control(self) -> IssueList:
+            """The list whose heading was clicked."""
             return self.issue_list
 
     def __init__(
@@ -339,9 +352,15 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         return _RenderPass(width, layout_columns(width), styles, self._clock())
 
     def on_click(self, event: events.Click) -> None:
-        """Put the cursor on the clicked row; a double click opens it."""
+        """Put the cursor on the clicked row; a double click opens it. A click on a column's
+        heading asks the screen to sort by it."""
         offset = event.get_content_offset(self)
-        if offset is None or offset.y < HEADER_LINES:
+        if offset is None:
+            return
+        if offset.y < HEADER_LINES:
+            width = self.scrollable_content_region.width
+            if (key := sort_at(layout_columns(width), offset.x)) is not None:
+                self.post_message(self.SortClicked(self, key))
             return
         self.chosen = True
         self.cursor = self.scroll_offset.y + offset.y - HEADER_LINES
