@@ -325,6 +325,7 @@ def make_app(
     admin: AdminLink | None = None,
     permissions: KeyPermissions | None = None,
     usage_alert: int = DEFAULT_ALERT_PERCENT,
+    web_url: str | None = None,
 ) -> TrackerApp:
     """Build the app around its collaborators.
 
@@ -350,6 +351,7 @@ def make_app(
             opens the app read-only, its write keys hidden.
         usage_alert: The day's share of the rate limit, in percent, past which the status bar
             warns.
+        web_url: The profile's template of an issue's web address, for `Y` and `O`.
     """
     link = sync if sync is not None else OfflineLink()
     key_cannot_write = permissions is not None and permissions.lacks(ISSUES_WRITE)
@@ -372,6 +374,7 @@ def make_app(
             admin=admin,
             permissions=permissions or KeyPermissions(),
             usage_alert=usage_alert,
+            web_url=web_url,
         )
     app = TrackerApp(
         source,

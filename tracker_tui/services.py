@@ -38,3 +38,5 @@ class Services:
     """What the key may do, as far as known when the app started (`sync.permissions`)."""
     usage_alert: int = DEFAULT_ALERT_PERCENT
     """The day's share of the rate limit past which the status bar warns, in percent."""
+    web_url: str | None = None
+    """The profile's template of an issue's web address (tracker_tui.issue_links)."""

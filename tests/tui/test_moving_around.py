@@ -5,11 +5,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from tui_support import AppFactory, settle
+import pytest
+from textual.widgets import Static
+from tui_support import AppFactory, Notices, settle
 
+from cache import Cache, Resource
+from tracker_tui.app import TrackerApp
+from tracker_tui.data.cache_source import CacheIssueSource
+from tracker_tui.screens.copy_menu import CopyMenu
+from tracker_tui.screens.issue_detail import IssueDetailScreen
 from tracker_tui.screens.issue_list import IssueListScreen
+from tracker_tui.screens.jump_dialog import JumpDialog
+from tracker_tui.widgets.filter_chips import FilterChips
 from tracker_tui.widgets.issue_columns import GUTTER, layout_columns
 from tracker_tui.widgets.issue_list import IssueList
+from tracker_tui.widgets.status_bar import StatusBar
 
 SIZE = (120, 36)
 
@@ -51,3 +61,185 @@ async def test_a_click_on_a_heading_sorts_by_it_and_a_second_reverses(
         await settle(pilot)
         assert issues.issue_query.sort.key == "number"
         assert issues.cursor == 0
+
+
+def detail(app: Any) -> IssueDetailScreen:
+    assert isinstance(app.screen, IssueDetailScreen)
+    return app.screen
+
+
+def shown_number(app: Any) -> int | None:
+    issue = detail(app).shown_issue
+    assert issue is not None
+    number = issue.cells["number"]
+    return number if isinstance(number, int) else None
+
+
+async def test_colon_or_hash_opens_an_issue_by_number(
+    app_factory: AppFactory, cache: Cache, notices: Notices
+) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("colon")
+        assert isinstance(app.screen, JumpDialog)
+        await pilot.press(*"123", "enter")
+        await settle(pilot)
+        assert shown_number(app) == 123
+        await pilot.press("escape")
+        await pilot.press("g", "number_sign", *"#42", "enter")
+        await settle(pilot)
+        assert shown_number(app) == 42
+        await pilot.press("escape", "number_sign", *"9999", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, IssueListScreen)
+        assert (
+            "Issue #9999 is not in the local cache yet (the newest cached is #500)"
+            in (notices.texts()[-1])
+        )
+        cache.outbox.delete(Resource.ISSUES, "iss_000300")  # number 200
+        await pilot.press("number_sign", *"#200", "enter")
+        await settle(pilot)
+        assert "No issue #200 in the local cache" in notices.texts()[-1]
+        await pilot.press("colon", *"nope", "enter")
+        await settle(pilot)
+        assert "No issue 'nope' in the local cache." in notices.texts()[-1]
+
+
+async def test_a_number_search_puts_that_issue_first_and_enter_opens_it(
+    app_factory: AppFactory,
+) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"12")
+        await settle(pilot)
+        issues = list_screen(app).query_one(IssueList)
+        row = issues.highlighted_row
+        assert row is not None and row.cells["number"] == 12
+        assert issues.scroll_offset.y == issues.cursor
+        await pilot.press("enter", "enter")
+        await settle(pilot)
+        assert shown_number(app) == 12
+
+
+async def test_qualifiers_show_as_chips_and_a_bad_value_is_named(app_factory: AppFactory) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"status:todo label:bug -login")
+        await settle(pilot)
+        screen = list_screen(app)
+        chips = screen.query_one(FilterChips).render().plain
+        assert " status: todo " in chips and " label: bug " in chips and " -login " in chips
+        problems = screen.query_one("#search-problems", Static)
+        assert not problems.display
+        issues = screen.query_one(IssueList)
+        row = issues.row(0)
+        assert row is not None and row.status == "todo" and "bug" in row.labels
+        await pilot.press(*" status:tood")
+        await settle(pilot)
+        assert problems.display
+        assert "status:tood is not a status; use one of backlog, todo, in_progress" in str(
+            problems.render()
+        )
+        assert "⚠ 1 not understood" in screen.query_one(FilterChips).render().plain
+
+
+async def test_next_and_previous_follow_the_lists_search_and_order(
+    app_factory: AppFactory, source: CacheIssueSource
+) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"login", "enter", "s")
+        await settle(pilot)
+        query = list_screen(app).issue_query
+        order = [row.id for row in source.window(query, 0, 4)]
+        await pilot.press("enter")
+        await settle(pilot)
+        assert detail(app).issue_id == order[0]
+        await pilot.press("J")
+        await settle(pilot)
+        assert detail(app).issue_id == order[1]
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert detail(app).issue_id == order[2]
+        await pilot.press("K")
+        await settle(pilot)
+        assert detail(app).issue_id == order[1]
+        await pilot.press("left_square_bracket", "left_square_bracket")
+        await settle(pilot)
+        assert detail(app).issue_id == order[0]
+        await pilot.press("escape")
+        assert isinstance(app.screen, IssueListScreen)
+
+
+async def test_a_late_next_never_replaces_an_issue_the_user_moved_away_from(
+    app_factory: AppFactory,
+) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        shown = detail(app)
+        stale = IssueDetailScreen.Stepped("iss_000000-not-this-one", "iss_000005")
+        shown.post_message(stale)
+        await settle(pilot)
+        assert app.screen is shown and shown.issue_id == "iss_000000"
+        await pilot.press("s")
+        await pilot.pause()
+        shown.post_message(IssueDetailScreen.Stepped("iss_000000", "iss_000005"))
+        await settle(pilot)
+        assert shown.issue_id == "iss_000000"
+        assert app.screen is not shown
+
+
+async def test_y_menu_copies_number_id_and_address_and_echoes_it(
+    app_factory: AppFactory, notices: Notices
+) -> None:
+    app = app_factory(web_url="https://tracker.example/issue/{number}")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("j", "Y")
+        assert isinstance(app.screen, CopyMenu)
+        await pilot.press("y")
+        assert app.clipboard == "#499"
+        bar = list_screen(app).query_one(StatusBar)
+        assert "Copied #499" in bar.render().plain
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("Y", "i")
+        assert app.clipboard == "iss_000001"
+        await pilot.press("Y", "u")
+        assert app.clipboard == "https://tracker.example/issue/499"
+        assert "Copied https://tracker.example/issue/499" in (
+            detail(app).query_one(StatusBar).render().plain
+        )
+        await pilot.press("Y", "escape")
+        assert app.clipboard == "https://tracker.example/issue/499"
+
+
+async def test_o_opens_the_address_or_says_how_to_set_one(
+    app_factory: AppFactory, notices: Notices, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[str] = []
+    monkeypatch.setattr(TrackerApp, "open_url", lambda self, url, **_: opened.append(url))
+    app = app_factory(web_url="https://tracker.example/{id}/n{number}")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("O")
+        await settle(pilot)
+        assert opened == ["https://tracker.example/iss_000000/n500"]
+    bare = app_factory(profile="work")
+    async with bare.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("O")
+        await settle(pilot)
+        assert len(opened) == 1
+        said = notices.texts()[-1]
+        assert 'add web_url = "https://tracker.example/issue/{number}"' in said
+        assert "[profiles.work.ui]" in said and "config.toml" in said
+        await pilot.press("Y", "u")
+        assert 'add web_url = "' in notices.texts()[-1]

@@ -47,6 +47,7 @@ from issuefields import (
 )
 from tracker_tui.data.cache_source import NO_VALUE, parse_time
 from tracker_tui.data.changes import entry_summary, value_text
+from tracker_tui.data.source import IssueQuery
 from tracker_tui.drafts import DraftKeeper, comment_key
 from tracker_tui.formatting import issue_reference, relative_time
 from tracker_tui.messages import EditIssueRequested
@@ -89,6 +90,8 @@ class IssueDetailScreen(Screen[None]):
         Binding("l", "edit_labels", LABELS.label),
         Binding("e", "edit", "Edit"),
         Binding("c", "comment", "Comment"),
+        Binding("J,right_square_bracket", "step(1)", "Next issue", id="detail.next_issue"),
+        Binding("K,left_square_bracket", "step(-1)", "Previous issue", id="detail.previous_issue"),
     ]
 
     WRITE_ACTIONS: ClassVar[frozenset[str]] = frozenset(
@@ -110,14 +113,32 @@ class IssueDetailScreen(Screen[None]):
 
         data: DetailData
 
-    def __init__(self, services: Services, issue_id: str) -> None:
+    @dataclass
+    class Stepped(Message):
+        """Where next/previous leads from `from_id` in the list's order: `to_id`, or `why` not."""
+
+        from_id: str
+        to_id: str | None
+        why: str = ""
+
+    def __init__(
+        self, services: Services, issue_id: str, *, order: IssueQuery | None = None
+    ) -> None:
         super().__init__()
         self._services = services
         self.issue_id = issue_id
+        self.order = order or IssueQuery()
+        """The list's query (filter, search and sort) that next and previous follow."""
         self.data: DetailData | None = None
         self.draft: DraftKeeper | None = None
         """The comment box's draft, once the issue is loaded (the box is disabled until then,
         so the draft is kept under the issue's resolved id)."""
+
+    @property
+    def shown_issue(self) -> IssueRow | None:
+        """The issue on screen once read (`Y` copies it, `O` opens it in a browser)."""
+        detail = self.data.detail if self.data is not None else None
+        return detail.issue if detail is not None else None
 
     def compose(self) -> ComposeResult:
         """Title and fields on top, then the long parts scrolling, then the comment field."""
@@ -318,6 +339,40 @@ class IssueDetailScreen(Screen[None]):
             ),
             answered,
         )
+
+    def action_step(self, step: int) -> None:
+        """Show the next (1) or previous (-1) issue of the list this one was opened from, in
+        its order, with its filter and search."""
+        source, order, issue_id = self._services.source, self.order, self.issue_id
+
+        def find() -> IssueDetailScreen.Stepped:
+            with source.snapshot():
+                position = source.position(order, issue_id, None)
+                if position is None:
+                    why = "This issue is no longer in the list's filter (esc goes back to it)."
+                    return self.Stepped(issue_id, None, why)
+                wanted = position + step
+                rows = source.window(order, wanted, 1) if wanted >= 0 else []
+            if not rows:
+                end = "last" if step > 0 else "first"
+                return self.Stepped(issue_id, None, f"This is the {end} issue of the list.")
+            return self.Stepped(issue_id, rows[0].id)
+
+        read_in_thread(self, "find the next issue", find, lambda found: found)
+
+    @on(Stepped)
+    def show_stepped_issue(self, message: Stepped) -> None:
+        """Replace this screen with the issue found, unless the user has moved on since (another
+        issue or a dialog on top): a late answer never changes what is on screen."""
+        if message.from_id != self.issue_id or self.app.screen is not self:
+            return
+        if message.to_id is None:
+            self.notify(message.why, severity="warning")
+            return
+        if self.query_one("#comment", Input).value.strip():
+            self.notify("Your unsent comment is kept with its issue.", timeout=4)
+        following = IssueDetailScreen(self._services, message.to_id, order=self.order)
+        self.app.switch_screen(following)
 
     def action_pick_status(self) -> None:
         """Offer only the moves the workflow allows from the current status."""

@@ -20,8 +20,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
+from cache import IssueRow, search_syntax
 from issuefields import FILTERS, SORT_KEYS
 from tracker_tui.data.source import FilterValue, IssueQuery, IssueSource
 from tracker_tui.data.views import MAX_VIEWS, SavedView, with_view
@@ -41,6 +42,9 @@ from tracker_tui.widgets.filter_chips import FilterChips
 from tracker_tui.widgets.issue_list import IssueList
 from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.widgets.steady_footer import SteadyFooter
+
+SEARCH_HINT = 'Search: words "a phrase" -word status:todo priority:high assignee:me label:bug #12'
+"""The search field's placeholder: the syntax at a glance (cache.search_syntax)."""
 
 
 class IssueListScreen(ReadOnlyScreen[None]):
@@ -105,10 +109,16 @@ class IssueListScreen(ReadOnlyScreen[None]):
         self._clock = clock
         self.choices: Choices = {}
 
+    @property
+    def shown_issue(self) -> IssueRow | None:
+        """The highlighted issue (`Y` copies it, `O` opens it in a browser)."""
+        return self.query_one(IssueList).highlighted_row
+
     def compose(self) -> ComposeResult:
         """Chips, the search field (hidden until /), the list, status bar and footer."""
         yield FilterChips(id="chips")
-        yield Input(placeholder="Search titles…", id="search", classes="-hidden")
+        yield Input(placeholder=SEARCH_HINT, id="search", classes="-hidden")
+        yield Static("", id="search-problems", classes="-hidden")
         yield IssueList(self._source, clock=self._clock, read_only=self.read_only, id="issues")
         yield StatusBar(self._profile, read_only=self.read_only, id="status")
         yield SteadyFooter()
@@ -129,6 +139,10 @@ class IssueListScreen(ReadOnlyScreen[None]):
         if search.value.strip() != query.filter.text:
             with search.prevent(Input.Changed):
                 search.value = query.filter.text
+        problems = search_syntax.parse(query.filter.text).problems
+        line = self.query_one("#search-problems", Static)
+        line.update(" ".join(problems))
+        line.set_class(not problems, "-hidden")
         if self.view_name and all(
             view.name != self.view_name or view.query != query for view in self.views
         ):
