@@ -36,8 +36,8 @@ class CopyOpenApp(App[object]):
     """`Y` and `O` on whichever screen shows an issue; hidden elsewhere."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("Y", "copy_menu", "Copy…", id="app.copy_menu"),
-        Binding("O", "open_in_browser", "Open in browser", id="app.open_in_browser"),
+        Binding("Y", "copy_menu", "Copy #, id or URL…", show=False, id="app.copy_menu"),
+        Binding("O", "open_in_browser", "Open in browser", show=False, id="app.open_in_browser"),
     ]
 
     services: Services | None

@@ -92,7 +92,7 @@ class NavigatingApp(GuardedApp, KeyOrderApp, CopyOpenApp):
         Binding("P", "projects", "Projects"),
         Binding("comma", "settings", "Settings"),
         Binding("u", "undo_bulk", "Undo bulk change"),
-        Binding("colon,number_sign", "jump", "Go to issue #", id="app.jump"),
+        Binding("colon,number_sign", "jump", "Go to issue #", show=False, id="app.jump"),
     ]
 
     services: Services | None

@@ -90,8 +90,16 @@ class IssueDetailScreen(Screen[None]):
         Binding("l", "edit_labels", LABELS.label),
         Binding("e", "edit", "Edit"),
         Binding("c", "comment", "Comment"),
-        Binding("J,right_square_bracket", "step(1)", "Next issue", id="detail.next_issue"),
-        Binding("K,left_square_bracket", "step(-1)", "Previous issue", id="detail.previous_issue"),
+        Binding(
+            "J,right_square_bracket", "step(1)", "Next issue", show=False, id="detail.next_issue"
+        ),
+        Binding(
+            "K,left_square_bracket",
+            "step(-1)",
+            "Previous issue",
+            show=False,
+            id="detail.previous_issue",
+        ),
     ]
 
     WRITE_ACTIONS: ClassVar[frozenset[str]] = frozenset(
