@@ -9,13 +9,17 @@ import pytest
 from textual.widgets import Static
 from tui_support import AppFactory, Notices, settle
 
-from cache import Cache, Resource
+from cache import Cache, IssueFilter, Resource
 from tracker_tui.app import TrackerApp
 from tracker_tui.data.cache_source import CacheIssueSource
+from tracker_tui.data.source import IssueQuery
+from tracker_tui.data.views import SavedView
+from tracker_tui.screens.confirm import ConfirmDialog
 from tracker_tui.screens.copy_menu import CopyMenu
 from tracker_tui.screens.issue_detail import IssueDetailScreen
 from tracker_tui.screens.issue_list import IssueListScreen
 from tracker_tui.screens.jump_dialog import JumpDialog
+from tracker_tui.screens.views_dialog import ViewsDialog
 from tracker_tui.widgets.filter_chips import FilterChips
 from tracker_tui.widgets.issue_columns import GUTTER, layout_columns
 from tracker_tui.widgets.issue_list import IssueList
@@ -27,6 +31,11 @@ SIZE = (120, 36)
 def list_screen(app: Any) -> IssueListScreen:
     assert isinstance(app.screen, IssueListScreen)
     return app.screen
+
+
+def under(app: Any) -> IssueListScreen:
+    """The list screen, whatever is open over it."""
+    return next(screen for screen in app.screen_stack if isinstance(screen, IssueListScreen))
 
 
 def heading_x(width: int, key: str) -> int:
@@ -243,3 +252,42 @@ async def test_o_opens_the_address_or_says_how_to_set_one(
         assert "[profiles.work.ui]" in said and "config.toml" in said
         await pilot.press("Y", "u")
         assert 'add web_url = "' in notices.texts()[-1]
+
+
+async def test_saved_views_are_renamed_reordered_and_deleted_and_saved_each_time(
+    app_factory: AppFactory, notices: Notices
+) -> None:
+    urgent = SavedView("Urgent", IssueQuery(IssueFilter(priority=frozenset({"urgent"}))))
+    done = SavedView("Done", IssueQuery(IssueFilter(status=frozenset({"done"}))))
+    mine = SavedView("Mine", IssueQuery(mine=True))
+    saved: list[list[SavedView]] = []
+    app = app_factory(views=[urgent, done, mine], on_views_changed=saved.append)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("1", "v")
+        assert isinstance(app.screen, ViewsDialog)
+        await pilot.press("r", "end", *"!", "enter")
+        assert [view.name for view in saved[-1]] == ["Urgent!", "Done", "Mine"]
+        assert under(app).view_name == "Urgent!"
+        await pilot.press("J")
+        assert [view.name for view in saved[-1]] == ["Done", "Urgent!", "Mine"]
+        await pilot.press("r", *"Mine", "enter")
+        assert "Another view is already called “Mine”." in notices.texts()
+        assert [view.name for view in saved[-1]] == ["Done", "Urgent!", "Mine"]
+        await pilot.press("down", "d")
+        assert isinstance(app.screen, ConfirmDialog)
+        await pilot.press("y")
+        assert [view.name for view in saved[-1]] == ["Done", "Urgent!"]
+        await pilot.press("K", "K", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, IssueListScreen)
+        assert [view.name for view in saved[-1]] == ["Urgent!", "Done"]
+        assert list_screen(app).view_name == "Urgent!"
+        await pilot.press("2")
+        await settle(pilot)
+        assert list_screen(app).issue_query == done.query
+        await pilot.press("v", "d", "y", "escape")
+        assert [view.name for view in saved[-1]] == ["Urgent!"]
+        assert under(app).view_name is None
+        await pilot.press("2")
+        assert "No view saved on 2 (ctrl+s saves one)." in notices.texts()

@@ -38,6 +38,7 @@ from tracker_tui.screens.issue_list_commands import IssueListCommands
 from tracker_tui.screens.read_only import ReadOnlyScreen
 from tracker_tui.screens.save_view_dialog import SaveViewDialog
 from tracker_tui.screens.sort_dialog import SortDialog
+from tracker_tui.screens.views_dialog import ViewsDialog
 from tracker_tui.widgets.filter_chips import FilterChips
 from tracker_tui.widgets.issue_list import IssueList
 from tracker_tui.widgets.status_bar import StatusBar
@@ -68,6 +69,7 @@ class IssueListScreen(ReadOnlyScreen[None]):
         Binding("c", "create", "New"),
         Binding("b", "bulk_edit", "Bulk edit"),
         Binding("ctrl+s", "save_view", "Save view", show=False),
+        Binding("v", "manage_views", "Saved views…", show=False, id="issues.manage_views"),
         *(
             Binding(str(slot), f"apply_view({slot - 1})", "Saved view", show=False)
             for slot in range(1, MAX_VIEWS + 1)
@@ -250,6 +252,29 @@ class IssueListScreen(ReadOnlyScreen[None]):
         hint = f"({len(self.views)}/{MAX_VIEWS} used)"
         dialog = SaveViewDialog(self.view_name or "", slots_hint=hint)
         self.app.push_screen(dialog, self._save_view)
+
+    def action_manage_views(self) -> None:
+        """Show, rename, reorder and delete the saved views."""
+        dialog = ViewsDialog(self.views, self._views_changed, current=self.view_name)
+        self.app.push_screen(dialog, self._view_picked)
+
+    def _views_changed(self, views: list[SavedView]) -> None:
+        """A view was renamed, moved or deleted: keep the views, and tell the app (which
+        persists them); the chip names the applied view by its new name, or none."""
+        old_names = {view.name for view in self.views}
+        self.views = list(views)
+        if self.view_name is not None and all(view.name != self.view_name for view in views):
+            fresh = [
+                view.name
+                for view in views
+                if view.name not in old_names and view.query == self.issue_query
+            ]
+            self.view_name = fresh[0] if fresh else None
+        self.post_message(ViewsChanged(list(views)))
+
+    def _view_picked(self, index: int | None) -> None:
+        if index is not None:
+            self.action_apply_view(index)
 
     def action_edit(self) -> None:
         """Ask the app to edit the highlighted issue (which the list then keeps highlighted)."""
