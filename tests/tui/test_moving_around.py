@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from textual.widgets import Static
+from textual.widgets import OptionList, Static
 from tui_support import AppFactory, Notices, settle
 
 from cache import Cache, IssueFilter, Resource
@@ -19,6 +19,7 @@ from tracker_tui.screens.copy_menu import CopyMenu
 from tracker_tui.screens.issue_detail import IssueDetailScreen
 from tracker_tui.screens.issue_list import IssueListScreen
 from tracker_tui.screens.jump_dialog import JumpDialog
+from tracker_tui.screens.projects import ProjectsScreen
 from tracker_tui.screens.views_dialog import ViewsDialog
 from tracker_tui.widgets.filter_chips import FilterChips
 from tracker_tui.widgets.issue_columns import GUTTER, layout_columns
@@ -291,3 +292,24 @@ async def test_saved_views_are_renamed_reordered_and_deleted_and_saved_each_time
         assert under(app).view_name is None
         await pilot.press("2")
         assert "No view saved on 2 (ctrl+s saves one)." in notices.texts()
+
+
+async def test_the_projects_screen_counts_open_and_all_issues_per_project(
+    app_factory: AppFactory, cache: Cache
+) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("P")
+        await settle(pilot)
+        assert isinstance(app.screen, ProjectsScreen)
+        listing = app.screen.query_one(OptionList)
+        for index, project in enumerate(app.screen.projects):
+            mine = frozenset({project.id})
+            total = cache.reads.count(IssueFilter(project=mine))
+            closed = cache.reads.count(
+                IssueFilter(project=mine, status=frozenset({"done", "canceled"}))
+            )
+            assert 0 < closed < total
+            line = str(listing.get_option_at_index(index).prompt)
+            assert f"{total - closed:,} open / {total:,}" in line
