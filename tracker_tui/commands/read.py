@@ -24,7 +24,7 @@ from issuefields import (
     Field,
     Kind,
 )
-from tracker_tui.commands import refs
+from tracker_tui.commands import projects_write, refs
 from tracker_tui.commands.refs import NONE_WORDS, Names, option
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.errors import UsageError
@@ -82,8 +82,9 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 
     projects = subparsers.add_parser(
         "projects",
-        help="list projects from the local cache (offline)",
-        description="Projects, from the local cache.",
+        help="list, create, edit, archive and delete projects",
+        description="Projects: listed from the local cache (offline); created, edited, "
+        "archived and deleted through the outbox, like issue writes.",
     )
     project_commands = projects.add_subparsers(dest="projects_command", metavar="COMMAND")
     projects.set_defaults(run=lambda _args: _usage(projects))
@@ -92,6 +93,7 @@ def register(subparsers: Any, issue_commands: Any) -> None:
     )
     plist.add_argument("--json", action="store_true", help="JSON with the API's field names")
     plist.set_defaults(run=run_projects)
+    projects_write.register(project_commands)
 
 
 def _help(field: Field) -> str:
