@@ -12,6 +12,7 @@ from tui_support import AppFactory, Notices, settle
 from cache import Cache, IssueFilter, Resource
 from tracker_tui.app import TrackerApp
 from tracker_tui.data.cache_source import CacheIssueSource
+from tracker_tui.data.neighbours import Step
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.data.views import SavedView
 from tracker_tui.screens.confirm import ConfirmDialog
@@ -181,6 +182,9 @@ async def test_next_and_previous_follow_the_lists_search_and_order(
         await pilot.press("left_square_bracket", "left_square_bracket")
         await settle(pilot)
         assert detail(app).issue_id == order[0]
+        await pilot.press("J", "J", "J", "K")
+        await settle(pilot)
+        assert detail(app).issue_id == order[2]
         await pilot.press("escape")
         assert isinstance(app.screen, IssueListScreen)
 
@@ -194,13 +198,13 @@ async def test_a_late_next_never_replaces_an_issue_the_user_moved_away_from(
         await pilot.press("enter")
         await settle(pilot)
         shown = detail(app)
-        stale = IssueDetailScreen.Stepped("iss_000000-not-this-one", "iss_000005")
+        stale = IssueDetailScreen.Stepped(Step("iss_000000-not-this-one", "iss_000005"))
         shown.post_message(stale)
         await settle(pilot)
         assert app.screen is shown and shown.issue_id == "iss_000000"
         await pilot.press("s")
         await pilot.pause()
-        shown.post_message(IssueDetailScreen.Stepped("iss_000000", "iss_000005"))
+        shown.post_message(IssueDetailScreen.Stepped(Step("iss_000000", "iss_000005")))
         await settle(pilot)
         assert shown.issue_id == "iss_000000"
         assert app.screen is not shown
