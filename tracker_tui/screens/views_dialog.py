@@ -69,10 +69,8 @@ class ViewsDialog(ModalScreen[int | None]):
         with Vertical():
             yield Label("Saved views", classes="dialog-title")
             yield OptionList(id="views")
-            yield Label(
-                "enter shows · r renames · J/K or shift+↑↓ move · d deletes · esc closes",
-                classes="dialog-hint",
-            )
+            yield Label("enter shows · r renames · d deletes · esc closes", classes="dialog-hint")
+            yield Label("J/K or shift+↑↓ move (its number key moves too)", classes="dialog-hint")
 
     def on_mount(self) -> None:
         """List the views, the one on show (else the first) highlighted."""
