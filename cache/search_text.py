@@ -68,11 +68,13 @@ def text_query(conn: sqlite3.Connection, search: Search) -> TextQuery | None:
 def label_terms(
     conn: sqlite3.Connection, words: Sequence[str], prefix: str | None
 ) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Each term (a word, or the prefix with `*`) with the known labels it matches."""
+    """Each term (a word, or the prefix with `*`) with the known labels it matches: one of
+    the label's words (folded as `words_of` folds them, which costs no query per label on
+    every keystroke) is the word, or starts with the prefix."""
     labels = [str(row[0]) for row in conn.execute("SELECT label FROM label_bits")]
     if not labels:
         return ()
-    tokens = {label: fts.tokenize(conn, label) for label in labels}
+    tokens = {label: words_of(label).split() for label in labels}
     terms: list[tuple[str, tuple[str, ...]]] = []
     for word in words:
         named = tuple(label for label, found in tokens.items() if word in found)

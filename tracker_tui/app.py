@@ -198,6 +198,8 @@ class TrackerApp(NavigatingApp):
         )
         if not self.read_only:
             yield SystemCommand("Undo bulk change", "key: u", self.action_undo_bulk)
+        yield SystemCommand("Go to issue…", "By its number or id; key: : or #", self.action_jump)
+        yield from self.issue_commands(screen)
 
     def action_help(self) -> None:
         """Show the bindings of the screen in front, generated from the bindings themselves."""

@@ -8,11 +8,14 @@ a thread, since a browser launcher may take a while to return.
 
 from __future__ import annotations
 
-from typing import ClassVar, Protocol, runtime_checkable
+from collections.abc import Iterator
+from functools import partial
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
+from textual.screen import Screen
 
 from accounts.profiles import AppPaths
 from cache import IssueRow
@@ -47,6 +50,22 @@ class CopyOpenApp(App[object]):
         if action in ("copy_menu", "open_in_browser"):
             return isinstance(self.screen, ShowsIssue)
         return True
+
+    def issue_commands(self, screen: Screen[Any]) -> Iterator[SystemCommand]:
+        """The palette's copy and open commands, for the issue `screen` shows (taken now)."""
+        issue = screen.shown_issue if isinstance(screen, ShowsIssue) else None
+        if issue is None:
+            return
+        named = reference(issue)
+        for what, title, keys in (
+            ("number", "number", "Y y"),
+            ("id", "id", "Y i"),
+            ("url", "web address", "Y u"),
+        ):
+            yield SystemCommand(
+                f"Copy {named}'s {title}", f"key: {keys}", partial(self._copy, issue, what)
+            )
+        yield SystemCommand(f"Open {named} in a browser", "key: O", partial(self._open, issue))
 
     def _links(self) -> IssueLinks:
         services = self.services
@@ -87,8 +106,10 @@ class CopyOpenApp(App[object]):
 
     def action_open_in_browser(self) -> None:
         """Open the issue on screen at its web address, from the profile's template."""
-        if (issue := self._shown()) is None:
-            return
+        if (issue := self._shown()) is not None:
+            self._open(issue)
+
+    def _open(self, issue: IssueRow) -> None:
         try:
             url = self._links().url(issue)
         except LinkError as error:

@@ -317,3 +317,23 @@ async def test_the_projects_screen_counts_open_and_all_issues_per_project(
             assert 0 < closed < total
             line = str(listing.get_option_at_index(index).prompt)
             assert f"{total - closed:,} open / {total:,}" in line
+
+
+async def test_the_palette_offers_go_to_copy_and_open_for_the_issue_on_screen(
+    app_factory: AppFactory,
+) -> None:
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("j", "ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"copy #499's id")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.clipboard == "iss_000001"
+        await pilot.press("ctrl+p", *"go to issue")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, JumpDialog)
