@@ -11,12 +11,14 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label
 
+from issuefields import NUMBER
+
 
 class CopyMenu(ModalScreen[str | None]):
     """Dismisses with "number", "id" or "url", or None when cancelled."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y,n", "dismiss('number')", "Number", id="copy.number"),
+        Binding("y,n", "dismiss('number')", NUMBER.label, id="copy.number"),
         Binding("i", "dismiss('id')", "Id", id="copy.id"),
         Binding("u", "dismiss('url')", "Web address", id="copy.url"),
         Binding("escape", "dismiss(None)", "Cancel", id="copy.cancel"),
