@@ -44,7 +44,7 @@ from tracker_tui.widgets.issue_list import IssueList
 from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.widgets.steady_footer import SteadyFooter
 
-SEARCH_HINT = 'Search: words "a phrase" -word status:todo priority:high assignee:me label:bug #12'
+SEARCH_HINT = 'Search titles… "a phrase" -word status:todo priority:high assignee:me label:bug #12'
 """The search field's placeholder: the syntax at a glance (cache.search_syntax)."""
 
 

@@ -85,7 +85,8 @@ class FilterChips(Widget):
             if values:
                 parts += [(f" {word}: {', '.join(values)} ", CHIP_STYLE), " "]
         typed: list[str] = [f"#{search.number}"] if search.exact_number else []
-        typed += [*search.words, *(f"“{p}”" for p in search.phrases)]
+        typed += [f"“{' '.join(search.words)}”"] if search.words else []
+        typed += [f"“{phrase}”" for phrase in search.phrases]
         typed += [f"-{word}" for word in search.excluded]
         if typed:
             parts += [(f" {' '.join(typed)} ", SEARCH_STYLE), " "]
