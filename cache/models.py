@@ -100,7 +100,8 @@ class IssueFilter:
     fields are the filterable ones of `issuefields.FILTERS`, each named by its `word`.
 
     `None` in `assignee` / `project` means "unassigned" / "no project". `mine` is the current
-    user's id (the TUI knows it from /me). `text` is what the user typed: tokens are matched as
+    user's id (the TUI knows it from /me). `text` is what the user typed: qualifiers, phrases,
+    exclusions and numbers are taken apart by cache.search_syntax; free tokens are matched as
     whole words except the last, which is a prefix once it has 3 characters (search as you
     type), unless the text ends in whitespace.
     """
@@ -112,6 +113,9 @@ class IssueFilter:
     label: frozenset[str] = frozenset()
     text: str = ""
     mine: str | None = None
+    me: str | None = None
+    """Who `assignee:me` in the text is (cache.search_syntax); `mine` says the list is
+    narrowed to them, this only who they are."""
 
 
 @dataclass(frozen=True, slots=True)

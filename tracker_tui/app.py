@@ -226,6 +226,10 @@ class TrackerApp(NavigatingApp):
         )
         if not self.read_only:
             yield SystemCommand("Undo bulk change", keys("app.undo_bulk"), self.action_undo_bulk)
+        yield SystemCommand(
+            "Go to issue…", f"By its number or id; {keys('app.jump')}", self.action_jump
+        )
+        yield from self.issue_commands(screen)
 
     def key_hint(self, binding_id: str) -> str:
         """`key: y` for one of the app's bindings, as the keymap has it (the palette's help)."""
@@ -380,6 +384,7 @@ def make_app(
     usage_alert: int = DEFAULT_ALERT_PERCENT,
     keymap: Mapping[str, str] | None = None,
     columns: ColumnSetup | None = None,
+    web_url: str | None = None,
 ) -> TrackerApp:
     """Build the app around its collaborators.
 
@@ -410,6 +415,7 @@ def make_app(
             `KeymapError` before anything is drawn.
         columns: The list's columns (`tracker_tui.data.columns.parse_columns` reads
             config.toml's `[columns]`); the field table's when not given.
+        web_url: The profile's template of an issue's web address, for `Y` and `O`.
     """
     if keymap:
         from tracker_tui.bindings_table import app_bindings
@@ -435,6 +441,7 @@ def make_app(
             profile,
             admin=admin,
             usage_alert=usage_alert,
+            web_url=web_url,
         )
     app = TrackerApp(
         source,

@@ -24,6 +24,7 @@ from tracker_tui.data.usage import alert_percent
 from tracker_tui.engine_link import EngineLink
 from tracker_tui.error_log import open_error_log
 from tracker_tui.errors import UsageError
+from tracker_tui.issue_links import saved_web_url
 from tracker_tui.screens.login import LoginSetup
 from tracker_tui.server_clock import ServerClock
 from tracker_tui.signals import ending_cleanly
@@ -64,6 +65,7 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
             admin=link,
             permissions=remembered_permissions(cache, resolved.server, tag),
             usage_alert=alert_percent(ui),
+            web_url=saved_web_url(ui),
             clock=clock.now,
             me=me if isinstance(me, str) else None,
             profile=resolved.name or "env",

@@ -1,5 +1,6 @@
 """The app's half that opens screens: from the list to an issue, a form, a bulk edit, the sync
-panel, the projects or the settings; and `u`, which undoes the last bulk change.
+panel, the projects or the settings; `:` or `#`, which opens an issue by its number; and `u`,
+which undoes the last bulk change.
 
 Screens ask by posting requests (`EditIssueRequested`, `IssueList.Opened`, …); this class
 answers them, so no screen knows which screen another one opens. Without a cache (a stand-in
@@ -15,7 +16,10 @@ from textual import on
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
+from cache import Cache, IssueFilter, IssueSort
+from cache.errors import AmbiguousIssueError
 from issuefields import PROJECT
+from tracker_tui.copy_open import CopyOpenApp
 from tracker_tui.crash_guard import GuardedApp
 from tracker_tui.data import undo
 from tracker_tui.data.source import IssueQuery
@@ -31,12 +35,45 @@ from tracker_tui.screens.confirm import ConfirmDialog
 from tracker_tui.screens.issue_detail import IssueDetailScreen
 from tracker_tui.screens.issue_form import IssueFormScreen
 from tracker_tui.screens.issue_list import IssueListScreen
+from tracker_tui.screens.jump_dialog import JumpDialog
 from tracker_tui.screens.projects import ProjectsScreen
 from tracker_tui.screens.settings import SettingsScreen
 from tracker_tui.screens.sync_panel import SyncPanelScreen
 from tracker_tui.services import Services
 from tracker_tui.widgets.issue_list import IssueList
 from tracker_tui.workers import read_in_thread
+
+
+@dataclass
+class JumpFound(Message):
+    """Where a go-to-issue reference led: the issue's id, or why there is none."""
+
+    issue_id: str | None
+    why: str = ""
+
+
+def find_issue(cache: Cache, ref: str) -> JumpFound:
+    """The issue a user typed (`123`, `#123`, an id), or a sentence saying why not: a number
+    past the newest cached one is not cached yet, another is not in the cache."""
+    try:
+        issue_id = cache.reads.resolve_issue(ref)
+    except AmbiguousIssueError as error:
+        return JumpFound(None, f"{error} Type #{ref.lstrip('#')} for the number.")
+    if issue_id is not None:
+        return JumpFound(issue_id)
+    digits = ref.removeprefix("#")
+    if not (digits.isdigit() and digits.isascii()):
+        return JumpFound(None, f"No issue {ref!r} in the local cache.")
+    newest = cache.reads.window(IssueFilter(), IssueSort("number", True), 0, 1)
+    top = newest[0].cells.get("number") if newest else None
+    if not isinstance(top, int) or int(digits) > top:
+        seen = f" (the newest cached is #{top})" if isinstance(top, int) else ""
+        return JumpFound(
+            None, f"Issue #{digits} is not in the local cache yet{seen}: ctrl+r syncs now."
+        )
+    return JumpFound(
+        None, f"No issue #{digits} in the local cache: it was deleted, or is not pulled yet."
+    )
 
 
 @dataclass
@@ -47,7 +84,7 @@ class UndoChecked(Message):
     check: undo.UndoCheck
 
 
-class NavigatingApp(GuardedApp, KeyOrderApp):
+class NavigatingApp(GuardedApp, KeyOrderApp, CopyOpenApp):
     """Opens the screens beyond the list; `TrackerApp` builds on it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -55,6 +92,7 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
         Binding("P", "projects", "Projects", id="app.projects"),
         Binding("comma", "settings", "Settings", id="app.settings"),
         Binding("u", "undo_bulk", "Undo bulk change", id="app.undo_bulk"),
+        Binding("colon,number_sign", "jump", "Go to issue #", show=False, id="app.jump"),
     ]
 
     services: Services | None
@@ -68,7 +106,8 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
     @on(IssueList.Opened)
     def open_issue(self, message: IssueList.Opened) -> None:
         if (services := self._services()) is not None:
-            self.push_screen(IssueDetailScreen(services, message.issue_id))
+            order = message.issue_list.issue_query
+            self.push_screen(IssueDetailScreen(services, message.issue_id, order=order))
 
     @on(EditIssueRequested)
     def open_edit_form(self, message: EditIssueRequested) -> None:
@@ -89,7 +128,9 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Read-only mode hides the undo key (from the footer and the help)."""
-        return not (self.read_only and action == "undo_bulk")
+        if self.read_only and action == "undo_bulk":
+            return False
+        return super().check_action(action, parameters)
 
     def action_sync_panel(self) -> None:
         """Show what the sync engine is doing and what waits in the outbox."""
@@ -122,6 +163,28 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
         while self.screen is not lists[-1]:
             await self.pop_screen()
         lists[-1].issue_query = IssueQuery().with_values(PROJECT, frozenset({project_id}))
+
+    def action_jump(self) -> None:
+        """Ask for an issue's number (or id) and open it."""
+        if isinstance(self.screen, JumpDialog) or (services := self._services()) is None:
+            return
+        cache = services.cache
+
+        def jump(ref: str | None) -> None:
+            if ref:
+                read_in_thread(self, "find the issue", lambda: find_issue(cache, ref), lambda x: x)
+
+        self.push_screen(JumpDialog(), jump)
+
+    @on(JumpFound)
+    def open_found_issue(self, message: JumpFound) -> None:
+        """Open the issue the prompt named, or say why there is none."""
+        if message.issue_id is None:
+            self.notify(message.why, severity="warning", timeout=6)
+        elif (services := self._services()) is not None:
+            lists = [screen for screen in self.screen_stack if isinstance(screen, IssueListScreen)]
+            order = lists[-1].issue_query if lists else None
+            self.push_screen(IssueDetailScreen(services, message.issue_id, order=order))
 
     def action_undo_bulk(self) -> None:
         """Undo the last bulk change: unsent writes are dropped, sent ones inverted by allowed

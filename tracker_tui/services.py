@@ -39,6 +39,8 @@ class Services:
     """Where the settings screen's online work runs; None without a sync engine."""
     usage_alert: int = DEFAULT_ALERT_PERCENT
     """The day's share of the rate limit past which the status bar warns, in percent."""
+    web_url: str | None = None
+    """The profile's template of an issue's web address (tracker_tui.issue_links)."""
 
     @property
     def read_only(self) -> bool:

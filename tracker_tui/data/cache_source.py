@@ -39,10 +39,11 @@ def parse_time(text: str | None) -> datetime:
 
 
 def to_filter(query: IssueQuery, me: str | None) -> IssueFilter:
-    """The cache's filter for a list query; "mine" with no known user matches nobody."""
+    """The cache's filter for a list query; "mine" (and `assignee:me` in the search) with no
+    known user matches nobody."""
     if not query.mine:
-        return query.filter
-    return dataclasses.replace(query.filter, mine=me or NO_VALUE)
+        return dataclasses.replace(query.filter, me=me) if me else query.filter
+    return dataclasses.replace(query.filter, mine=me or NO_VALUE, me=me)
 
 
 class CacheIssueSource:

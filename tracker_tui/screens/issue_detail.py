@@ -47,6 +47,8 @@ from issuefields import (
 )
 from tracker_tui.data.cache_source import NO_VALUE, parse_time
 from tracker_tui.data.changes import entry_summary, value_text
+from tracker_tui.data.neighbours import Step, step_from
+from tracker_tui.data.source import IssueQuery
 from tracker_tui.drafts import DraftKeeper, comment_key
 from tracker_tui.formatting import issue_reference, relative_time
 from tracker_tui.messages import EditIssueRequested
@@ -56,7 +58,7 @@ from tracker_tui.screens.confirm import ConfirmDialog
 from tracker_tui.screens.labels_dialog import LabelsDialog
 from tracker_tui.services import Services
 from tracker_tui.widgets.status_bar import StatusBar
-from tracker_tui.workers import read_in_thread, write_in_thread
+from tracker_tui.workers import describe, read_in_thread, write_in_thread
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,16 @@ class IssueDetailScreen(Screen[None]):
         Binding("l", "edit_labels", LABELS.label, id="detail.labels"),
         Binding("e", "edit", "Edit", id="detail.edit"),
         Binding("c", "comment", "Comment", id="detail.comment"),
+        Binding(
+            "J,right_square_bracket", "step(1)", "Next issue", show=False, id="detail.next_issue"
+        ),
+        Binding(
+            "K,left_square_bracket",
+            "step(-1)",
+            "Previous issue",
+            show=False,
+            id="detail.previous_issue",
+        ),
     ]
 
     WRITE_ACTIONS: ClassVar[frozenset[str]] = frozenset(
@@ -110,14 +122,38 @@ class IssueDetailScreen(Screen[None]):
 
         data: DetailData
 
-    def __init__(self, services: Services, issue_id: str) -> None:
+    @dataclass
+    class Stepped(Message):
+        """Where next/previous leads in the list's order (tracker_tui.data.neighbours)."""
+
+        step: Step
+
+    def __init__(
+        self,
+        services: Services,
+        issue_id: str,
+        *,
+        order: IssueQuery | None = None,
+        then_step: int = 0,
+    ) -> None:
         super().__init__()
         self._services = services
         self.issue_id = issue_id
+        self.order = order or IssueQuery()
+        """The list's query (filter, search and sort) that next and previous follow."""
+        self._stepping = False
+        self._queued = then_step
+        """Next/previous keys pressed while the issue was being found, to take from here."""
         self.data: DetailData | None = None
         self.draft: DraftKeeper | None = None
         """The comment box's draft, once the issue is loaded (the box is disabled until then,
         so the draft is kept under the issue's resolved id)."""
+
+    @property
+    def shown_issue(self) -> IssueRow | None:
+        """The issue on screen once read (`Y` copies it, `O` opens it in a browser)."""
+        detail = self.data.detail if self.data is not None else None
+        return detail.issue if detail is not None else None
 
     def compose(self) -> ComposeResult:
         """Title and fields on top, then the long parts scrolling, then the comment field."""
@@ -141,10 +177,14 @@ class IssueDetailScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        """Read the issue now and whenever the cache changes."""
+        """Read the issue now and whenever the cache changes; take next/previous keys pressed
+        on the way here."""
         self.watch(self.app, "cache_revision", self._load, init=False)
         self.watch(self.app, "key_permissions", self._permissions_learned, init=False)
         self._load()
+        if queued := self._queued:
+            self._queued = 0
+            self.action_step(queued)
 
     def _permissions_learned(self, _permissions: object) -> None:
         """The key turned out not to write: the write keys and the comment box go (a draft
@@ -332,6 +372,43 @@ class IssueDetailScreen(Screen[None]):
             ),
             answered,
         )
+
+    def action_step(self, step: int) -> None:
+        """Show the next (1) or previous (-1) issue of the list this one was opened from, in
+        its order, with its filter and search. Keys pressed while one is being found add up,
+        and are taken from the issue it leads to."""
+        if self._stepping:
+            self._queued += step
+            return
+        self._stepping = True
+        source, order, issue_id = self._services.source, self.order, self.issue_id
+
+        def find() -> Step:
+            try:
+                return step_from(source, order, issue_id, step)
+            except Exception as error:
+                return Step(issue_id, None, f"Could not read the list: {describe(error)}")
+
+        read_in_thread(self, "find the next issue", find, self.Stepped)
+
+    @on(Stepped)
+    def show_stepped_issue(self, message: Stepped) -> None:
+        """Replace this screen with the issue found, unless the user has moved on since (another
+        issue or a dialog on top): a late answer never changes what is on screen."""
+        self._stepping = False
+        found = message.step
+        queued, self._queued = self._queued, 0
+        if found.from_id != self.issue_id or self.app.screen is not self:
+            return
+        if found.to_id is None:
+            self.notify(found.why, severity="warning")
+            return
+        if self.query_one("#comment", Input).value.strip():
+            self.notify("Your unsent comment is kept with its issue.", timeout=4)
+        following = IssueDetailScreen(
+            self._services, found.to_id, order=self.order, then_step=queued
+        )
+        self.app.switch_screen(following)
 
     def action_pick_status(self) -> None:
         """Offer only the moves the workflow allows from the current status."""

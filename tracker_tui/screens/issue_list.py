@@ -20,8 +20,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
+from cache import IssueRow, search_syntax
 from issuefields import FILTERS, SORT_KEYS
 from tracker_tui.data.columns import ColumnSetup, default_setup
 from tracker_tui.data.source import FilterValue, IssueQuery, IssueSource
@@ -38,11 +39,15 @@ from tracker_tui.screens.issue_list_commands import IssueListCommands
 from tracker_tui.screens.read_only import ReadOnlyScreen
 from tracker_tui.screens.save_view_dialog import SaveViewDialog
 from tracker_tui.screens.sort_dialog import SortDialog
+from tracker_tui.screens.views_dialog import ViewsDialog
 from tracker_tui.widgets.filter_chips import FilterChips
 from tracker_tui.widgets.issue_list import IssueList
 from tracker_tui.widgets.marker_legend import MarkerLegend
 from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.widgets.steady_footer import SteadyFooter
+
+SEARCH_HINT = 'Search titles… "a phrase" -word status:todo priority:high assignee:me label:bug #12'
+"""The search field's placeholder: the syntax at a glance (cache.search_syntax)."""
 
 
 class IssueListScreen(ReadOnlyScreen[None]):
@@ -66,6 +71,7 @@ class IssueListScreen(ReadOnlyScreen[None]):
         Binding("c", "create", "New", id="list.create"),
         Binding("b", "bulk_edit", "Bulk edit", id="list.bulk_edit"),
         Binding("ctrl+s", "save_view", "Save view", show=False, id="list.save_view"),
+        Binding("v", "manage_views", "Saved views…", show=False, id="list.manage_views"),
         *(
             Binding(
                 str(slot),
@@ -115,10 +121,16 @@ class IssueListScreen(ReadOnlyScreen[None]):
         self._clock = clock
         self.choices: Choices = {}
 
+    @property
+    def shown_issue(self) -> IssueRow | None:
+        """The highlighted issue (`Y` copies it, `O` opens it in a browser)."""
+        return self.query_one(IssueList).highlighted_row
+
     def compose(self) -> ComposeResult:
         """Chips, the search field (hidden until /), the list, status bar and footer."""
         yield FilterChips(id="chips")
-        yield Input(placeholder="Search titles…", id="search", classes="-hidden")
+        yield Input(placeholder=SEARCH_HINT, id="search", classes="-hidden")
+        yield Static("", id="search-problems", classes="-hidden")
         yield IssueList(
             self._source,
             clock=self._clock,
@@ -157,6 +169,10 @@ class IssueListScreen(ReadOnlyScreen[None]):
         if search.value.strip() != query.filter.text:
             with search.prevent(Input.Changed):
                 search.value = query.filter.text
+        problems = search_syntax.parse(query.filter.text).problems
+        line = self.query_one("#search-problems", Static)
+        line.update(" ".join(problems))
+        line.set_class(not problems, "-hidden")
         if self.view_name and all(
             view.name != self.view_name or view.query != query for view in self.views
         ):
@@ -176,6 +192,15 @@ class IssueListScreen(ReadOnlyScreen[None]):
         """Show how many issues are marked."""
         self.query_one(FilterChips).marked = message.count
         self.query_one(MarkerLegend).marked = message.count
+
+    @on(IssueList.SortClicked)
+    def sort_by_clicked_column(self, message: IssueList.SortClicked) -> None:
+        """A click on a column's heading sorts by it; a second click reverses the order."""
+        query = self.issue_query
+        if query.sort.key == message.key:
+            self.issue_query = query.flipped()
+        else:
+            self.issue_query = query.with_sort(message.key)
 
     @on(Input.Changed, "#search")
     def search_as_typed(self, event: Input.Changed) -> None:
@@ -256,6 +281,29 @@ class IssueListScreen(ReadOnlyScreen[None]):
         hint = f"({len(self.views)}/{MAX_VIEWS} used)"
         dialog = SaveViewDialog(self.view_name or "", slots_hint=hint)
         self.app.push_screen(dialog, self._save_view)
+
+    def action_manage_views(self) -> None:
+        """Show, rename, reorder and delete the saved views."""
+        dialog = ViewsDialog(self.views, self._views_changed, current=self.view_name)
+        self.app.push_screen(dialog, self._view_picked)
+
+    def _views_changed(self, views: list[SavedView]) -> None:
+        """A view was renamed, moved or deleted: keep the views, and tell the app (which
+        persists them); the chip names the applied view by its new name, or none."""
+        old_names = {view.name for view in self.views}
+        self.views = list(views)
+        if self.view_name is not None and all(view.name != self.view_name for view in views):
+            fresh = [
+                view.name
+                for view in views
+                if view.name not in old_names and view.query == self.issue_query
+            ]
+            self.view_name = fresh[0] if fresh else None
+        self.post_message(ViewsChanged(list(views)))
+
+    def _view_picked(self, index: int | None) -> None:
+        if index is not None:
+            self.action_apply_view(index)
 
     def action_edit(self) -> None:
         """Ask the app to edit the highlighted issue (which the list then keeps highlighted)."""

@@ -120,6 +120,17 @@ class RowStyles:
         )
 
 
+def sort_at(columns: list[Column], x: int) -> str | None:
+    """The sort of the column drawn at cell `x` of the header (columns are separated by one
+    space, which belongs to the column on its left), None outside any sortable column."""
+    left = GUTTER
+    for column in columns:
+        if left <= x < left + column.width + 1:
+            return column.sort
+        left += column.width + 1
+    return None
+
+
 def render_header(columns: list[Column], sort: str, descending: bool, styles: RowStyles) -> Strip:
     """The header line, the sorted column's title followed by ▼ or ▲."""
     arrow = " ▼" if descending else " ▲"

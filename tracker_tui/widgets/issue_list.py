@@ -31,7 +31,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from cache import IssueRow
+from cache import IssueRow, search_syntax
 from tracker_tui.data.columns import ColumnSetup
 from tracker_tui.data.marks import MarkedSelection, Marks
 from tracker_tui.data.source import IssueQuery, IssueSource
@@ -44,8 +44,13 @@ from tracker_tui.widgets.issue_columns import (
     render_message,
     render_placeholder,
     render_row,
+    sort_at,
 )
 from tracker_tui.widgets.issue_window import HEADER_LINES, MARGIN, Anchor, IssueWindow
+
+NUMBER_LOOKAHEAD = 100
+"""How many of a number search's first rows are looked through for the issue of that number
+(the rest are issues that mention it)."""
 
 
 class _RenderPass(NamedTuple):
@@ -174,6 +179,18 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
             """The list whose marks changed."""
             return self.issue_list
 
+    @dataclass
+    class SortClicked(Message):
+        """The user clicked the heading of the column that sorts by `key`."""
+
+        issue_list: IssueList
+        key: str
+
+        @property
+        def control(self) -> IssueList:
+            """The list whose heading was clicked."""
+            return self.issue_list
+
     def __init__(
         self,
         source: IssueSource,
@@ -193,6 +210,8 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         """Whether the user picked the highlighted issue since the query began: from then on
         reloads and new sorts keep it highlighted (before, the cursor stays on the first row)."""
         self._pass: _RenderPass | None = None
+        self._wanted_number: int | None = None
+        """The issue number a `#123` search asked for, until the query's first rows came."""
         self._styles: RowStyles | None = None
 
     @property
@@ -212,6 +231,8 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         if old.filter_key != new.filter_key and self.marks.all_in_query:
             self.marks = Marks()
             self.notify("Marks cleared: they were “all issues” of the previous filter.")
+        if old.filter_key != new.filter_key:
+            self._wanted_number = search_syntax.parse(new.filter.text).number
         super().watch_issue_query(old, new)
 
     def keeps_anchor(self, old: IssueQuery, new: IssueQuery) -> bool:
@@ -270,10 +291,24 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
             if anchor is not None:
                 self._follow(anchor, position)
             self.cursor = self.cursor
+            self._find_wanted_number()
             if self.marks.all_in_query:
                 self.post_message(self.MarksChanged(self, self.marks.count(self.count or 0)))
         self.refresh()
         self._announce_highlight()
+
+    def _find_wanted_number(self) -> None:
+        """A search for `#123` or `123` puts the issue with that number on the top line,
+        highlighted, when it is among the first rows read (enter then opens it)."""
+        wanted, self._wanted_number = self._wanted_number, None
+        if wanted is None:
+            return
+        for index in range(min(self.count or 0, NUMBER_LOOKAHEAD)):
+            row = self.row(index)
+            if row is not None and row.cells.get("number") == wanted:
+                self.scroll_to(y=index, animate=False, immediate=True)
+                self.cursor = index
+                return
 
     def _follow(self, anchor: Anchor, position: int | None) -> None:
         """Put the cursor on the anchor's issue at `position`, on the line it was on; when the
@@ -347,9 +382,15 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         return _RenderPass(width, layout_columns(width, self._columns), styles, self._clock())
 
     def on_click(self, event: events.Click) -> None:
-        """Put the cursor on the clicked row; a double click opens it."""
+        """Put the cursor on the clicked row; a double click opens it. A click on a column's
+        heading asks the screen to sort by it."""
         offset = event.get_content_offset(self)
-        if offset is None or offset.y < HEADER_LINES:
+        if offset is None:
+            return
+        if offset.y < HEADER_LINES:
+            width = self.scrollable_content_region.width
+            if (key := sort_at(layout_columns(width), offset.x)) is not None:
+                self.post_message(self.SortClicked(self, key))
             return
         self.chosen = True
         self.cursor = self.scroll_offset.y + offset.y - HEADER_LINES

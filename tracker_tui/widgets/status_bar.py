@@ -5,7 +5,8 @@ budget's place.
 
 It shows the app's latest `SyncStatusChanged` report, which the app keeps in its `sync_status`
 reactive; until the sync engine reports, it says "offline" and shows dashes rather than zeros.
-The words are `sync_text`'s, shared with the sync panel. While a countdown shows (a wait for
+The words are `sync_text`'s, shared with the sync panel. What a key just did (a copy) is echoed
+first for a few seconds. While a countdown shows (a wait for
 the rate limit, the next retry), it is redrawn every second.
 """
 
@@ -16,6 +17,7 @@ from typing import ClassVar
 
 from textual.content import Content
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widget import Widget
 
 from tracker_tui.data.usage import DEFAULT_ALERT_PERCENT, alert_words, day_used_percent
@@ -31,6 +33,7 @@ from tracker_tui.widgets.sync_text import (
 TICK = 1.0
 """Seconds between redraws while a countdown shows."""
 DOT = "  ·  "
+ECHO_SECONDS = 4.0
 
 
 class StatusBar(Widget):
@@ -50,16 +53,30 @@ class StatusBar(Widget):
 
     read_only: reactive[bool] = reactive(False)
     """Shown at the end; set again when the key turns out not to write (`tracker_tui.access`)."""
+    echoed: reactive[str | None] = reactive(None)
+    """A short word on what a key just did (`Copied #42`), shown for `ECHO_SECONDS`."""
 
     def __init__(self, profile: str, *, read_only: bool = False, id: str | None = None) -> None:
         super().__init__(id=id)
         self._profile = profile
         self.set_reactive(StatusBar.read_only, read_only)
+        self._echo_timer: Timer | None = None
 
     def on_mount(self) -> None:
         """Follow the app's latest report (the app receives them, every screen shows them)."""
         self.watch(self.app, "sync_status", self._show_status)
         self.set_interval(TICK, self._tick)
+
+    def echo(self, text: str) -> None:
+        """Say what a key just did, in place of the progress and budget for a moment."""
+        self.echoed = text
+        if self._echo_timer is not None:
+            self._echo_timer.stop()
+        self._echo_timer = self.set_timer(ECHO_SECONDS, self._end_echo)
+
+    def _end_echo(self) -> None:
+        self.echoed = None
+        self._echo_timer = None
 
     def _show_status(self, status: SyncStatusChanged | None) -> None:
         """Take the app's report as this bar's state."""
@@ -99,6 +116,8 @@ class StatusBar(Widget):
                 if _length(head, [alert, *tail]) <= room or short:
                     optional = [alert]
                     break
+        if self.echoed:
+            optional.insert(0, Content.styled(self.echoed, "bold $text-success"))
         while optional and _length(head, [*optional, *tail]) > room:
             optional.pop()
         return Content.assemble(
