@@ -325,6 +325,19 @@ STEPS: tuple[tuple[str, Callable[[Database], None]], ...] = (
             "entries TEXT NOT NULL) WITHOUT ROWID;"
         ),
     ),
+    # The inbox's change log (cache.changelog): what the pull found changed in the issues
+    # that concern the user, a row per field or new comment, pruned to a month and 2,000 rows.
+    (
+        "inbox_change_log",
+        _script(
+            "CREATE TABLE changes (id INTEGER PRIMARY KEY, issue_id TEXT NOT NULL, "
+            "kind TEXT NOT NULL, field TEXT NOT NULL, old TEXT, new TEXT, "
+            "elided INTEGER NOT NULL DEFAULT 0, at TEXT, who TEXT, seen_at REAL NOT NULL, "
+            "read INTEGER NOT NULL DEFAULT 0);\n"
+            "CREATE INDEX changes_by_issue ON changes (issue_id, id);\n"
+            "CREATE INDEX changes_unread ON changes (read, id);"
+        ),
+    ),
 )
 KNOWN_STEPS = tuple(name for name, _ in STEPS)
 

@@ -76,6 +76,7 @@ async def _pull(
             session.cache, session.client, session.server, refresh=True
         )
         report.features_refreshed = True
+    pulled_before = session.cache.state.get(LAST_PULL_STATE_KEY) is not None
     try:
         for resource, lister, can_tombstone, optional in _listings(session, client):
             run = ResourceRun(
@@ -86,6 +87,7 @@ async def _pull(
                 report=ResourceReport(resource.value),
                 progress=progress,
                 can_tombstone=can_tombstone,
+                news=pulled_before and session.cache.server.cursor(resource) is not None,
             )
             report.resources[resource.value] = run.report
             started = time.monotonic()

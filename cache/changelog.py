@@ -1,0 +1,371 @@
+"""The change log behind the inbox: what changed on the server in the issues that concern the
+user, field by field, and the comments others added to them (docs/sync.md#change-log).
+
+There is no notification API to ask, so the log is computed where the server copy is written:
+before a page of issues is stored, the copies it will replace are read (only those of issues
+that concern the user, or will once stored), and after, each is compared with its new copy.
+A comment new to the cache is logged when its issue concerns the user and someone else wrote
+it. "Concerns the user": assigned to them (before or after the change), created by this client
+(`id_map`), or commented on by them (or by this client).
+
+Not news, and never logged: a value our own outbox put there (a write that landed without its
+answer being stored, or a pull that raced the push: an entry not failed whose change is the new
+value, and either still on its way or made over the old value), a comment we wrote, and
+whatever a first pull loads (only a pull that began with a cursor after a complete one says its
+new records are news: `apply_prepared(news=True)`).
+
+Bounded: values longer than `VALUE_CHARS` are not kept (the entry says the field changed), and
+each write that logs something prunes entries seen more than `KEEP_SECONDS` ago and all but the
+newest `KEEP_ENTRIES`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from cache import syncstate
+from cache.models import JsonValue, Resource
+from cache.records import Prepared, json_list
+from cache.resources import SPECS, dumps, loads_object
+
+KEEP_SECONDS = 30 * 24 * 3600.0
+"""Entries seen longer ago than this are pruned, read or not: a month, as settled outbox
+entries (cache.sending.SETTLED_RETENTION)."""
+KEEP_ENTRIES = 2_000
+"""At most this many entries are kept (the newest): some 300 KB at the measured ~150 bytes an
+entry, whatever the size of the workspace."""
+VALUE_CHARS = 200
+"""A value whose JSON is longer (a description) is not kept: the entry only says it changed."""
+IGNORED = frozenset({"id", "number", "created_at", "updated_at"})
+"""Members whose change is not news: they change with every edit, or never."""
+
+
+class ChangeKind(StrEnum):
+    FIELD = "field"
+    """A member of the issue changed: `field`, `old` and `new`."""
+    COMMENT = "comment"
+    """Someone else commented: `field` is the comment's id, `new` the start of its body."""
+    CREATED = "created"
+    """A new issue assigned to the user: `new` is its title."""
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One entry of the change log."""
+
+    id: int
+    issue_id: str
+    kind: ChangeKind
+    field: str
+    old: JsonValue
+    new: JsonValue
+    elided: bool
+    """The values were too long to keep (`VALUE_CHARS`)."""
+    at: str | None
+    """The server's time of the change (the record's `updated_at`, a comment's `created_at`)."""
+    who: str | None
+    """The user who made it, when the server says (a comment's author)."""
+    seen_at: float
+    """When the pull stored it (local clock)."""
+    read: bool
+
+
+_CONCERNS = """(
+    i.assignee = :me
+    OR EXISTS (SELECT 1 FROM id_map m WHERE m.resource = 'issues' AND m.server_id = i.id)
+    OR EXISTS (SELECT 1 FROM comments o WHERE o.issue_id = i.id AND (o.author = :me
+        OR EXISTS (SELECT 1 FROM id_map m WHERE m.resource = 'comments' AND m.server_id = o.id)))
+)"""
+"""An issue (`i`) that concerns the user."""
+
+
+def me(conn: sqlite3.Connection) -> str | None:
+    found = syncstate.get_state(conn, syncstate.ME_STATE_KEY)
+    return found if isinstance(found, str) else None
+
+
+@dataclass(frozen=True)
+class Before:
+    """What the log needs of the server copy before a page is stored."""
+
+    issues: dict[str, str]
+    """Record text of the held issues that concern the user, or will once the page is stored."""
+    held: frozenset[str]
+    """Ids of the page already held (only looked up when new records are news)."""
+    news: bool
+    """Records new to the cache are news (see `before`)."""
+
+
+def before(
+    conn: sqlite3.Connection, resource: Resource, page: Sequence[Prepared], *, news: bool
+) -> Before | None:
+    """Read what `note` compares against; None when the page cannot hold news."""
+    if resource not in (Resource.ISSUES, Resource.COMMENTS):
+        return None
+    live = [record for record in page if not record.tombstone]
+    if not live or (resource is Resource.COMMENTS and not news):
+        return None
+    ids = json_list(record.key for record in live)
+    table = SPECS[resource].table
+    held = (
+        frozenset(
+            str(row[0])
+            for row in conn.execute(
+                f"SELECT id FROM {table} WHERE id IN (SELECT value FROM json_each(?))", (ids,)
+            )
+        )
+        if news
+        else frozenset()
+    )
+    if resource is Resource.COMMENTS:
+        return Before({}, held, news)
+    user = me(conn)
+    assignee_at = SPECS[resource].column_names.index("assignee")
+    becoming = json_list(
+        record.key for record in live if user is not None and record.cells[assignee_at] == user
+    )
+    rows = conn.execute(
+        "SELECT i.id, i.record FROM issues i WHERE i.id IN (SELECT value FROM json_each(:ids)) "
+        f"AND (i.id IN (SELECT value FROM json_each(:becoming)) OR {_CONCERNS})",
+        {"ids": ids, "becoming": becoming, "me": user},
+    )
+    return Before({str(key): str(text) for key, text in rows}, held, news)
+
+
+def note(
+    conn: sqlite3.Connection,
+    resource: Resource,
+    page: Sequence[Prepared],
+    seen: Before | None,
+    now: float,
+    *,
+    ours: Mapping[str, Iterable[str]] | None = None,
+) -> int:
+    """After the page is stored: log what changed since `seen`; how many entries were made.
+    `ours`: fields by issue id that our own writes just set (a landed write's answer)."""
+    if seen is None:
+        return 0
+    user = me(conn)
+    if resource is Resource.ISSUES:
+        rows = _issue_changes(conn, seen, ours or {})
+        rows += _new_issues(conn, page, seen, user)
+    else:
+        rows = _new_comments(conn, page, seen, user)
+    if not rows:
+        return 0
+    conn.executemany(
+        "INSERT INTO changes (issue_id, kind, field, old, new, elided, at, who, seen_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(*row, now) for row in rows],
+    )
+    prune(conn, now)
+    return len(rows)
+
+
+_Row = tuple[str, str, str, str | None, str | None, int, str | None, str | None]
+
+
+def _value(value: JsonValue) -> tuple[str | None, bool]:
+    """A value as stored (JSON text), and whether it was too long to keep."""
+    if value is None:
+        return None, False
+    text = dumps(value)
+    return (None, True) if len(text) > VALUE_CHARS else (text, False)
+
+
+def _issue_changes(
+    conn: sqlite3.Connection, seen: Before, landed: Mapping[str, Iterable[str]]
+) -> list[_Row]:
+    if not seen.issues:
+        return []
+    rows = conn.execute(
+        "SELECT id, record FROM issues WHERE id IN (SELECT value FROM json_each(?))",
+        (json_list(seen.issues),),
+    )
+    found: list[_Row] = []
+    for key, text in rows:
+        old_text = seen.issues[str(key)]
+        if str(text) == old_text:
+            continue
+        old, new = loads_object(old_text), loads_object(str(text))
+        ours = _our_writes(conn, str(key))
+        just_set = set(landed.get(str(key), ()))
+        stamp = new.get("updated_at")
+        at = stamp if isinstance(stamp, str) else None
+        for name in sorted((old.keys() | new.keys()) - IGNORED):
+            was, now = old.get(name), new.get(name)
+            if was == now or name in just_set or _is_ours(ours, name, was, now):
+                continue
+            (was_text, was_long), (now_text, now_long) = _value(was), _value(now)
+            elided = int(was_long or now_long)
+            found.append((str(key), ChangeKind.FIELD, name, was_text, now_text, elided, at, None))
+    return found
+
+
+_Ours = list[tuple[bool, dict[str, JsonValue], dict[str, JsonValue]]]
+
+
+def _our_writes(conn: sqlite3.Connection, issue_id: str) -> _Ours:
+    """This client's writes to an issue that may still explain a change: (still on its way,
+    base, changes) of each entry that did not fail."""
+    rows = conn.execute(
+        "SELECT state, base, changes FROM outbox WHERE resource = 'issues' "
+        "AND (record_id = ? OR server_id = ?) AND state != 'failed'",
+        (issue_id, issue_id),
+    )
+    return [
+        (str(state) != "done", loads_object(str(base)), loads_object(str(changes)))
+        for state, base, changes in rows
+    ]
+
+
+def _is_ours(ours: _Ours, name: str, was: JsonValue, now: JsonValue) -> bool:
+    """Our own write explains the change: it set this value, and it is either still on its way
+    (the server may have it before we know) or was made over the value the copy still held
+    (it landed without its answer being stored)."""
+    return any(
+        name in changes and changes[name] == now and (active or base.get(name) == was)
+        for active, base, changes in ours
+    )
+
+
+def _new_issues(
+    conn: sqlite3.Connection, page: Sequence[Prepared], seen: Before, user: str | None
+) -> list[_Row]:
+    """New issues assigned to the user, when new records are news (`Before.held` known)."""
+    if user is None or not seen.news:
+        return []
+    spec = SPECS[Resource.ISSUES]
+    assignee_at = spec.column_names.index("assignee")
+    fresh = [
+        record
+        for record in page
+        if not record.tombstone
+        and record.key not in seen.held
+        and record.key not in seen.issues
+        and record.cells[assignee_at] == user
+    ]
+    found: list[_Row] = []
+    for record in fresh:
+        if _made_here(conn, Resource.ISSUES, record.key):
+            continue
+        body = loads_object(record.text)
+        title, long = _value(body.get("title"))
+        found.append(
+            (record.key, ChangeKind.CREATED, "title", None, title, int(long), record.stamp, None)
+        )
+    return found
+
+
+def _made_here(conn: sqlite3.Connection, resource: Resource, key: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM id_map WHERE resource = ? AND server_id = ?", (resource.value, key)
+    ).fetchone()
+    return row is not None
+
+
+def _new_comments(
+    conn: sqlite3.Connection, page: Sequence[Prepared], seen: Before, user: str | None
+) -> list[_Row]:
+    fresh = [r.key for r in page if not r.tombstone and r.key not in seen.held]
+    if not fresh:
+        return []
+    rows = conn.execute(
+        "SELECT c.id, c.issue_id, c.author, c.body, c.created_at FROM comments c "
+        "JOIN issues i ON i.id = c.issue_id "
+        "WHERE c.id IN (SELECT value FROM json_each(:fresh)) AND c.author IS NOT :me "
+        "AND NOT EXISTS (SELECT 1 FROM id_map m WHERE m.resource = 'comments' "
+        f"AND m.server_id = c.id) AND {_CONCERNS}",
+        {"fresh": json_list(fresh), "me": user},
+    )
+    found: list[_Row] = []
+    for key, issue_id, author, body, created_at in rows:
+        start = str(body)[: VALUE_CHARS - 10]
+        long = len(str(body)) > len(start)
+        text = dumps(start + "…" if long else start)
+        found.append(
+            (str(issue_id), ChangeKind.COMMENT, str(key), None, text, 0, created_at, author)
+        )
+    return found
+
+
+def prune(conn: sqlite3.Connection, now: float) -> int:
+    """Drop entries seen more than `KEEP_SECONDS` ago and all but the newest `KEEP_ENTRIES`."""
+    gone = conn.execute("DELETE FROM changes WHERE seen_at < ?", (now - KEEP_SECONDS,)).rowcount
+    row = conn.execute(
+        "SELECT id FROM changes ORDER BY id DESC LIMIT 1 OFFSET ?", (KEEP_ENTRIES,)
+    ).fetchone()
+    if row is not None:
+        gone += conn.execute("DELETE FROM changes WHERE id <= ?", (row[0],)).rowcount
+    return gone
+
+
+_COLUMNS = "id, issue_id, kind, field, old, new, elided, at, who, seen_at, read"
+
+
+def _change(row: tuple[object, ...]) -> Change:
+    key, issue_id, kind, name, old, new, elided, at, who, seen_at, read = row
+    return Change(
+        int(str(key)),
+        str(issue_id),
+        ChangeKind(str(kind)),
+        str(name),
+        _loads(old),
+        _loads(new),
+        bool(elided),
+        None if at is None else str(at),
+        None if who is None else str(who),
+        float(str(seen_at)),
+        bool(read),
+    )
+
+
+def _loads(text: object) -> JsonValue:
+    if text is None:
+        return None
+    value: JsonValue = json.loads(str(text))
+    return value
+
+
+def entries(conn: sqlite3.Connection, *, unread_only: bool, limit: int) -> list[Change]:
+    """Newest first."""
+    where = "WHERE read = 0 " if unread_only else ""
+    rows = conn.execute(f"SELECT {_COLUMNS} FROM changes {where}ORDER BY id DESC LIMIT ?", (limit,))
+    return [_change(tuple(row)) for row in rows]
+
+
+def after(conn: sqlite3.Connection, change_id: int) -> list[Change]:
+    """Entries made after `change_id`, oldest first."""
+    rows = conn.execute(f"SELECT {_COLUMNS} FROM changes WHERE id > ? ORDER BY id", (change_id,))
+    return [_change(tuple(row)) for row in rows]
+
+
+def latest(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT coalesce(max(id), 0) FROM changes").fetchone()
+    return int(row[0])
+
+
+def unread(conn: sqlite3.Connection) -> tuple[int, int]:
+    """Unread entries, and the issues they belong to."""
+    row = conn.execute(
+        "SELECT count(*), count(DISTINCT issue_id) FROM changes WHERE read = 0"
+    ).fetchone()
+    return int(row[0]), int(row[1])
+
+
+def mark_read(conn: sqlite3.Connection, issue_ids: Sequence[str] | None, up_to: int | None) -> int:
+    """Mark the entries of `issue_ids` (every issue: None) read, those up to `up_to` only when
+    given (what was shown, not what arrived since)."""
+    sql = "UPDATE changes SET read = 1 WHERE read = 0"
+    params: list[object] = []
+    if issue_ids is not None:
+        sql += " AND issue_id IN (SELECT value FROM json_each(?))"
+        params.append(json_list(issue_ids))
+    if up_to is not None:
+        sql += " AND id <= ?"
+        params.append(up_to)
+    return conn.execute(sql, params).rowcount
