@@ -23,6 +23,7 @@ from sync.permissions import COMMENTS_WRITE, ISSUES_WRITE
 from tracker_tui.commands import (
     account,
     demo,
+    inbox,
     keys,
     outbox,
     read,
@@ -40,7 +41,7 @@ from tracker_tui.exit_codes import Exit, for_signal
 from tracker_tui.signals import Terminated, ending_cleanly
 
 COMMAND_GROUPS = (
-    *(demo, write, outbox, account, read, users, status, sync_cmd),
+    *(demo, write, outbox, account, read, users, status, sync_cmd, inbox),
     *(workspace, keys, webhooks, usage),
 )
 
