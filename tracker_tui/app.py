@@ -24,7 +24,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.theme import Theme
 
-from cache import Cache
+from cache import Cache, CacheError
 from sync.permissions import ISSUES_WRITE, KeyPermissions
 from tracker_tui.admin_link import AdminLink
 from tracker_tui.data.cache_source import CacheIssueSource
@@ -34,6 +34,8 @@ from tracker_tui.data.views import SavedView
 from tracker_tui.drafts import KeepsDraft
 from tracker_tui.messages import (
     CacheChanged,
+    InboxChanged,
+    InboxCounted,
     SourceFailed,
     SyncFailed,
     SyncStatusChanged,
@@ -75,6 +77,8 @@ class TrackerApp(NavigatingApp):
         Binding("question_mark", "help", "Help"),
         Binding("ctrl+t", "next_theme", "Next theme", show=False),
         Binding("ctrl+r", "sync_now", "Sync now", show=False),
+        # After help, so a narrow footer cuts it before it cuts help.
+        Binding("i", "inbox", "Inbox", id="app.inbox"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -83,6 +87,12 @@ class TrackerApp(NavigatingApp):
 
     cache_revision: reactive[int] = reactive(0, init=False)
     """Bumped on every `CacheChanged` and `WriteQueued`; screens watch it to re-read."""
+
+    inbox_unread: reactive[int] = reactive(0, init=False)
+    """Unread changes in the inbox (cache.changelog); status bars show them."""
+
+    inbox_revision: reactive[int] = reactive(0, init=False)
+    """Bumped when changes of the inbox are marked read; the inbox screen re-reads."""
 
     def __init__(
         self,
@@ -134,6 +144,7 @@ class TrackerApp(NavigatingApp):
         self.theme_changed_signal.subscribe(self, self._report_theme)
         self.screen_change_signal.subscribe(self, release_dead_line_caches)
         self.open_first_screen()
+        self.count_inbox()
         if self.read_only_reason:
             self.notify(self.read_only_reason, severity="warning", timeout=8)
         if self._login is None:
@@ -246,6 +257,31 @@ class TrackerApp(NavigatingApp):
     def bump_cache_revision(self) -> None:
         """Tell every screen watching `cache_revision` to re-read."""
         self.cache_revision += 1
+        self.count_inbox()
+
+    @on(InboxChanged)
+    def bump_inbox_revision(self) -> None:
+        self.inbox_revision += 1
+        self.count_inbox()
+
+    @on(InboxCounted)
+    def keep_inbox_count(self, message: InboxCounted) -> None:
+        self.inbox_unread = message.unread
+
+    def count_inbox(self) -> None:
+        """Count the unread changes of the inbox in a worker (`InboxCounted`)."""
+        if self.services is None:
+            return
+        inbox = self.services.cache.inbox
+
+        def job() -> None:
+            try:
+                unread, _ = inbox.unread()
+            except CacheError:
+                return  # the next change counts again; the inbox screen says what failed
+            self.post_message(InboxCounted(unread))
+
+        self.run_worker(job, thread=True, exclusive=True, exit_on_error=False, group="inbox")
 
     @on(WriteQueued)
     def announce_write(self, message: WriteQueued) -> None:

@@ -119,3 +119,24 @@ class WriteQueued(Message):
     """What to tell the user, if anything ("Comment queued")."""
     batch_id: str | None = None
     """The batch of a bulk edit, remembered so `u` can undo it."""
+
+
+@dataclass
+class OpenIssueRequested(Message):
+    """Open an issue's screen (from a screen other than the list: the inbox)."""
+
+    issue_id: str
+
+
+class InboxChanged(Message):
+    """Changes of the inbox were marked read: the unread count is read again."""
+
+
+@dataclass
+class InboxCounted(Message):
+    """How many changes of the inbox are unread, counted in a worker."""
+
+    unread: int
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, InboxCounted)

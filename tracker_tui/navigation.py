@@ -1,5 +1,5 @@
 """The app's half that opens screens: from the list to an issue, a form, a bulk edit, the sync
-panel, the projects or the settings; and `u`, which undoes the last bulk change.
+panel, the projects, the inbox or the settings; and `u`, which undoes the last bulk change.
 
 Screens ask by posting requests (`EditIssueRequested`, `IssueList.Opened`, …); this class
 answers them, so no screen knows which screen another one opens. Without a cache (a stand-in
@@ -24,10 +24,12 @@ from tracker_tui.messages import (
     BulkEditRequested,
     CreateIssueRequested,
     EditIssueRequested,
+    OpenIssueRequested,
     WriteQueued,
 )
 from tracker_tui.screens.bulk_edit import BulkEditScreen
 from tracker_tui.screens.confirm import ConfirmDialog
+from tracker_tui.screens.inbox import InboxScreen
 from tracker_tui.screens.issue_detail import IssueDetailScreen
 from tracker_tui.screens.issue_form import IssueFormScreen
 from tracker_tui.screens.issue_list import IssueListScreen
@@ -66,6 +68,11 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
         if (services := self._services()) is not None:
             self.push_screen(IssueDetailScreen(services, message.issue_id))
 
+    @on(OpenIssueRequested)
+    def open_issue_by_id(self, message: OpenIssueRequested) -> None:
+        if (services := self._services()) is not None:
+            self.push_screen(IssueDetailScreen(services, message.issue_id))
+
     @on(EditIssueRequested)
     def open_edit_form(self, message: EditIssueRequested) -> None:
         if (services := self._writable()) is not None:
@@ -93,6 +100,13 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
             return
         if (services := self._services()) is not None:
             self.push_screen(SyncPanelScreen(services))
+
+    def action_inbox(self) -> None:
+        """What changed in the user's issues since they last looked."""
+        if isinstance(self.screen, InboxScreen):
+            return
+        if (services := self._services()) is not None:
+            self.push_screen(InboxScreen(services))
 
     def action_settings(self) -> None:
         """The workspace, API keys, webhooks and usage (online where it must be)."""
