@@ -17,6 +17,8 @@ from issuefields import FIELDS, Kind
 
 EMPTY = "—"
 """How a value that is not set reads (no assignee, no project, no labels)."""
+SHOWN_CHARS = 40
+"""A value (a title) longer than this is cut, so a change fits on one line."""
 
 
 @dataclass
@@ -49,7 +51,12 @@ class Names:
 
 
 def value_text(name: str, value: JsonValue, names: Names) -> str:
-    """A field's value as a person reads it."""
+    """A field's value as a person reads it, cut to `SHOWN_CHARS`."""
+    text = _value_text(name, value, names)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
+
+
+def _value_text(name: str, value: JsonValue, names: Names) -> str:
     known = FIELDS.get(name)
     if value is None or value == [] or value == "":
         return EMPTY
