@@ -2,8 +2,11 @@
 user, field by field, and the comments others added to them (docs/sync.md#change-log).
 
 There is no notification API to ask, so the log is computed where the server copy is written:
-before a page of issues is stored, the copies it will replace are read (only those of issues
-that concern the user, or will once stored), and after, each is compared with its new copy.
+`records.apply_page` tells a `Watch` which held rows it is about to change and which records
+are new, before it writes; the watch reads the copies about to be replaced (only those of
+issues that concern the user, or will once stored), and after the page is stored `note`
+compares each with its new copy. A page read again unchanged costs nothing more (measured:
+re-storing 20,000 unchanged issues took the same 0.9-1.1 s with and without the log).
 A comment new to the cache is logged when its issue concerns the user and someone else wrote
 it. "Concerns the user": assigned to them (before or after the change), created by this client
 (`id_map`), or commented on by them (or by this client).
@@ -88,73 +91,67 @@ def me(conn: sqlite3.Connection) -> str | None:
     return found if isinstance(found, str) else None
 
 
-@dataclass(frozen=True)
-class Before:
-    """What the log needs of the server copy before a page is stored."""
+class Watch:
+    """What the log needs of one page, gathered by `records.apply_page` before it writes (it
+    calls this with the rids of the held rows about to change and the ids of the new ones);
+    `note` logs from it once the page is stored."""
 
-    issues: dict[str, str]
-    """Record text of the held issues that concern the user, or will once the page is stored."""
-    held: frozenset[str]
-    """Ids of the page already held (only looked up when new records are news)."""
-    news: bool
-    """Records new to the cache are news (see `before`)."""
+    def __init__(self, resource: Resource, page: Sequence[Prepared], *, news: bool) -> None:
+        self.resource = resource
+        self.page = page
+        self.news = news
+        """Records new to the cache are news (an incremental pull's, not a first load's)."""
+        self.issues: dict[str, str] = {}
+        """Record text of the held issues about to change that concern the user, or will."""
+        self.fresh: frozenset[str] = frozenset()
+        """Ids new to the table."""
 
-
-def before(
-    conn: sqlite3.Connection, resource: Resource, page: Sequence[Prepared], *, news: bool
-) -> Before | None:
-    """Read what `note` compares against; None when the page cannot hold news."""
-    if resource not in (Resource.ISSUES, Resource.COMMENTS):
-        return None
-    live = [record for record in page if not record.tombstone]
-    if not live or (resource is Resource.COMMENTS and not news):
-        return None
-    ids = json_list(record.key for record in live)
-    table = SPECS[resource].table
-    held = (
-        frozenset(
-            str(row[0])
-            for row in conn.execute(
-                f"SELECT id FROM {table} WHERE id IN (SELECT value FROM json_each(?))", (ids,)
-            )
+    def __call__(
+        self, conn: sqlite3.Connection, changed: Sequence[int], fresh: Sequence[str]
+    ) -> None:
+        self.fresh = frozenset(fresh)
+        if self.resource is not Resource.ISSUES or not changed:
+            return
+        user = me(conn)
+        assignee_at = SPECS[Resource.ISSUES].column_names.index("assignee")
+        becoming = json_list(
+            record.key
+            for record in self.page
+            if user is not None and not record.tombstone and record.cells[assignee_at] == user
         )
-        if news
-        else frozenset()
-    )
-    if resource is Resource.COMMENTS:
-        return Before({}, held, news)
-    user = me(conn)
-    assignee_at = SPECS[resource].column_names.index("assignee")
-    becoming = json_list(
-        record.key for record in live if user is not None and record.cells[assignee_at] == user
-    )
-    rows = conn.execute(
-        "SELECT i.id, i.record FROM issues i WHERE i.id IN (SELECT value FROM json_each(:ids)) "
-        f"AND (i.id IN (SELECT value FROM json_each(:becoming)) OR {_CONCERNS})",
-        {"ids": ids, "becoming": becoming, "me": user},
-    )
-    return Before({str(key): str(text) for key, text in rows}, held, news)
+        rows = conn.execute(
+            "SELECT i.id, i.record FROM issues i "
+            "WHERE i.rid IN (SELECT value FROM json_each(:changed)) "
+            f"AND (i.id IN (SELECT value FROM json_each(:becoming)) OR {_CONCERNS})",
+            {"changed": dumps(list(changed)), "becoming": becoming, "me": user},
+        )
+        self.issues = {str(key): str(text) for key, text in rows}
+
+
+def watch(resource: Resource, page: Sequence[Prepared], *, news: bool) -> Watch | None:
+    """A watch for a page about to be stored; None when the page cannot hold news."""
+    if resource is Resource.ISSUES or (resource is Resource.COMMENTS and news):
+        return Watch(resource, page, news=news)
+    return None
 
 
 def note(
     conn: sqlite3.Connection,
-    resource: Resource,
-    page: Sequence[Prepared],
-    seen: Before | None,
+    seen: Watch | None,
     now: float,
     *,
     ours: Mapping[str, Iterable[str]] | None = None,
 ) -> int:
     """After the page is stored: log what changed since `seen`; how many entries were made.
     `ours`: fields by issue id that our own writes just set (a landed write's answer)."""
-    if seen is None:
+    if seen is None or not (seen.issues or seen.fresh):
         return 0
     user = me(conn)
-    if resource is Resource.ISSUES:
+    if seen.resource is Resource.ISSUES:
         rows = _issue_changes(conn, seen, ours or {})
-        rows += _new_issues(conn, page, seen, user)
+        rows += _new_issues(conn, seen, user)
     else:
-        rows = _new_comments(conn, page, seen, user)
+        rows = _new_comments(conn, seen, user)
     if not rows:
         return 0
     conn.executemany(
@@ -178,7 +175,7 @@ def _value(value: JsonValue) -> tuple[str | None, bool]:
 
 
 def _issue_changes(
-    conn: sqlite3.Connection, seen: Before, landed: Mapping[str, Iterable[str]]
+    conn: sqlite3.Connection, seen: Watch, landed: Mapping[str, Iterable[str]]
 ) -> list[_Row]:
     if not seen.issues:
         return []
@@ -233,21 +230,15 @@ def _is_ours(ours: _Ours, name: str, was: JsonValue, now: JsonValue) -> bool:
     )
 
 
-def _new_issues(
-    conn: sqlite3.Connection, page: Sequence[Prepared], seen: Before, user: str | None
-) -> list[_Row]:
-    """New issues assigned to the user, when new records are news (`Before.held` known)."""
-    if user is None or not seen.news:
+def _new_issues(conn: sqlite3.Connection, seen: Watch, user: str | None) -> list[_Row]:
+    """New issues assigned to the user, when new records are news."""
+    if user is None or not seen.news or not seen.fresh:
         return []
-    spec = SPECS[Resource.ISSUES]
-    assignee_at = spec.column_names.index("assignee")
+    assignee_at = SPECS[Resource.ISSUES].column_names.index("assignee")
     fresh = [
         record
-        for record in page
-        if not record.tombstone
-        and record.key not in seen.held
-        and record.key not in seen.issues
-        and record.cells[assignee_at] == user
+        for record in _newest(seen.page)
+        if record.key in seen.fresh and record.cells[assignee_at] == user
     ]
     found: list[_Row] = []
     for record in fresh:
@@ -268,10 +259,8 @@ def _made_here(conn: sqlite3.Connection, resource: Resource, key: str) -> bool:
     return row is not None
 
 
-def _new_comments(
-    conn: sqlite3.Connection, page: Sequence[Prepared], seen: Before, user: str | None
-) -> list[_Row]:
-    fresh = [r.key for r in page if not r.tombstone and r.key not in seen.held]
+def _new_comments(conn: sqlite3.Connection, seen: Watch, user: str | None) -> list[_Row]:
+    fresh = list(seen.fresh)
     if not fresh:
         return []
     rows = conn.execute(
@@ -291,6 +280,11 @@ def _new_comments(
             (str(issue_id), ChangeKind.COMMENT, str(key), None, text, 0, created_at, author)
         )
     return found
+
+
+def _newest(page: Sequence[Prepared]) -> list[Prepared]:
+    """One live record per id, the last one given (the page's own duplicates are rare)."""
+    return list({record.key: record for record in page if not record.tombstone}.values())
 
 
 def prune(conn: sqlite3.Connection, now: float) -> int:

@@ -227,9 +227,9 @@ def land(
     for resource, found in stored.items():
         spec = SPECS[resource]
         page = records.prepare(spec, found)
-        seen = changelog.before(conn, resource, page, news=False)
-        records.apply_page(conn, spec, page)
-        changelog.note(conn, resource, page, seen, now, ours=ours)
+        seen = changelog.watch(resource, page, news=False)
+        records.apply_page(conn, spec, page, seen)
+        changelog.note(conn, seen, now, ours=ours)
     for resource, ids in gone.items():
         records.delete_records(conn, SPECS[resource], ids)
     for entry, server_id in created:

@@ -60,9 +60,9 @@ class ServerCopy:
     ) -> ApplyResult:
         """`apply_page` for records `prepare` made."""
         with self._db.write() as conn:
-            seen = changelog.before(conn, resource, page, news=news)
-            result = records.apply_page(conn, SPECS[resource], page)
-            changelog.note(conn, resource, page, seen, self._clock())
+            seen = changelog.watch(resource, page, news=news)
+            result = records.apply_page(conn, SPECS[resource], page, seen)
+            changelog.note(conn, seen, self._clock())
             if cursor is not None:
                 syncstate.set_cursor(conn, syncstate.cursor_key(resource, scope), cursor)
         return result

@@ -155,8 +155,14 @@ def test_a_new_issue_assigned_to_me_is_news_when_pulled_incrementally(mine: Cach
     assert (change.issue_id, change.kind, change.new) == ("iss_000005", "created", "Fix the login")
 
 
+def test_an_older_copy_read_again_is_not_news(mine: Cache) -> None:
+    pulled(mine, issue(1, assignee=ME, priority="low"))
+    pulled(mine, issue(1, assignee=ME, priority="high", updated_at=stamp(0)))
+    assert fields(mine) == []
+
+
 def test_a_long_value_is_not_kept_only_said_changed(mine: Cache) -> None:
-    pulled(mine, issue(1, assignee=ME, priority="low", description="x" * 5000))
+    pulled(mine, issue(1, assignee=ME, priority="low", description="x" * 5000, updated_at=stamp(9)))
     [change] = mine.inbox.changes()
     assert (change.field, change.old, change.new, change.elided) == ("description", "", None, True)
 
