@@ -15,6 +15,7 @@ from textual import on
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
+from cache import CacheError
 from issuefields import PROJECT
 from tracker_tui.crash_guard import GuardedApp
 from tracker_tui.data import undo
@@ -24,6 +25,7 @@ from tracker_tui.messages import (
     BulkEditRequested,
     CreateIssueRequested,
     EditIssueRequested,
+    InboxChanged,
     OpenIssueRequested,
     WriteQueued,
 )
@@ -38,7 +40,7 @@ from tracker_tui.screens.settings import SettingsScreen
 from tracker_tui.screens.sync_panel import SyncPanelScreen
 from tracker_tui.services import Services
 from tracker_tui.widgets.issue_list import IssueList
-from tracker_tui.workers import read_in_thread
+from tracker_tui.workers import failed, read_in_thread
 
 
 @dataclass
@@ -65,13 +67,30 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
 
     @on(IssueList.Opened)
     def open_issue(self, message: IssueList.Opened) -> None:
-        if (services := self._services()) is not None:
-            self.push_screen(IssueDetailScreen(services, message.issue_id))
+        self._open(message.issue_id)
 
     @on(OpenIssueRequested)
     def open_issue_by_id(self, message: OpenIssueRequested) -> None:
-        if (services := self._services()) is not None:
-            self.push_screen(IssueDetailScreen(services, message.issue_id))
+        self._open(message.issue_id)
+
+    def _open(self, issue_id: str) -> None:
+        """Show an issue; what the inbox held of it is seen from now on (marked read in a
+        worker, which then has the unread count read again)."""
+        if (services := self._services()) is None:
+            return
+        self.push_screen(IssueDetailScreen(services, issue_id))
+        inbox = services.cache.inbox
+
+        def seen() -> None:
+            try:
+                marked = inbox.mark_read([issue_id])
+            except CacheError as error:
+                self.post_message(failed("mark the inbox read", error))
+                return
+            if marked:
+                self.post_message(InboxChanged())
+
+        self.run_worker(seen, thread=True, exit_on_error=False, group="inbox-read")
 
     @on(EditIssueRequested)
     def open_edit_form(self, message: EditIssueRequested) -> None:

@@ -12,6 +12,7 @@ from tui_support import ME, NOW, settle
 
 from cache import ME_STATE_KEY, Cache, IssueFilter, IssueSort, Resource
 from tracker_tui.app import make_app
+from tracker_tui.screens.help import HelpScreen
 from tracker_tui.screens.inbox import InboxScreen
 from tracker_tui.screens.issue_detail import IssueDetailScreen
 from tracker_tui.sync_link import OfflineLink
@@ -33,7 +34,7 @@ def colleague_changes(cache: Cache) -> list[str]:
     ):
         record = cache.server.server_record(Resource.ISSUES, row.id)
         assert record is not None and all(record[k] != v for k, v in change.items())
-        later = {**record, **change, "updated_at": f"2026-11-21T15:2{n}:00.000000Z"}
+        later = {**record, **change, "updated_at": f"2026-11-21T15:3{n}:00.000000Z"}
         cache.server.apply_page(Resource.ISSUES, [later], news=True)
         changed.append(row.id)
     return changed
@@ -94,5 +95,31 @@ async def test_the_inbox_groups_by_issue_and_keeps_read_state_across_a_restart(
             await settle(pilot)
             assert [group.issue_id for group in app.screen.groups] == [second, first]
             assert all(group.unread == 0 for group in app.screen.groups)
+    finally:
+        store.close()
+
+
+async def test_opening_an_issue_from_the_list_marks_it_read_and_help_lists_the_inbox(
+    cache: Cache,
+) -> None:
+    first, second = colleague_changes(cache)
+    app, store = app_on(cache.path)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("enter")  # the newest update heads the list: the colleague's
+            await settle(pilot)
+            assert isinstance(app.screen, IssueDetailScreen) and app.screen.issue_id == second
+            assert store.inbox.unread() == (2, 1)
+            await pilot.press("escape", "i")
+            await settle(pilot)
+            assert [group.issue_id for group in app.screen.groups] == [first]
+            await pilot.press("question_mark")
+            assert isinstance(app.screen, HelpScreen)
+            inbox = next(group for group in app.screen.groups if group.title == "Inbox")
+            described = {entry.description for entry in inbox.entries}
+            assert {"Back", "Mark all read", "Show read / unread"} <= described
+            everywhere = next(g for g in app.screen.groups if g.title == "Everywhere")
+            assert "Inbox" in {entry.description for entry in everywhere.entries}
     finally:
         store.close()

@@ -2,9 +2,10 @@
 grouped by issue, the issue changed last on top, each change in words (`priority Low → High`).
 
 It reads the cache's change log (`Cache.inbox`, filled by the pull: docs/sync.md#change-log)
-in a worker, again whenever the cache changes. Opening an issue (enter) marks its changes read;
-`r` marks everything shown read (not what arrived after it was drawn). Read state lives in the
-cache, so it outlasts the app. `a` switches between the unread changes and all those kept.
+in a worker, again whenever the cache changes. Opening an issue (enter here, or from anywhere)
+marks its changes read (`NavigatingApp`); `r` marks everything shown read (not what arrived
+after it was drawn). Read state lives in the cache, so it outlasts the app. `a` switches
+between the unread changes and all those kept.
 """
 
 from __future__ import annotations
@@ -115,12 +116,9 @@ class InboxScreen(Screen[None]):
 
     @on(OptionList.OptionSelected)
     def open_issue(self, event: OptionList.OptionSelected) -> None:
-        """Open the issue; its changes are read from now on."""
-        issue_id = event.option.id
-        if issue_id is None:
-            return
-        self._mark(lambda inbox: inbox.mark_read([issue_id]))
-        self.app.post_message(OpenIssueRequested(issue_id))
+        """Open the issue (the app marks its changes read, as from anywhere else)."""
+        if event.option.id is not None:
+            self.app.post_message(OpenIssueRequested(event.option.id))
 
     def action_mark_all_read(self) -> None:
         """Mark every change shown read (what came after it was drawn stays new)."""
