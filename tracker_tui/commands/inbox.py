@@ -1,31 +1,22 @@
 """`tracker-tui inbox` and `tracker-tui watch`: what changed in the issues that concern you.
 
 `inbox` reads the cache's change log (offline): the unread changes, grouped by issue, newest
-first; `--all` adds those already read, `--mark-read` marks what it printed read. `watch` pulls
-in the background loop's way (the rate limiter's background pace, or `--interval`) and prints
-each change as a pull stores it, one line each (`--json`: one JSON object a line, the same
-object as `inbox --json`'s items), until Ctrl-C (status 130).
+first; `--all` adds those already read, `--mark-read` marks what it printed read. `watch`
+(tracker_tui.commands.watch) prints each change as a pull stores it, one a line (`--json`: one
+JSON object a line, the same object as `inbox --json`'s items), until Ctrl-C (status 130).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from accounts.credentials import ResolvedProfile, resolve_profile
-from cache import ME_STATE_KEY, Cache, Change, open_cache
-from sync.errors import Forbidden, SyncError, Unauthorized
+from cache import ME_STATE_KEY, Cache, Change
 from tracker_tui.commands.read import open_profile_cache
-from tracker_tui.data.inbox import IssueChanges, Names, all_json, as_json, describe, load
-from tracker_tui.errors import UsageError
-from tracker_tui.errors import describe as describe_error
+from tracker_tui.commands.watch import run_watch
+from tracker_tui.data.inbox import IssueChanges, Names, all_json, load
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import notice, print_json
-
-if TYPE_CHECKING:
-    from sync.engine import LoopEvent
 
 
 def register(subparsers: Any, issue_commands: Any) -> None:
@@ -102,65 +93,3 @@ def _print_groups(cache: Cache, groups: list[IssueChanges], everything: bool) ->
 
 def _when(change: Change) -> str:
     return f"  ({change.at[:16].replace('T', ' ')} UTC)" if change.at else ""
-
-
-def run_watch(args: argparse.Namespace) -> int:
-    if args.interval is not None and args.interval <= 0:
-        raise UsageError("--interval must be a positive number of seconds")
-    resolved = resolve_profile(args.profile)
-    for warning in resolved.warnings:
-        notice(f"warning: {warning}")
-    with open_cache(resolved.cache_name) as cache:
-        return asyncio.run(_watch(resolved, cache, args))
-
-
-async def _watch(resolved: ResolvedProfile, cache: Cache, args: argparse.Namespace) -> int:
-    from sync.engine import PassFailed, SyncLoop
-    from sync.pull import PullProgress, PullReport
-    from sync.session import open_session
-    from tracker_tui.commands.sync_cmd import learn_me
-
-    printed = cache.inbox.latest()
-    ended: list[SyncError] = []
-
-    def flush() -> None:
-        nonlocal printed
-        fresh = cache.inbox.after(printed)
-        if not fresh:
-            return
-        names = Names(cache)
-        for change in fresh:
-            print(_line(change, names, json_line=args.json), flush=True)
-            printed = change.id
-
-    loop: SyncLoop | None = None
-
-    def heard(event: LoopEvent) -> None:
-        if isinstance(event, PullProgress | PullReport):
-            flush()
-        elif isinstance(event, PassFailed):
-            error = event.error
-            if isinstance(error, Unauthorized | Forbidden) and loop is not None:
-                ended.append(error)
-                loop.stop()
-            elif isinstance(error, SyncError):
-                notice(f"tracker-tui: {describe_error(error)}; trying again")
-
-    async with open_session(resolved, cache=cache) as session:
-        await learn_me(session)
-        loop = SyncLoop(session, listener=heard, interval=args.interval)
-        if not args.json:
-            notice("watching for changes to your issues; Ctrl-C stops")
-        await loop.run()
-    if ended:
-        notice(f"tracker-tui: {describe_error(ended[0])}")
-        return Exit.FAILED
-    return Exit.OK
-
-
-def _line(change: Change, names: Names, *, json_line: bool) -> str:
-    if json_line:
-        return json.dumps(as_json(change, names), ensure_ascii=False)
-    number, title = names.issue(change.issue_id)
-    shown = f"#{number}" if number is not None else change.issue_id
-    return f"{shown} {title}: {describe(change, names)}"
