@@ -99,6 +99,7 @@ async def _pull(
                 run.report.note = f"not pulled: {error.message}"
             finally:
                 run.report.seconds = time.monotonic() - started
+        session.cache.inbox.prune()  # the change log's entries past their month
         session.cache.state.set(
             LAST_PULL_STATE_KEY,
             {

@@ -118,7 +118,7 @@ async def test_opening_an_issue_from_the_list_marks_it_read_and_help_lists_the_i
             assert isinstance(app.screen, HelpScreen)
             inbox = next(group for group in app.screen.groups if group.title == "Inbox")
             described = {entry.description for entry in inbox.entries}
-            assert {"Back", "Mark all read", "Show read / unread"} <= described
+            assert {"Back", "Mark all read", "Show read"} <= described
             everywhere = next(g for g in app.screen.groups if g.title == "Everywhere")
             assert "Inbox" in {entry.description for entry in everywhere.entries}
     finally:

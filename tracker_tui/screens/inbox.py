@@ -44,7 +44,7 @@ class InboxScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(None)", "Back", id="inbox.back"),
         Binding("r", "mark_all_read", "Mark all read", id="inbox.mark_all_read"),
-        Binding("a", "toggle_read", "Show read / unread", id="inbox.toggle_read"),
+        Binding("a", "toggle_read", "Show read", id="inbox.toggle_read"),
     ]
 
     @dataclass
