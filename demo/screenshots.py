@@ -171,9 +171,9 @@ async def make_screenshots(outdir: Path) -> list[Path]:
                 [
                     ("list", ["j", "space", "j", "space", "j"]),
                     ("help", ["question_mark"]),
+                    ("inbox", ["escape", "i"]),
                     ("detail", ["escape", "enter"]),
                     ("sync_panel", ["escape", "y"]),
-                    ("inbox", ["escape", "i"]),
                     ("bulk_preview", ["escape", "b", "enter", "down", "down", "enter"]),
                 ],
             )
