@@ -52,7 +52,7 @@ class ChangeKind(StrEnum):
     """A member of the issue changed: `field`, `old` and `new`."""
     COMMENT = "comment"
     """Someone else commented: `field` is the comment's id, `new` the start of its body."""
-    CREATED = "created"
+    NEW_ISSUE = "new_issue"
     """A new issue assigned to the user: `new` is its title."""
 
 
@@ -247,7 +247,7 @@ def _new_issues(conn: sqlite3.Connection, seen: Watch, user: str | None) -> list
         body = loads_object(record.text)
         title, long = _value(body.get("title"))
         found.append(
-            (record.key, ChangeKind.CREATED, "title", None, title, int(long), record.stamp, None)
+            (record.key, ChangeKind.NEW_ISSUE, "title", None, title, int(long), record.stamp, None)
         )
     return found
 

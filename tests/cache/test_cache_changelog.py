@@ -152,7 +152,11 @@ def test_a_first_load_is_not_news(mine: Cache) -> None:
 def test_a_new_issue_assigned_to_me_is_news_when_pulled_incrementally(mine: Cache) -> None:
     pulled(mine, issue(5, assignee=ME, title="Fix the login"), issue(6, assignee=OTHER))
     [change] = mine.inbox.changes()
-    assert (change.issue_id, change.kind, change.new) == ("iss_000005", "created", "Fix the login")
+    assert (change.issue_id, change.kind, change.new) == (
+        "iss_000005",
+        "new_issue",
+        "Fix the login",
+    )
 
 
 def test_an_older_copy_read_again_is_not_news(mine: Cache) -> None:

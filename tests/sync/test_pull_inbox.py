@@ -48,5 +48,5 @@ async def test_the_second_pull_logs_what_a_colleague_did_to_my_issues(
     assert found == {
         (ChangeKind.FIELD, "urgent", True),
         (ChangeKind.COMMENT, "Any news?", True),
-        (ChangeKind.CREATED, "Please review", False),
+        (ChangeKind.NEW_ISSUE, "Please review", False),
     }

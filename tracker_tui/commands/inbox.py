@@ -49,7 +49,7 @@ def register(subparsers: Any, issue_commands: Any) -> None:
         "--json",
         action="store_true",
         help="one JSON object a line: id, issue {id, number, title}, kind (field, comment, "
-        "created), field, old, new, text, at, who {id, name} or null, seen_at, read",
+        "new_issue), field, old, new, text, at, who {id, name} or null, seen_at, read",
     )
     watch.add_argument(
         "--interval",

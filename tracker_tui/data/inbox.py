@@ -82,7 +82,7 @@ def describe(change: Change, names: Names) -> str:
     if change.kind is ChangeKind.COMMENT:
         who = names.user(change.who) if change.who else "someone"
         return f"{who} commented: {change.new}"
-    if change.kind is ChangeKind.CREATED:
+    if change.kind is ChangeKind.NEW_ISSUE:
         return "new issue assigned to you"
     word = field_word(change.field)
     if change.elided:
