@@ -1,12 +1,13 @@
 """The local SQLite cache: the server copy, the outbox of local writes, sync state, the
 shared request log and full-text search, behind one typed API (`Cache`, split by who uses
 it: `cache.reads`, `cache.outbox`, `cache.push`, `cache.server`, `cache.state`,
-`cache.drafts`, `cache.requests`; see cache.store).
+`cache.drafts`, `cache.requests`, `cache.inbox`; see cache.store).
 
 Open a profile's cache with `open_cache(profile)`, or an explicit file with
 `Cache.open(path)`. Errors are the tree in `cache.errors`; threading rules in `cache.db`.
 """
 
+from cache.changelog import Change, ChangeKind
 from cache.errors import (
     AmbiguousIssueError,
     CacheBusyError,
@@ -20,6 +21,7 @@ from cache.errors import (
     RecordNotFoundError,
     SchemaTooNewError,
 )
+from cache.inbox import Inbox
 from cache.keyed import Drafts, State
 from cache.models import (
     ACTIVE_STATES,
@@ -52,10 +54,12 @@ from cache.sending import SETTLED_RETENTION, Push
 from cache.server_copy import ServerCopy
 from cache.store import Cache, open_cache
 from cache.suspects import BulkAttempt
+from cache.syncstate import ME_STATE_KEY
 from cache.writes import Outbox
 
 __all__ = [
     "ACTIVE_STATES",
+    "ME_STATE_KEY",
     "SETTLED_RETENTION",
     "AmbiguousIssueError",
     "ApplyResult",
@@ -65,6 +69,8 @@ __all__ = [
     "CacheClosedError",
     "CacheError",
     "CacheOpenError",
+    "Change",
+    "ChangeKind",
     "CommentRow",
     "Conflict",
     "CorruptCacheError",
@@ -72,6 +78,7 @@ __all__ = [
     "Drafts",
     "EntryState",
     "FieldConflict",
+    "Inbox",
     "InvalidProfileError",
     "InvalidRecordError",
     "IssueDetail",

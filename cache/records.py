@@ -18,7 +18,7 @@ so the pending edit still has something to be laid over. They go once nothing re
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,19 +128,28 @@ def _older(record: Prepared, than: Prepared) -> bool:
     return record.stamp is not None and than.stamp is not None and record.stamp < than.stamp
 
 
+Watcher = Callable[[sqlite3.Connection, Sequence[int], Sequence[str]], None]
+"""Told, before a page's rows are written, the rids of the held rows about to change and the
+ids of the records new to the table (the change log reads the copies it compares: see
+cache.changelog)."""
+
+
 def apply_page(
-    conn: sqlite3.Connection, spec: ResourceSpec, page: Sequence[Prepared]
+    conn: sqlite3.Connection,
+    spec: ResourceSpec,
+    page: Sequence[Prepared],
+    watch: Watcher | None = None,
 ) -> ApplyResult:
     chosen = _newest(page)
     dead = {key: record.stamp for key, record in chosen.items() if record.tombstone}
     live = {key: record for key, record in chosen.items() if not record.tombstone}
-    inserted, updated, unchanged = _upsert(conn, spec, live)
+    inserted, updated, unchanged = _upsert(conn, spec, live, watch)
     deleted = delete_records(conn, spec, dead) if dead else 0
     return ApplyResult(inserted, updated, unchanged, deleted)
 
 
 def _upsert(
-    conn: sqlite3.Connection, spec: ResourceSpec, live: dict[str, Prepared]
+    conn: sqlite3.Connection, spec: ResourceSpec, live: dict[str, Prepared], watch: Watcher | None
 ) -> tuple[int, int, int]:
     if not live:
         return 0, 0, 0
@@ -194,6 +203,8 @@ def _upsert(
                 unchanged += 1
             else:
                 changed[rid] = row
+    if watch is not None:
+        watch(conn, list(changed), [row[0] for row in fresh])
     if spec.label_mask:
         fresh, changed = _with_masks(conn, live, fresh, changed)
     names = (*spec.column_names, *(("label_mask",) if spec.label_mask else ()), "extra")

@@ -387,6 +387,19 @@ STEPS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     # Each record once: its members in their columns, the rest in `extra` (issue 18: the
     # record's JSON copy was half the cache, see docs/architecture.md#the-cache-file).
     ("records_stored_once", _records_stored_once),
+    # The inbox's change log (cache.changelog): what the pull found changed in the issues
+    # that concern the user, a row per field or new comment, pruned to a month and 2,000 rows.
+    (
+        "inbox_change_log",
+        _script(
+            "CREATE TABLE changes (id INTEGER PRIMARY KEY, issue_id TEXT NOT NULL, "
+            "kind TEXT NOT NULL, field TEXT NOT NULL, old TEXT, new TEXT, "
+            "elided INTEGER NOT NULL DEFAULT 0, at TEXT, who TEXT, seen_at REAL NOT NULL, "
+            "read INTEGER NOT NULL DEFAULT 0);\n"
+            "CREATE INDEX changes_by_issue ON changes (issue_id, id);\n"
+            "CREATE INDEX changes_unread ON changes (read, id);"
+        ),
+    ),
 )
 KNOWN_STEPS = tuple(name for name, _ in STEPS)
 

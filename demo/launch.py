@@ -42,7 +42,12 @@ def run_demo(*, issues: int, another_user: bool, read_only: bool = False) -> int
         )
         colleague = None
         if another_user:
-            colleague = AnotherUser(str(service.db_path), DEMO_WORKSPACE, service.base_url)
+            colleague = AnotherUser(
+                str(service.db_path),
+                DEMO_WORKSPACE,
+                service.base_url,
+                notify=service.key.reveal(),
+            )
             colleague.start()
         try:
             clock = ServerClock()

@@ -24,7 +24,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.theme import Theme
 
-from cache import Cache
+from cache import Cache, CacheError
 from sync.permissions import ISSUES_WRITE, KeyPermissions
 from tracker_tui.access import KeyAccess, lost_notice
 from tracker_tui.admin_link import AdminLink
@@ -37,6 +37,8 @@ from tracker_tui.data.views import SavedView
 from tracker_tui.drafts import KeepsDraft
 from tracker_tui.messages import (
     CacheChanged,
+    InboxChanged,
+    InboxCounted,
     PermissionsChanged,
     SourceFailed,
     SyncFailed,
@@ -79,6 +81,8 @@ class TrackerApp(NavigatingApp):
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding("ctrl+t", "next_theme", "Next theme", show=False, id="app.next_theme"),
         Binding("ctrl+r", "sync_now", "Sync now", show=False, id="app.sync_now"),
+        # After help, so a narrow footer cuts it before it cuts help.
+        Binding("i", "inbox", "Inbox", id="app.inbox"),
         Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
     ]
 
@@ -90,6 +94,12 @@ class TrackerApp(NavigatingApp):
 
     key_permissions: reactive[KeyPermissions] = reactive(KeyPermissions, init=False)
     """What the key may do as last learned; screens watch it to hide what it may no longer."""
+
+    inbox_unread: reactive[int] = reactive(0, init=False)
+    """Unread changes in the inbox (cache.changelog); status bars show them."""
+
+    inbox_revision: reactive[int] = reactive(0, init=False)
+    """Bumped when changes of the inbox are marked read; the inbox screen re-reads."""
 
     def __init__(
         self,
@@ -147,6 +157,7 @@ class TrackerApp(NavigatingApp):
         self.theme_changed_signal.subscribe(self, self._report_theme)
         self.screen_change_signal.subscribe(self, release_dead_line_caches)
         self.open_first_screen()
+        self.count_inbox()
         if self.read_only_reason:
             self.notify(self.read_only_reason, severity="warning", timeout=8)
         if self._login is None:
@@ -303,6 +314,31 @@ class TrackerApp(NavigatingApp):
     def bump_cache_revision(self) -> None:
         """Tell every screen watching `cache_revision` to re-read."""
         self.cache_revision += 1
+        self.count_inbox()
+
+    @on(InboxChanged)
+    def bump_inbox_revision(self) -> None:
+        self.inbox_revision += 1
+        self.count_inbox()
+
+    @on(InboxCounted)
+    def keep_inbox_count(self, message: InboxCounted) -> None:
+        self.inbox_unread = message.unread
+
+    def count_inbox(self) -> None:
+        """Count the unread changes of the inbox in a worker (`InboxCounted`)."""
+        if self.services is None:
+            return
+        inbox = self.services.cache.inbox
+
+        def job() -> None:
+            try:
+                unread, _ = inbox.unread()
+            except CacheError:
+                return  # the next change counts again; the inbox screen says what failed
+            self.post_message(InboxCounted(unread))
+
+        self.run_worker(job, thread=True, exclusive=True, exit_on_error=False, group="inbox")
 
     @on(WriteQueued)
     def announce_write(self, message: WriteQueued) -> None:

@@ -25,6 +25,7 @@ from tracker_tui.commands import (
     completion,
     config_cmd,
     demo,
+    inbox,
     keys,
     manual,
     outbox,
@@ -44,7 +45,7 @@ from tracker_tui.exit_codes import Exit, for_signal
 from tracker_tui.signals import Terminated, ending_cleanly
 
 COMMAND_GROUPS = (
-    *(demo, write, outbox, account, read, users, status, sync_cmd),
+    *(demo, write, outbox, account, read, users, status, sync_cmd, inbox),
     *(workspace, keys, webhooks, usage),
     *(config_cmd, completion, manual),
 )

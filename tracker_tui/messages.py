@@ -132,3 +132,24 @@ class PermissionsChanged(Message):
     def can_replace(self, message: Message) -> bool:
         """Each report is complete: a newer one makes a queued older one pointless."""
         return isinstance(message, PermissionsChanged)
+
+
+@dataclass
+class OpenIssueRequested(Message):
+    """Open an issue's screen (from a screen other than the list: the inbox)."""
+
+    issue_id: str
+
+
+class InboxChanged(Message):
+    """Changes of the inbox were marked read: the unread count is read again."""
+
+
+@dataclass
+class InboxCounted(Message):
+    """How many changes of the inbox are unread, counted in a worker."""
+
+    unread: int
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, InboxCounted)

@@ -1,6 +1,6 @@
 """The app's half that opens screens: from the list to an issue, a form, a bulk edit, the sync
-panel, the projects or the settings; `:` or `#`, which opens an issue by its number; and `u`,
-which undoes the last bulk change.
+panel, the projects, the inbox or the settings; `:` or `#`, which opens an issue by its
+number; and `u`, which undoes the last bulk change.
 
 Screens ask by posting requests (`EditIssueRequested`, `IssueList.Opened`, …); this class
 answers them, so no screen knows which screen another one opens. Without a cache (a stand-in
@@ -16,7 +16,7 @@ from textual import on
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
-from cache import Cache, IssueFilter, IssueSort
+from cache import Cache, CacheError, IssueFilter, IssueSort
 from cache.errors import AmbiguousIssueError
 from issuefields import PROJECT
 from tracker_tui.copy_open import CopyOpenApp
@@ -28,10 +28,13 @@ from tracker_tui.messages import (
     BulkEditRequested,
     CreateIssueRequested,
     EditIssueRequested,
+    InboxChanged,
+    OpenIssueRequested,
     WriteQueued,
 )
 from tracker_tui.screens.bulk_edit import BulkEditScreen
 from tracker_tui.screens.confirm import ConfirmDialog
+from tracker_tui.screens.inbox import InboxScreen
 from tracker_tui.screens.issue_detail import IssueDetailScreen
 from tracker_tui.screens.issue_form import IssueFormScreen
 from tracker_tui.screens.issue_list import IssueListScreen
@@ -41,7 +44,7 @@ from tracker_tui.screens.settings import SettingsScreen
 from tracker_tui.screens.sync_panel import SyncPanelScreen
 from tracker_tui.services import Services
 from tracker_tui.widgets.issue_list import IssueList
-from tracker_tui.workers import read_in_thread
+from tracker_tui.workers import failed, read_in_thread
 
 
 @dataclass
@@ -105,9 +108,30 @@ class NavigatingApp(GuardedApp, KeyOrderApp, CopyOpenApp):
 
     @on(IssueList.Opened)
     def open_issue(self, message: IssueList.Opened) -> None:
-        if (services := self._services()) is not None:
-            order = message.issue_list.issue_query
-            self.push_screen(IssueDetailScreen(services, message.issue_id, order=order))
+        self._show_issue(message.issue_id, message.issue_list.issue_query)
+
+    @on(OpenIssueRequested)
+    def open_issue_by_id(self, message: OpenIssueRequested) -> None:
+        self._show_issue(message.issue_id)
+
+    def _show_issue(self, issue_id: str, order: IssueQuery | None = None) -> None:
+        """Show an issue; what the inbox held of it is seen from now on (marked read in a
+        worker, which then has the unread count read again)."""
+        if (services := self._services()) is None:
+            return
+        self.push_screen(IssueDetailScreen(services, issue_id, order=order))
+        inbox = services.cache.inbox
+
+        def seen() -> None:
+            try:
+                marked = inbox.mark_read([issue_id])
+            except CacheError as error:
+                self.post_message(failed("mark the inbox read", error))
+                return
+            if marked:
+                self.post_message(InboxChanged())
+
+        self.run_worker(seen, thread=True, exit_on_error=False, group="inbox-read")
 
     @on(EditIssueRequested)
     def open_edit_form(self, message: EditIssueRequested) -> None:
@@ -138,6 +162,13 @@ class NavigatingApp(GuardedApp, KeyOrderApp, CopyOpenApp):
             return
         if (services := self._services()) is not None:
             self.push_screen(SyncPanelScreen(services))
+
+    def action_inbox(self) -> None:
+        """What changed in the user's issues since they last looked."""
+        if isinstance(self.screen, InboxScreen):
+            return
+        if (services := self._services()) is not None:
+            self.push_screen(InboxScreen(services))
 
     def action_settings(self) -> None:
         """The workspace, API keys, webhooks and usage (online where it must be)."""

@@ -47,6 +47,9 @@ class ResourceRun:
     can_tombstone: bool
     size: int = REQUEST_PAGE_SIZE
     phase: str = "pull"
+    news: bool = False
+    """Records new to the cache are news for the inbox (cache.changelog): a pull that began
+    from a cursor after a complete one, not a first load."""
     _received: int = field(default=0, repr=False)
     """Records received in this phase (the report counts the whole resource)."""
     _expected: int | None = field(default=None, repr=False)
@@ -142,7 +145,8 @@ class ResourceRun:
     def store(self, items: Sequence[Record | Tombstone], cursor: Cursor | None) -> None:
         """Store a page, with the cursor that follows it, in one transaction."""
         raws = [item.raw for item in items]
-        self.count(self.session.cache.server.apply_page(self.resource, raws, cursor))
+        stored = self.session.cache.server.apply_page(self.resource, raws, cursor, news=self.news)
+        self.count(stored)
         self.count_page(len(items))
 
     def count_page(self, received: int, fresh: int | None = None) -> None:

@@ -84,6 +84,7 @@ async def _pull(
         )
         report.features_refreshed = True
     known = session_permissions(session)
+    pulled_before = session.cache.state.get(LAST_PULL_STATE_KEY) is not None
     try:
         for resource, lister, can_tombstone, optional in _listings(session, client):
             run = ResourceRun(
@@ -94,6 +95,7 @@ async def _pull(
                 report=ResourceReport(resource.value),
                 progress=progress,
                 can_tombstone=can_tombstone,
+                news=pulled_before and session.cache.server.cursor(resource) is not None,
             )
             report.resources[resource.value] = run.report
             needed = f"{resource.value}:read"
@@ -114,6 +116,7 @@ async def _pull(
                 run.report.note = f"not pulled: {error.message}"
             finally:
                 run.report.seconds = time.monotonic() - started
+        session.cache.inbox.prune()  # the change log's entries past their month
         session.cache.state.set(
             LAST_PULL_STATE_KEY,
             {

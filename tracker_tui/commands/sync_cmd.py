@@ -144,7 +144,7 @@ async def _sync(resolved: ResolvedProfile, cache: Cache, args: argparse.Namespac
             async with open_session(
                 resolved, cache=cache, observer=watch.observe, sleep=watch.sleep
             ) as session:
-                await _learn_me(session)
+                await learn_me(session)
                 work = asyncio.ensure_future(
                     _until_reached(session, args.full, display.update, waits.retry)
                 )
@@ -178,7 +178,7 @@ async def _until_reached(
         await sleep(backoff.delay(failures))
 
 
-async def _learn_me(session: SyncSession) -> None:
+async def learn_me(session: SyncSession) -> None:
     """Who the key belongs to (`--assignee me` needs it offline later) and what it may do
     (write commands check it before anything is sent), once per key. Only a help: when it
     fails, the sync's own requests meet the same failure and say it."""

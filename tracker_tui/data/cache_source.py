@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 
+from cache import ME_STATE_KEY as ME_STATE_KEY  # where `GET /me`'s user id is kept
 from cache import Cache, IssueFilter, IssueRow
 from issuefields import Field, Kind
 from tracker_tui.data.marks import MarkedSelection
@@ -21,8 +22,6 @@ from tracker_tui.data.source import FilterValue, IssueQuery
 
 NO_VALUE = "-"
 """A picker's value standing for "unassigned" / "no project" (ids never look like this)."""
-ME_STATE_KEY = "me_user_id"
-"""Where the sync engine keeps the current user's id (from `GET /me`) in the cache."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

@@ -1,7 +1,7 @@
 """The status bar: which profile, the connection, what waits to be sent (and what failed or
-conflicts), how far a pull has come, and what budget is left; once the day's use passes the
-profile's alert (80 % unless set), a warning saying what the client does about it takes the
-budget's place.
+conflicts), the inbox's unread changes (`i` shows them), how far a pull has come, and what
+budget is left; once the day's use passes the profile's alert (80 % unless set), a warning
+saying what the client does about it takes the budget's place.
 
 It shows the app's latest `SyncStatusChanged` report, which the app keeps in its `sync_status`
 reactive; until the sync engine reports, it says "offline" and shows dashes rather than zeros.
@@ -50,6 +50,8 @@ class StatusBar(Widget):
 
     status: reactive[SyncStatusChanged | None] = reactive(None)
     """The latest report from the sync engine, None until it sends one."""
+    unread: reactive[int] = reactive(0)
+    """Unread changes of the inbox (the app's `inbox_unread`), shown when there are some."""
 
     read_only: reactive[bool] = reactive(False)
     """Shown at the end; set again when the key turns out not to write (`tracker_tui.access`)."""
@@ -65,6 +67,8 @@ class StatusBar(Widget):
     def on_mount(self) -> None:
         """Follow the app's latest report (the app receives them, every screen shows them)."""
         self.watch(self.app, "sync_status", self._show_status)
+        if hasattr(self.app, "inbox_unread"):
+            self.watch(self.app, "inbox_unread", self._show_unread)
         self.set_interval(TICK, self._tick)
 
     def echo(self, text: str) -> None:
@@ -77,6 +81,9 @@ class StatusBar(Widget):
     def _end_echo(self) -> None:
         self.echoed = None
         self._echo_timer = None
+
+    def _show_unread(self, unread: int) -> None:
+        self.unread = unread
 
     def _show_status(self, status: SyncStatusChanged | None) -> None:
         """Take the app's report as this bar's state."""
@@ -102,6 +109,7 @@ class StatusBar(Widget):
             connection_text(status.connection if status else None, time.monotonic()),
             DOT,
             outbox_text(status.outbox if status else None),
+            *((DOT, Content.styled(f"inbox {self.unread}", "bold $text")) if self.unread else ()),
         )
         progress = progress_text(status.progress) if status is not None else None
         budget = "—" if status is None else budget_text(status.budget_minute, status.budget_day)
