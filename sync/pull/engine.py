@@ -15,7 +15,8 @@ leaves comments to the issue view.
 A key may read some resources and not others (a key with `issues:read` alone): a resource the
 key is known not to read (`sync.permissions`: `/me`, or an earlier 403) is not asked for, and
 one whose listing answers 403 is left there; either is named in `PullReport.withheld` with the
-permission it lacks, and the rest is pulled (docs/sync.md#the-pull).
+permission it lacks, and the rest is pulled (docs/sync.md#the-pull). Issues are the exception:
+a 403 on them fails the pull as before, since nothing else is worth pulling without them.
 """
 
 from __future__ import annotations
@@ -55,8 +56,8 @@ async def pull(
 ) -> PullReport:
     """Bring the cache up to date with the server; safe to interrupt at any point.
 
-    Errors that retries cannot cure (401, a network that stays down) propagate as
-    `sync.errors`; everything stored up to then stays, with its cursor, and the next pull
+    Errors that retries cannot cure (401, 403 on issues, a network that stays down) propagate
+    as `sync.errors`; everything stored up to then stays, with its cursor, and the next pull
     resumes there. Unreadable records are skipped and listed in the report; resources the key
     may not read are left out and named (`PullReport.withheld`).
     """
@@ -99,13 +100,15 @@ async def _pull(
             )
             report.resources[resource.value] = run.report
             needed = f"{resource.value}:read"
-            if needed in KNOWN and known.lacks(needed):
+            if resource is not Resource.ISSUES and needed in KNOWN and known.lacks(needed):
                 _withhold(report, run.report, needed)
                 continue
             started = time.monotonic()
             try:
                 await _pull_resource(run, full=full)
             except Forbidden as error:
+                if resource is Resource.ISSUES:
+                    raise  # without its issues a pull has nothing worth the name to do
                 if optional and not error.permission:
                     run.report.note = f"not pulled: {error.message}"
                 else:

@@ -202,7 +202,7 @@ class Limits:
             per_day = reset - now > 2 * self.window + RESET_RESOLUTION
             self._learn(rate.limit, per_day=per_day)
             if per_day and rate.limit >= self.per_minute:
-                self.day_reset = reset
+                self._day_ends(reset)
         remaining = None if rate is None else rate.remaining
         if meta.retry_after is not None:
             self._block(scope, now + meta.retry_after + self._random_jitter())
@@ -213,6 +213,12 @@ class Limits:
             self._block(scope, wait + self._random_jitter())
         elif remaining is not None and reset is not None:
             self._remember(scope, meta.sent_at, remaining, reset + self._reset_pad(), now)
+
+    def _day_ends(self, reset: float) -> None:
+        """Keep the day window's end; the same end read again through a slightly different
+        clock offset is no news (each news is stored: `RateLimiter.on_learned`)."""
+        if self.day_reset is None or abs(reset - self.day_reset) > self.window:
+            self.day_reset = reset
 
     def _reset_pad(self) -> float:
         """How long after a window's reset (as converted to local time) it surely has passed

@@ -197,10 +197,7 @@ def exit_status(cache: Cache, done: Outcome) -> Exit:
     unreachable = isinstance(done.error, NetworkError | ServerError)
     if done.key_refused or (done.error is not None and not unreachable):
         return Exit.FAILED
-    withheld = _withheld(done)
-    if withheld and done.report is not None and done.report.pull is not None:
-        if "issues" in withheld:
-            return Exit.FAILED  # without its issues a sync did nothing worth the name
+    if _withheld(done):
         return Exit.PARTLY_DONE
     if states & {EntryState.FAILED, EntryState.CONFLICT, EntryState.UNSURE}:
         return Exit.PARTLY_DONE

@@ -108,18 +108,19 @@ class DayWindow:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """Times as the server's Unix times."""
-        resets_at = None if self.resets_at is None else round(self.resets_at + self.offset, 3)
+        """Times as the server's Unix times, in whole seconds (as its headers give them; the
+        clock offset they went through is measured to a fraction of one)."""
+        resets_at = None if self.resets_at is None else round(self.resets_at + self.offset)
         return {
             "kind": self.kind,
             "source": self.source,
-            "start": round(self.start + self.offset, 3),
+            "start": round(self.start + self.offset),
             "resets_at": resets_at,
         }
 
 
 def _clock(moment: float) -> str:
-    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return datetime.fromtimestamp(round(moment), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def day_window(
