@@ -33,6 +33,7 @@ from tracker_tui.commands.online import require
 from tracker_tui.commands.refs import Names, option
 from tracker_tui.commands.waiting import Waits
 from tracker_tui.data.bulk import BulkChange, plan
+from tracker_tui.data.people import NONE_WORDS
 from tracker_tui.errors import UsageError
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import ProgressDisplay, ask, notice
@@ -191,7 +192,7 @@ def _refuse(problem: str | None, option: str) -> None:
 
 
 def _project(cache: Cache, given: str) -> str | None:
-    if given.lower() in refs.NONE_WORDS:
+    if given.lower() in NONE_WORDS:
         return None
     for project in cache.reads.projects():
         if given in (project.id, project.key):
