@@ -21,7 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Label, Markdown, Static
+from textual.widgets import Footer, Label, Markdown, Static, TextArea
 
 from cache import (
     ACTIVE_STATES,
@@ -53,8 +53,11 @@ from tracker_tui.messages import EditIssueRequested
 from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.choice_dialog import ChoiceDialog
 from tracker_tui.screens.confirm import ConfirmDialog
+from tracker_tui.screens.issue_editor import edit_comment, edit_issue
 from tracker_tui.screens.labels_dialog import LabelsDialog
 from tracker_tui.services import Services
+from tracker_tui.widgets.comment_box import CommentBox
+from tracker_tui.widgets.comment_thread import CommentThread, ShownComment
 from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.workers import read_in_thread, write_in_thread
 
@@ -88,6 +91,7 @@ class IssueDetailScreen(Screen[None]):
         Binding("o", "pick_project", PROJECT.label),
         Binding("l", "edit_labels", LABELS.label),
         Binding("e", "edit", "Edit"),
+        Binding("E", "edit_in_editor", "Edit in $EDITOR", id="detail.edit_in_editor"),
         Binding("c", "comment", "Comment"),
     ]
 
@@ -99,6 +103,7 @@ class IssueDetailScreen(Screen[None]):
             "pick_project",
             "edit_labels",
             "edit",
+            "edit_in_editor",
             "comment",
         }
     )
@@ -126,15 +131,10 @@ class IssueDetailScreen(Screen[None]):
         with VerticalScroll(id="detail-body"):
             yield Markdown("", id="detail-description")
             yield Label("Comments", classes="detail-heading")
-            yield Static("", id="detail-comments")
+            yield CommentThread(id="detail-comments")
             yield Label("Local changes not yet on the server", classes="detail-heading")
             yield Static("", id="detail-pending")
-        box = Input(
-            placeholder="Write a comment (enter sends, esc leaves)",
-            id="comment",
-            disabled=True,
-            select_on_focus=False,  # typing on would replace the draft
-        )
+        box = CommentBox(id="comment", disabled=True)
         box.display = not self._services.read_only
         yield box
         yield StatusBar(self._services.profile, read_only=self._services.read_only)
@@ -171,7 +171,7 @@ class IssueDetailScreen(Screen[None]):
         read_in_thread(self, "read the issue", read, self.Loaded)
 
     @on(Loaded)
-    def show_issue(self, message: Loaded) -> None:
+    async def show_issue(self, message: Loaded) -> None:
         """Draw the fresh read (an issue deleted meanwhile says so)."""
         self.data = message.data
         detail = message.data.detail
@@ -191,7 +191,7 @@ class IssueDetailScreen(Screen[None]):
         self.query_one("#detail-description", Markdown).update(
             detail.description or "*No description.*"
         )
-        self.query_one("#detail-comments", Static).update(self._comments_text(message.data))
+        await self.query_one(CommentThread).show(self._comments(message.data), self._no_comments())
         self.query_one("#detail-pending", Static).update(self._pending_text(message.data))
 
     def _names(self, data: DetailData) -> dict[str, str]:
@@ -220,22 +220,21 @@ class IssueDetailScreen(Screen[None]):
             return relative_time(parse_time(None if value is None else str(value)), now)
         return value_text(field.member, value, names)
 
-    def _comments_text(self, data: DetailData) -> Text:
+    def _comments(self, data: DetailData) -> list[ShownComment]:
+        """Each comment's author, when (and whether it is on the server yet), and body."""
         assert data.detail is not None
-        comments = data.detail.comments
-        if not comments:
-            hint = "" if self._services.read_only else " (c to write one)"
-            return Text(f"No comments yet{hint}.", style="dim")
         now = self._services.clock()
-        text = Text()
-        for comment in comments:
+        shown: list[ShownComment] = []
+        for comment in data.detail.comments:
             author = data.users.get(comment.author or "", comment.author or "you")
             when = relative_time(parse_time(comment.created_at), now)
             pending = "" if comment.sync_state == "synced" else f" · {comment.sync_state.value}"
-            text.append(f"{author}", style="bold")
-            text.append(f" · {when}{pending}\n", style="dim")
-            text.append(comment.body.rstrip() + "\n\n")
-        return text
+            shown.append((author, when + pending, comment.body.rstrip()))
+        return shown
+
+    def _no_comments(self) -> str:
+        hint = "" if self._services.read_only else " (c to write one)"
+        return f"No comments yet{hint}."
 
     def _pending_text(self, data: DetailData) -> Text:
         assert data.detail is not None
@@ -267,25 +266,32 @@ class IssueDetailScreen(Screen[None]):
         in it last time."""
         if self._services.read_only:
             return
-        box = self.query_one("#comment", Input)
+        box = self.query_one(CommentBox)
         body = draft.get("body") if draft else None
         self.draft = DraftKeeper(self, self._services.cache, comment_key(self.issue_id), kept=draft)
         if isinstance(body, str) and body:
-            with box.prevent(Input.Changed):
-                box.value = body
+            self._fill_box(body)
             self.notify("Your unsent comment is back in the comment box.", timeout=4)
         box.disabled = False
 
-    @on(Input.Changed, "#comment")
-    def draft_as_typed(self, event: Input.Changed) -> None:
+    def _fill_box(self, body: str) -> None:
+        """Put `body` in the comment box, the cursor after it, without it counting as typing."""
+        box = self.query_one(CommentBox)
+        with box.prevent(TextArea.Changed):
+            box.text = body
+        box.move_cursor(box.document.end)
+
+    @on(TextArea.Changed, "#comment")
+    def draft_as_typed(self, event: TextArea.Changed) -> None:
         """Keep the comment as it is typed, so closing or losing the app does not lose it."""
         if self.draft is not None:
-            self.draft.changed({"body": event.value} if event.value.strip() else None)
+            text = event.text_area.text
+            self.draft.changed({"body": text} if text.strip() else None)
 
     def keep_draft(self) -> None:
         """The app is exiting: keep the comment box as it stands."""
         if self.draft is not None:
-            body = self.query_one("#comment", Input).value
+            body = self.query_one(CommentBox).text
             self.draft.keep({"body": body} if body.strip() else None)
 
     def on_unmount(self) -> None:
@@ -296,11 +302,11 @@ class IssueDetailScreen(Screen[None]):
     def action_back(self) -> None:
         """Back to where the issue was opened from (esc in the comment field leaves it); with
         a comment typed and not sent, ask first."""
-        box = self.query_one("#comment", Input)
+        box = self.query_one(CommentBox)
         if self.focused is box:
             self.set_focus(None)
             return
-        if not box.value.strip():
+        if not box.text.strip():
             self.dismiss(None)
             return
 
@@ -372,14 +378,39 @@ class IssueDetailScreen(Screen[None]):
         if self._writable_issue() is not None:
             self.post_message(EditIssueRequested(self.issue_id))
 
+    def action_edit_in_editor(self) -> None:
+        """The whole issue as a template in `$EDITOR`; what changed is queued."""
+        if self._writable_issue() is not None:
+            self.run_worker(
+                edit_issue(self, self._services, self.issue_id), group="editor", exclusive=True
+            )
+
     def action_comment(self) -> None:
         if self._writable_issue() is not None:
-            self.query_one("#comment", Input).focus()
+            self.query_one(CommentBox).focus()
 
-    @on(Input.Submitted, "#comment")
-    def send_comment(self, event: Input.Submitted) -> None:
+    @on(CommentBox.EditorRequested)
+    def comment_in_editor(self, event: CommentBox.EditorRequested) -> None:
+        """The comment in `$EDITOR`; what comes back goes in the box, to send with ctrl+s."""
+        if self._writable_issue() is not None and self.draft is not None:
+            self.draft.flush()
+            self.run_worker(
+                edit_comment(self, self._services.cache, self.issue_id, event.text, self._fill),
+                group="editor",
+                exclusive=True,
+            )
+
+    def _fill(self, body: str) -> None:
+        """The editor's comment, in the box as if typed (so the draft keeps it)."""
+        box = self.query_one(CommentBox)
+        box.text = body
+        box.move_cursor(box.document.end)
+        box.focus()
+
+    @on(CommentBox.Send)
+    def send_comment(self, event: CommentBox.Send) -> None:
         """Queue the comment in the outbox; it shows at once, marked pending."""
-        body = event.value.strip()
+        body = event.text.strip()
         if not body:
             self.notify("A comment needs some text.", severity="warning")
             return
@@ -395,8 +426,8 @@ class IssueDetailScreen(Screen[None]):
 
         write = queue if self.draft is None else self.draft.then_discard(queue)
         write_in_thread(self, "queue the comment", write, done="Comment queued.")
-        with event.input.prevent(Input.Changed):
-            event.input.value = ""
+        with event.box.prevent(TextArea.Changed):
+            event.box.text = ""
         self.set_focus(None)
 
     def _picked(self, field: str, value: str | None) -> None:
