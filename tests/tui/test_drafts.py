@@ -18,7 +18,8 @@ from tui_support import ME, NOW, Notices, fixed_clock, settle
 
 from cache import Cache, EntryState, Resource
 from tracker_tui.app import TrackerApp, make_app
-from tracker_tui.drafts import SAVE_INTERVAL, comment_key, issue_key
+from tracker_tui.data.draft_keys import comment_key, issue_key
+from tracker_tui.drafts import SAVE_INTERVAL
 from tracker_tui.screens.confirm import ConfirmDialog
 from tracker_tui.screens.issue_detail import IssueDetailScreen
 from tracker_tui.screens.issue_form import IssueFormScreen

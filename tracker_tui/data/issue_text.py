@@ -124,12 +124,19 @@ def parse(
 
 
 def changes(fields: JsonObject, current: JsonObject) -> JsonObject:
-    """The fields whose value differs from the issue's (a missing description is empty)."""
+    """The fields whose value differs from the issue's (a missing description is empty, and
+    one differing only by the blanks an editor trims at line ends is the same)."""
     return {
         name: value
         for name, value in fields.items()
-        if (current.get(name) or _EMPTY.get(name)) != (value or _EMPTY.get(name))
+        if _same(current.get(name) or _EMPTY.get(name)) != _same(value or _EMPTY.get(name))
     }
+
+
+def _same(value: JsonValue) -> JsonValue:
+    if isinstance(value, str):
+        return "\n".join(line.rstrip() for line in value.split("\n")).strip("\n")
+    return value
 
 
 _EMPTY: dict[str, JsonValue] = {DESCRIPTION.member: "", LABELS.member: []}

@@ -58,6 +58,11 @@ class Directory:
         names |= {project.id: project.key or project.name for project in self.projects}
         object.__setattr__(self, "_names", names)
 
+    @property
+    def names(self) -> dict[str, str]:
+        """Users' names and projects' keys by id (what a preview names values by)."""
+        return dict(self._names)
+
     def name(self, record_id: str | None) -> str:
         """A user's name or a project's key; `none` for nobody, the id when unknown."""
         return "none" if record_id is None else self._names.get(record_id, record_id)

@@ -47,7 +47,8 @@ from issuefields import (
 )
 from tracker_tui.data.cache_source import NO_VALUE, parse_time
 from tracker_tui.data.changes import entry_summary, value_text
-from tracker_tui.drafts import DraftKeeper, comment_key
+from tracker_tui.data.draft_keys import comment_key
+from tracker_tui.drafts import DraftKeeper
 from tracker_tui.formatting import issue_reference, relative_time
 from tracker_tui.messages import EditIssueRequested
 from tracker_tui.screens.binding_commands import BindingCommands

@@ -19,8 +19,8 @@ from textual.screen import Screen
 from cache import Cache, IssueDetail, JsonObject, Resource
 from issuefields import COMMENT_BODY, problem
 from tracker_tui.data import issue_text
+from tracker_tui.data.draft_keys import comment_key, editor_key
 from tracker_tui.data.people import Directory
-from tracker_tui.drafts import comment_key
 from tracker_tui.editor import TemplateError, with_help, without_help
 from tracker_tui.formatting import issue_reference
 from tracker_tui.screens.editor_flow import EditorFlow
@@ -28,11 +28,6 @@ from tracker_tui.services import Services
 from tracker_tui.workers import describe, write_in_thread
 
 AGAIN = "E on the issue opens it again"
-
-
-def editor_key(issue_id: str | None) -> str:
-    """The draft of an issue's template: one per issue, one for a new issue."""
-    return f"editor:issue:{issue_id or 'new'}"
 
 
 @dataclass(frozen=True)
