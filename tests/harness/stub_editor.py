@@ -6,7 +6,8 @@ for real (a process started, a file written and read back), with no person at th
 `VISUAL`). Each run of the editor takes the next step of `steps`, a JSON list the script reads
 from a file beside it: `{"replace": [old, new]}` (every occurrence; a missing `old` fails the
 run with status 3, so a test whose text drifted fails loudly; a list of such pairs does each),
-`{"append": text}`,
+`{"sub": [[pattern, new], ...]}` (regular expressions, a line at a time; one that matches
+nothing fails the run too), `{"append": text}`,
 `{"write": text}` (the whole file), `{"exit": N}` (after the edit), in any combination. What
 the editor was given is logged, one file per run, for the test to read (`seen`).
 
@@ -27,7 +28,7 @@ from typing import Any
 import pytest
 
 SCRIPT = """#!{python}
-import json, pathlib, sys
+import json, pathlib, re, sys
 here = pathlib.Path({folder!r})
 path = pathlib.Path(sys.argv[-1])
 runs = sorted(here.glob("seen-*.txt"))
@@ -40,6 +41,10 @@ for old, new in [pairs] if pairs and isinstance(pairs[0], str) else pairs:
     if old not in text:
         sys.exit(3)
     text = text.replace(old, new)
+for pattern, new in step.get("sub", []):
+    text, count = re.subn(pattern, new, text, flags=re.MULTILINE)
+    if count == 0:
+        sys.exit(3)
 if "append" in step:
     text += step["append"]
 if "write" in step:

@@ -121,9 +121,13 @@ async def edit_in_bulk(screen: Screen[Any], services: Services, selection: Marke
         return
     refs = {row.id: issue_reference(row.number, row.id) for row in start.rows}
     plan = plan_cells(start.rows, edits, refs)
-    preview = BulkPreviewScreen(services, plan, start.directory.names)
-    await app.push_screen(preview, wait_for_dismiss=True)
-    if preview.queued:
-        await asyncio.to_thread(cache.drafts.discard, BULK_EDITOR_KEY)
-    else:
-        screen.notify(f"Not queued: the table is kept as a draft ({AGAIN}).", timeout=6)
+    preview = BulkPreviewScreen(
+        services, plan, start.directory.names, then=lambda: cache.drafts.discard(BULK_EDITOR_KEY)
+    )
+
+    def closed(_result: None) -> None:
+        """Not queued: the table stays a draft for the next `B`."""
+        if not preview.queued:
+            app.notify(f"Not queued: the table is kept as a draft ({AGAIN}).", timeout=6)
+
+    await app.push_screen(preview, closed)
