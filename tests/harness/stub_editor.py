@@ -7,7 +7,10 @@ for real (a process started, a file written and read back), with no person at th
 from a file beside it: `{"replace": [old, new]}` (every occurrence; a missing `old` fails the
 run with status 3, so a test whose text drifted fails loudly; a list of such pairs does each),
 `{"sub": [[pattern, new], ...]}` (regular expressions, a line at a time; one that matches
-nothing fails the run too), `{"append": text}`,
+nothing fails the run too), `{"append": text}`, `{"say": text}` (drawn on the terminal it
+was given, the screen cleared first), `{"ask": prompt}` (a line read from the terminal, as
+an editor reads keys: `{answer}` in a replacement stands for it), `{"wait_for": path}` (until
+that file exists, at most 30 s),
 `{"write": text}` (the whole file), `{"exit": N}` (after the edit), in any combination. What
 the editor was given is logged, one file per run, for the test to read (`seen`).
 
@@ -28,7 +31,7 @@ from typing import Any
 import pytest
 
 SCRIPT = """#!{python}
-import json, pathlib, re, sys
+import json, pathlib, re, sys, time
 here = pathlib.Path({folder!r})
 path = pathlib.Path(sys.argv[-1])
 runs = sorted(here.glob("seen-*.txt"))
@@ -36,11 +39,25 @@ text = path.read_text(encoding="utf-8")
 (here / f"seen-{{len(runs):03d}}.txt").write_text(text, encoding="utf-8")
 steps = json.loads((here / "steps.json").read_text(encoding="utf-8"))
 step = steps[len(runs)] if len(runs) < len(steps) else {{}}
+if "say" in step:
+    sys.stdout.write("\x1b[2J\x1b[H" + step["say"])
+    sys.stdout.flush()
+answer = ""
+if "ask" in step:
+    sys.stdout.write(step["ask"])
+    sys.stdout.flush()
+    answer = sys.stdin.readline().strip()
+if "wait_for" in step:
+    go = pathlib.Path(step["wait_for"])
+    for _ in range(600):
+        if go.exists():
+            break
+        time.sleep(0.05)
 pairs = step.get("replace", [])
 for old, new in [pairs] if pairs and isinstance(pairs[0], str) else pairs:
     if old not in text:
         sys.exit(3)
-    text = text.replace(old, new)
+    text = text.replace(old, new.replace("{{answer}}", answer))
 for pattern, new in step.get("sub", []):
     text, count = re.subn(pattern, new, text, flags=re.MULTILINE)
     if count == 0:
