@@ -44,3 +44,23 @@ def test_E_hands_the_terminal_to_the_editor_and_the_app_draws_again(
     assert "STUB EDITOR" not in shown
     [given] = editor.seen
     assert given.startswith(f"Title: {before['title']}\n")
+
+
+def test_an_editor_that_fails_gives_the_terminal_back_and_says_the_text_is_kept(
+    tracker: Tracker, tmp_path: Path
+) -> None:
+    """`:cq` in vim: the app draws again and says so (found in tmux with a real vi: the app
+    stayed suspended, the keys echoed by the terminal and nothing drawn)."""
+    editor = StubEditor(tmp_path / "editor")
+    before = tracker.check.issue(13)
+    editor.steps([{"replace": [f"Title: {before['title']}", "Title: Half typed"], "exit": 1}])
+    app = tracker.open_synced_app(env=tracker.env(EDITOR=str(editor.path), VISUAL=""))
+    open_issue(app, 13)
+    app.press("E")
+    app.wait_for(
+        lambda shown: DETAIL_FOOTER in footer(shown) and "kept as a draft" in shown,
+        what="the issue drawn again, saying the text is kept",
+    )
+    app.press("p")
+    app.wait_for_text("No priority")  # the priority dialog: the app reads keys again
+    assert "Half typed" in tracker.draft(f"editor:issue:{before['id']}")

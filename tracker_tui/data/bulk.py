@@ -108,9 +108,10 @@ class BulkPlan:
         return lines
 
     def _cells_summary(self, names: Mapping[str, str]) -> list[str]:
-        """ "3 issues change", then "2 issues: status Todo → In progress" per change, then
+        """ "3 issues change" ("1 issue changes"), then "2 issues: status Todo → In progress" per change, then
         each issue left out, named."""
-        lines = [f"{count_label(len(self.updates), 'issue')} change"]
+        count = len(self.updates)
+        lines = [f"{count_label(count, 'issue')} change{'s' if count == 1 else ''}"]
         for key, count in self.moves:
             member, before, after = json.loads(key)
             was, now = value_text(member, before, names), value_text(member, after, names)

@@ -95,16 +95,26 @@ class EditorFlow(Generic[T]):
 
     def _hand_over(self, text: str) -> str:
         """Run the editor on the real terminal; the text comes back once it exits. A headless
-        app (tests) has no terminal to hand over, and runs the editor as it is."""
+        app (tests) has no terminal to hand over, and runs the editor as it is.
+
+        Nothing may leave `App.suspend` by an exception: Textual resumes the app only when the
+        block ends normally, and an editor that failed (`:cq`) left the app suspended for good
+        (the keys echoed by the shell's terminal, nothing drawn)."""
         app = self.screen.app
         suspended = contextlib.nullcontext() if app.is_headless else app.suspend()
+        failure: EditorError | None = None
         try:
             with suspended:
-                return run_editor(text, self._keep, suffix=self.suffix)
+                try:
+                    return run_editor(text, self._keep, suffix=self.suffix)
+                except EditorError as error:
+                    failure = error  # raised once the app has the terminal back
         except SuspendNotSupported:
             raise EditorError(
                 f"this terminal cannot be handed over to {editor_name()}", kept=False
             ) from None
+        assert failure is not None
+        raise failure
 
     def _keep(self, text: str) -> None:
         """Store the file's text before the file is removed (on the event loop: the app is
