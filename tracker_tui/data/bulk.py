@@ -108,8 +108,8 @@ class BulkPlan:
         return lines
 
     def _cells_summary(self, names: Mapping[str, str]) -> list[str]:
-        """ "3 issues change" ("1 issue changes"), then "2 issues: status Todo → In progress" per change, then
-        each issue left out, named."""
+        """ "3 issues change" ("1 issue changes"), then a line per change ("2 issues: status
+        Todo → In progress"), then each issue left out, named."""
         count = len(self.updates)
         lines = [f"{count_label(count, 'issue')} change{'s' if count == 1 else ''}"]
         for key, count in self.moves:

@@ -11,7 +11,6 @@ screen with one asks before it is thrown away.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import ClassVar
 
 from rich.text import Text
@@ -25,19 +24,15 @@ from textual.widgets import Footer, Label, Markdown, Static, TextArea
 
 from cache import (
     ACTIVE_STATES,
-    IssueDetail,
     IssueRow,
     JsonObject,
     JsonValue,
-    OutboxEntry,
-    ProjectRow,
     Resource,
 )
 from issuefields import (
     ASSIGNEE,
     COMMENT_BODY,
     LABELS,
-    LISTED,
     PRIORITY,
     PROJECT,
     STATUS,
@@ -45,36 +40,28 @@ from issuefields import (
     Kind,
     status_choices,
 )
-from tracker_tui.data.cache_source import NO_VALUE, parse_time
-from tracker_tui.data.changes import entry_summary, value_text
+from tracker_tui.data.cache_source import NO_VALUE
 from tracker_tui.data.draft_keys import comment_key
 from tracker_tui.drafts import DraftKeeper
-from tracker_tui.formatting import issue_reference, relative_time
+from tracker_tui.formatting import issue_reference
 from tracker_tui.messages import EditIssueRequested
 from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.choice_dialog import ChoiceDialog
 from tracker_tui.screens.confirm import ConfirmDialog
+from tracker_tui.screens.issue_detail_text import (
+    DetailData,
+    comments,
+    fields_text,
+    no_comments,
+    pending_text,
+)
 from tracker_tui.screens.issue_editor import edit_comment, edit_issue
 from tracker_tui.screens.labels_dialog import LabelsDialog
 from tracker_tui.services import Services
 from tracker_tui.widgets.comment_box import CommentBox
-from tracker_tui.widgets.comment_thread import CommentThread, ShownComment
+from tracker_tui.widgets.comment_thread import CommentThread
 from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.workers import read_in_thread, write_in_thread
-
-
-@dataclass(frozen=True)
-class DetailData:
-    """One read of everything the screen shows."""
-
-    detail: IssueDetail | None
-    users: dict[str, str]
-    projects: list[ProjectRow]
-    labels: list[str]
-    comment_entries: tuple[OutboxEntry, ...] = ()
-    """Unsettled writes to the issue's comments (`IssueDetail.entries` holds the issue's own)."""
-    draft: JsonObject | None = None
-    """The comment typed here earlier and not sent."""
 
 
 class IssueDetailScreen(Screen[None]):
@@ -188,75 +175,14 @@ class IssueDetailScreen(Screen[None]):
             (issue_reference(issue.number, issue.id), "bold"), "  ", issue.title, (sync, "italic")
         )
         self.query_one("#detail-title", Static).update(title)
-        self.query_one("#detail-fields", Static).update(self._fields_text(message.data))
+        now = self._services.clock()
+        self.query_one("#detail-fields", Static).update(fields_text(message.data, now))
         self.query_one("#detail-description", Markdown).update(
             detail.description or "*No description.*"
         )
-        await self.query_one(CommentThread).show(self._comments(message.data), self._no_comments())
-        self.query_one("#detail-pending", Static).update(self._pending_text(message.data))
-
-    def _names(self, data: DetailData) -> dict[str, str]:
-        return data.users | {project.id: project.key or project.name for project in data.projects}
-
-    def _fields_text(self, data: DetailData) -> Text:
-        """Every field but those the heading and the body show, four to a line."""
-        assert data.detail is not None
-        issue = data.detail.issue
-        names = self._names(data)
-        now = self._services.clock()
-        pairs = [(f.label, self._value(f, issue, names, now)) for f in LISTED]
-        text = Text()
-        for index, (name, value) in enumerate(pairs):
-            text.append(f"{name} ", style="dim")
-            text.append(value, style="bold")
-            text.append("\n" if index % 4 == 3 else "    ")
-        return text
-
-    @staticmethod
-    def _value(field: Field, issue: IssueRow, names: dict[str, str], now: datetime) -> str:
-        if field.kind is Kind.LABELS:
-            return ", ".join(issue.labels) or "—"
-        value = issue.cells.get(field.member)
-        if field.kind is Kind.TIME:
-            return relative_time(parse_time(None if value is None else str(value)), now)
-        return value_text(field.member, value, names)
-
-    def _comments(self, data: DetailData) -> list[ShownComment]:
-        """Each comment's author, when (and whether it is on the server yet), and body."""
-        assert data.detail is not None
-        now = self._services.clock()
-        shown: list[ShownComment] = []
-        for comment in data.detail.comments:
-            author = data.users.get(comment.author or "", comment.author or "you")
-            when = relative_time(parse_time(comment.created_at), now)
-            pending = "" if comment.sync_state == "synced" else f" · {comment.sync_state.value}"
-            shown.append((author, when + pending, comment.body.rstrip()))
-        return shown
-
-    def _no_comments(self) -> str:
-        hint = "" if self._services.read_only else " (c to write one)"
-        return f"No comments yet{hint}."
-
-    def _pending_text(self, data: DetailData) -> Text:
-        assert data.detail is not None
-        detail = data.detail
-        entries = (*detail.entries, *data.comment_entries)
-        if not entries and not detail.conflicts:
-            return Text("None: this is the server's copy.", style="dim")
-        names = self._names(data)
-        text = Text()
-        for entry in entries:
-            text.append(f"{entry.state.value:<9}", style="bold")
-            text.append(entry_summary(entry, names))
-            if entry.last_error:
-                text.append(f" — {entry.last_error}", style="red")
-            text.append("\n")
-        for conflict in detail.conflicts:
-            mine = value_text(conflict.field, conflict.mine, names)
-            theirs = value_text(conflict.field, conflict.theirs, names)
-            text.append("conflict ", style="bold red")
-            text.append(f"{conflict.field}: mine {mine}, theirs {theirs} (y: sync panel)\n")
-        return text
+        empty = no_comments(read_only=self._services.read_only)
+        await self.query_one(CommentThread).show(comments(message.data, now), empty)
+        self.query_one("#detail-pending", Static).update(pending_text(message.data))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """With `--read-only` the write keys are not there at all (not merely refused)."""
