@@ -10,11 +10,13 @@ import pytest
 from stub_editor import StubEditor
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
+from textual.widgets._footer import FooterKey
 from tui_support import AppFactory, Notices, settle
 
 from cache import Cache, EntryState, Resource
 from tracker_tui.data.draft_keys import comment_key, editor_key
 from tracker_tui.screens.confirm import ConfirmDialog
+from tracker_tui.screens.help import help_groups
 from tracker_tui.screens.issue_detail import IssueDetailScreen
 from tracker_tui.screens.issue_form import IssueFormScreen
 from tracker_tui.widgets.comment_box import CommentBox
@@ -227,3 +229,21 @@ async def test_ctrl_e_in_a_new_issue_form_fills_it_from_the_template(
     assert entry.changes["title"] == "Export drops the last row"
     assert str(entry.changes["description"]).startswith("Steps: export 3 rows.")
     assert cache.drafts.get(editor_key(None)) is None
+
+
+async def test_the_comment_box_keys_are_in_the_footer_and_the_help(app_factory: AppFactory) -> None:
+    """Enter writes a new line; ctrl+s sends and ctrl+e opens the editor, both shown while the
+    box has the focus."""
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("c", *"one", "enter", *"two")
+        screen = app.screen
+        assert screen.query_one(CommentBox).text == "one\ntwo"
+        shown = {(key.key_display, key.description) for key in screen.query(FooterKey)}
+        assert {("^s", "Send comment"), ("^e", "Edit in $EDITOR")} <= shown
+        groups = {g.title: g for g in help_groups(screen.active_bindings, app.get_key_display)}
+        described = {(e.keys, e.description) for e in groups["Comment box"].entries}
+        assert {(("^s",), "Send comment"), (("^e",), "Edit in $EDITOR")} <= described
