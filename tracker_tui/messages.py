@@ -101,6 +101,22 @@ class EditIssueRequested(Message):
 
 
 @dataclass
+class EditorEditRequested(Message):
+    """The user asked to edit an issue as a template in `$EDITOR` (only posted when the app is
+    writable)."""
+
+    issue_id: str
+
+
+@dataclass
+class BulkEditorRequested(Message):
+    """The user asked to edit the marked issues (or the whole query, `selection.count` 0) as
+    a table in `$EDITOR` (only posted when the app is writable)."""
+
+    selection: MarkedSelection
+
+
+@dataclass
 class CreateIssueRequested(Message):
     """The user asked to create an issue (only posted when the app is writable)."""
 

@@ -25,17 +25,21 @@ from tracker_tui.data import undo
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.key_order import KeyOrderApp
 from tracker_tui.messages import (
+    BulkEditorRequested,
     BulkEditRequested,
     CreateIssueRequested,
     EditIssueRequested,
+    EditorEditRequested,
     InboxChanged,
     OpenIssueRequested,
     WriteQueued,
 )
 from tracker_tui.screens.bulk_edit import BulkEditScreen
+from tracker_tui.screens.bulk_editor import edit_in_bulk
 from tracker_tui.screens.confirm import ConfirmDialog
 from tracker_tui.screens.inbox import InboxScreen
 from tracker_tui.screens.issue_detail import IssueDetailScreen
+from tracker_tui.screens.issue_editor import edit_issue
 from tracker_tui.screens.issue_form import IssueFormScreen
 from tracker_tui.screens.issue_list import IssueListScreen
 from tracker_tui.screens.jump_dialog import JumpDialog
@@ -139,6 +143,18 @@ class NavigatingApp(GuardedApp, KeyOrderApp, CopyOpenApp):
             self.push_screen(
                 IssueFormScreen(services, message.issue_id, replacing=message.replacing)
             )
+
+    @on(EditorEditRequested)
+    def edit_in_editor(self, message: EditorEditRequested) -> None:
+        if (services := self._writable()) is not None:
+            work = edit_issue(self.screen, services, message.issue_id)
+            self.run_worker(work, group="editor", exclusive=True)
+
+    @on(BulkEditorRequested)
+    def bulk_in_editor(self, message: BulkEditorRequested) -> None:
+        if (services := self._writable()) is not None:
+            work = edit_in_bulk(self.screen, services, message.selection)
+            self.run_worker(work, group="editor", exclusive=True)
 
     @on(CreateIssueRequested)
     def open_create_form(self) -> None:

@@ -25,8 +25,9 @@ from issuefields import (
     Kind,
 )
 from tracker_tui.commands import projects_write, refs
-from tracker_tui.commands.refs import NONE_WORDS, Names, option
+from tracker_tui.commands.refs import Names, option
 from tracker_tui.data.cache_source import ME_STATE_KEY
+from tracker_tui.data.people import NONE_WORDS
 from tracker_tui.errors import UsageError
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import print_json, print_table

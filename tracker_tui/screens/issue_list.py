@@ -28,9 +28,11 @@ from tracker_tui.data.columns import ColumnSetup, default_setup
 from tracker_tui.data.source import FilterValue, IssueQuery, IssueSource
 from tracker_tui.data.views import MAX_VIEWS, SavedView, with_view
 from tracker_tui.messages import (
+    BulkEditorRequested,
     BulkEditRequested,
     CreateIssueRequested,
     EditIssueRequested,
+    EditorEditRequested,
     SourceFailed,
     ViewsChanged,
 )
@@ -68,8 +70,12 @@ class IssueListScreen(ReadOnlyScreen[None]):
         Binding("S", "flip_sort", "Reverse sort", show=False, id="list.flip_sort"),
         Binding("o", "pick_sort", "Sort by…", show=False, id="list.pick_sort"),
         Binding("e", "edit", "Edit", id="list.edit"),
+        Binding("E", "edit_in_editor", "Edit in $EDITOR", show=False, id="list.edit_in_editor"),
         Binding("c", "create", "New", id="list.create"),
         Binding("b", "bulk_edit", "Bulk edit", id="list.bulk_edit"),
+        Binding(
+            "B", "bulk_in_editor", "Bulk edit in $EDITOR", show=False, id="list.bulk_in_editor"
+        ),
         Binding("ctrl+s", "save_view", "Save view", show=False, id="list.save_view"),
         Binding("v", "manage_views", "Saved views…", show=False, id="list.manage_views"),
         *(
@@ -85,7 +91,15 @@ class IssueListScreen(ReadOnlyScreen[None]):
     ]
 
     WRITE_ACTIONS: ClassVar[frozenset[str]] = frozenset(
-        {"edit", "create", "bulk_edit", "undo_bulk", *IssueList.MARK_ACTIONS}
+        {
+            "edit",
+            "edit_in_editor",
+            "create",
+            "bulk_edit",
+            "bulk_in_editor",
+            "undo_bulk",
+            *IssueList.MARK_ACTIONS,
+        }
     )
     """The screen's, the list's and the app's actions that change issues."""
 
@@ -311,6 +325,18 @@ class IssueListScreen(ReadOnlyScreen[None]):
         if (row := issues.highlighted_row) is not None:
             issues.chosen = True
             self.post_message(EditIssueRequested(row.id))
+
+    def action_edit_in_editor(self) -> None:
+        """Ask the app to edit the highlighted issue as a template in `$EDITOR`."""
+        issues = self.query_one(IssueList)
+        if (row := issues.highlighted_row) is not None:
+            issues.chosen = True
+            self.post_message(EditorEditRequested(row.id))
+
+    def action_bulk_in_editor(self) -> None:
+        """Ask the app to open the marked issues (none marked: the whole query, after asking)
+        as a table in `$EDITOR`."""
+        self.post_message(BulkEditorRequested(self.query_one(IssueList).selection))
 
     def action_create(self) -> None:
         """Ask the app to create an issue."""
