@@ -29,12 +29,15 @@ import httpx
 from accounts.credentials import ResolvedProfile
 from cache import Cache, CacheError
 from sync.admin import AdminApi
+from sync.backfill_progress import BackfillProgress, pending
+from sync.backfill_progress import progress as backfill_progress
 from sync.connection import RATE_WAIT_SHOWN, Connection, ConnectionState, ConnectionWatch
 from sync.engine import RETRY_BASE, RETRY_CAP, LoopEvent, PassFailed, RetryPlanned, SyncLoop
 from sync.errors import Forbidden, NetworkError, RateLimited, ServerError, SyncError, Unauthorized
 from sync.live import LiveUpdates
 from sync.permissions import learn_from_me
 from sync.pull import PullProgress, PullReport
+from sync.pull.backfill import StepReport
 from sync.push import Backoff, PushReport, StopReason
 from sync.session import SyncSession, open_session
 from tracker_tui.admin_link import OFFLINE_NOTICE, AdminUnavailable
@@ -101,6 +104,7 @@ class EngineLink:
         self._session: SyncSession | None = None
         self._reconnect_at: float | None = None
         self._outbox: OutboxCounts | None = None
+        self._backfill: BackfillProgress | None = None
         self._last_sync: datetime | None = None
         self._progress: PullProgress | None = None
         self._last_refresh = float("-inf")
@@ -270,6 +274,8 @@ class EngineLink:
                 self._last_sync = self._server_now(event)
             case PushReport():
                 self._tell_key_refusal(event)
+            case StepReport():
+                pass  # a stretch of the backfill ended: re-read, and report where it stands
             case _:
                 assert_never(event)
         self._progress = None
@@ -335,6 +341,7 @@ class EngineLink:
             day_limit = self._session.limiter.learned().per_day
         with contextlib.suppress(CacheError):  # the last counts stand; the next report retries
             self._outbox = count_outbox(self._cache)
+            self._backfill = backfill_progress(self._cache) if pending(self._cache) else None
         self._post(
             SyncStatusChanged(
                 profile=self._resolved.name or "env",
@@ -345,5 +352,6 @@ class EngineLink:
                 day_limit=day_limit,
                 progress=self._progress,
                 last_sync=self._last_sync,
+                backfill=self._backfill,
             )
         )

@@ -19,6 +19,7 @@ from tracker_tui.data.outbox_counts import OutboxCounts
 from tracker_tui.data.views import SavedView
 
 if TYPE_CHECKING:
+    from sync.backfill_progress import BackfillProgress
     from sync.pull import PullProgress
 
 
@@ -46,6 +47,8 @@ class SyncStatusChanged(Message):
     runs."""
     last_sync: datetime | None = None
     """When the last pass finished, None before the first."""
+    backfill: BackfillProgress | None = None
+    """A head-first start's backfill while one is pending (docs/sync.md#head-first)."""
 
     def can_replace(self, message: Message) -> bool:
         """A newer report makes any queued older one pointless."""

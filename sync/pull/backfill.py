@@ -23,15 +23,13 @@ from datetime import datetime
 from enum import StrEnum
 
 from cache import Resource
+from sync.backfill_progress import BACKFILL_SHARE
 from sync.models import Record, Tombstone
 from sync.pull import backfill_state as state
 from sync.pull.context import ResourceRun
 from sync.pull.keyset import OrderBroken, check_order, next_cursor
 from sync.pull.stamps import EPOCH, before, sort_key
 from sync.session import remember_features
-
-BACKFILL_SHARE = 0.8
-"""Share of the background budget the backfill may spend in a day; polls keep the rest."""
 
 
 class Stop(StrEnum):

@@ -20,15 +20,18 @@ its backfill walks the whole list, its position kept in the state store (`WALK_K
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from cache import Cache, Cursor, Resource
-from cache.models import JsonValue
+from sync.backfill_progress import (
+    FLOOR,
+    BackfillProgress,
+    pending,
+    progress,
+    save_progress,
+)
 
-FLOOR = "floor"
+__all__ = ["BackfillProgress", "pending", "progress", "save_progress"]
+
 BACKFILL = "backfill"
-PROGRESS_KEY = "pull_backfill:issues"
-"""State key of the backfill's progress (`BackfillProgress`), for the sync panel and status."""
 WALK_KEY = "pull_backfill_walk:issues"
 """State key of a page-walking backfill's position: `{"page", "total"}`."""
 
@@ -50,74 +53,3 @@ def set_floor(cache: Cache, cursor: Cursor | None) -> None:
 
 def backfill_cursor(cache: Cache) -> Cursor | None:
     return cache.server.cursor(Resource.ISSUES, scope=BACKFILL)
-
-
-def pending(cache: Cache) -> bool:
-    """Whether a backfill is still to finish (a head-first start that has not met its floor)."""
-    return floor(cache) is not None
-
-
-@dataclass(frozen=True)
-class BackfillProgress:
-    """What the sync panel, the status bar and `tracker-tui status` show of a backfill."""
-
-    expected: int | None = None
-    """Records the backfill reads in all, from the first query's `pagination.total`."""
-    received: int = 0
-    requests: int = 0
-    head: int | None = None
-    """Records the head stored above the floor (keyset order), for the last page's size."""
-    views: str = "pending"
-    """The user's default views: `pending`, `done`, or `unsupported` by the server."""
-    paused_until: float | None = None
-    """Local Unix time at which a backfill stopped by the day's budget resumes."""
-    finish_at: float | None = None
-    """Local Unix time the backfill is estimated to finish, given the plan."""
-    done: bool = False
-
-    def to_json(self) -> JsonValue:
-        return {
-            "expected": self.expected,
-            "received": self.received,
-            "requests": self.requests,
-            "head": self.head,
-            "views": self.views,
-            "paused_until": self.paused_until,
-            "finish_at": self.finish_at,
-            "done": self.done,
-        }
-
-    @classmethod
-    def from_json(cls, value: JsonValue) -> BackfillProgress | None:
-        if not isinstance(value, dict):
-            return None
-        expected, received, requests = (value.get(k) for k in ("expected", "received", "requests"))
-        views, paused, finish = (value.get(k) for k in ("views", "paused_until", "finish_at"))
-        head = value.get("head")
-        return cls(
-            expected=expected if isinstance(expected, int) else None,
-            received=received if isinstance(received, int) else 0,
-            requests=requests if isinstance(requests, int) else 0,
-            head=head if isinstance(head, int) else None,
-            views=views if isinstance(views, str) else "pending",
-            paused_until=float(paused) if isinstance(paused, int | float) else None,
-            finish_at=float(finish) if isinstance(finish, int | float) else None,
-            done=value.get("done") is True,
-        )
-
-    @property
-    def fraction(self) -> float | None:
-        if self.done:
-            return 1.0
-        if not self.expected:
-            return None
-        return min(1.0, self.received / self.expected)
-
-
-def progress(cache: Cache) -> BackfillProgress | None:
-    """The backfill's progress as last stored; None when no head-first start ever ran."""
-    return BackfillProgress.from_json(cache.state.get(PROGRESS_KEY))
-
-
-def save_progress(cache: Cache, value: BackfillProgress) -> None:
-    cache.state.set(PROGRESS_KEY, value.to_json())
