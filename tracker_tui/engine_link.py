@@ -36,7 +36,7 @@ from sync.engine import RETRY_BASE, RETRY_CAP, LoopEvent, PassFailed, RetryPlann
 from sync.errors import Forbidden, NetworkError, RateLimited, ServerError, SyncError, Unauthorized
 from sync.live import LiveUpdates
 from sync.permissions import learn_from_me
-from sync.pull import PullProgress, PullReport
+from sync.pull import PullProgress, PullReport, on_demand
 from sync.pull.backfill import StepReport
 from sync.push import Backoff, PushReport, StopReason
 from sync.session import SyncSession, open_session
@@ -109,6 +109,7 @@ class EngineLink:
         self._progress: PullProgress | None = None
         self._last_refresh = float("-inf")
         self._key_refusal_told: str | None = None
+        self._fetches: set[asyncio.Future[None]] = set()
 
     async def start(self, post: Poster) -> None:
         self._post = post
@@ -120,6 +121,27 @@ class EngineLink:
 
     def sync_now(self) -> None:
         self._call(self._sync_now)
+
+    def issue_opened(self, issue_id: str) -> None:
+        self._call(lambda: self._fetch_now(issue_id))
+
+    def _fetch_now(self, issue_id: str) -> None:
+        """On the engine's loop: the opened issue's comments, as a task of their own beside
+        the loop, so they go out before the backfill's next request."""
+        session = self._session
+        if session is None or not on_demand.wanted(session):
+            return
+        task = asyncio.ensure_future(self._comments_now(session, issue_id))
+        self._fetches.add(task)
+        task.add_done_callback(self._fetches.discard)
+
+    async def _comments_now(self, session: SyncSession, issue_id: str) -> None:
+        try:
+            await on_demand.issue_comments(session, issue_id)
+        except (SyncError, CacheError):
+            return  # the connection state shows a failure; the bulk pull brings them later
+        if self._post is not None:
+            self._post(CacheChanged())
 
     async def admin(self, work: Callable[[AdminApi], Awaitable[T]]) -> T:
         """Run `work` on the engine's session, on the engine's thread (`AdminLink`)."""

@@ -144,6 +144,7 @@ class IssueDetailScreen(Screen[None]):
         """Read the issue now and whenever the cache changes."""
         self.watch(self.app, "cache_revision", self._load, init=False)
         self._load()
+        self._services.sync.issue_opened(self.issue_id)
 
     def _load(self) -> None:
         services = self._services
