@@ -39,12 +39,18 @@ from sync.permissions import learn_from_me
 from sync.pull import PullProgress, PullReport, on_demand
 from sync.pull.backfill import StepReport
 from sync.push import Backoff, PushReport, StopReason
+from sync.server_search import ServerHits, ServerSearch
 from sync.session import SyncSession, open_session
 from tracker_tui.admin_link import OFFLINE_NOTICE, AdminUnavailable
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.data.outbox_counts import OutboxCounts, count_outbox
 from tracker_tui.errors import describe
-from tracker_tui.messages import CacheChanged, SyncFailed, SyncStatusChanged
+from tracker_tui.messages import (
+    CacheChanged,
+    ServerHitsArrived,
+    SyncFailed,
+    SyncStatusChanged,
+)
 from tracker_tui.server_clock import ServerClock
 from tracker_tui.sync_link import Poster
 
@@ -110,6 +116,7 @@ class EngineLink:
         self._last_refresh = float("-inf")
         self._key_refusal_told: str | None = None
         self._fetches: set[asyncio.Future[None]] = set()
+        self._search: ServerSearch | None = None
 
     async def start(self, post: Poster) -> None:
         self._post = post
@@ -124,6 +131,21 @@ class EngineLink:
 
     def issue_opened(self, issue_id: str) -> None:
         self._call(lambda: self._fetch_now(issue_id))
+
+    def search_typed(self, text: str) -> None:
+        self._call(lambda: self._search_typed(text))
+
+    def _search_typed(self, text: str) -> None:
+        """On the engine's loop: hand the text to the debounced server search."""
+        if self._session is None:
+            return
+        if self._search is None:
+            self._search = ServerSearch(self._session, self._hits)
+        self._search.typed(text)
+
+    def _hits(self, hits: ServerHits) -> None:
+        if self._post is not None:
+            self._post(ServerHitsArrived(hits.text, len(hits.ids), hits.new))
 
     def _fetch_now(self, issue_id: str) -> None:
         """On the engine's loop: the opened issue's comments, as a task of their own beside
@@ -226,7 +248,9 @@ class EngineLink:
                 self._tell_failure(error)
             if self._session is not None:
                 failures = 0  # it did open: back off from the start again
-            self._sync_loop = self._session = None
+            if self._search is not None:
+                self._search.cancel()
+            self._sync_loop = self._session = self._search = None
             if self._stopped.is_set():
                 break
             failures += 1

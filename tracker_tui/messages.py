@@ -122,3 +122,21 @@ class WriteQueued(Message):
     """What to tell the user, if anything ("Comment queued")."""
     batch_id: str | None = None
     """The batch of a bulk edit, remembered so `u` can undo it."""
+
+
+@dataclass
+class SearchTyped(Message):
+    """The list's search text changed: the engine may ask the server too while the cache is
+    still being filled (docs/sync.md#head-first)."""
+
+    text: str
+
+
+@dataclass
+class ServerHitsArrived(Message):
+    """The server's search answered while the backfill is incomplete: its hits are stored,
+    `new` of them issues the cache did not hold yet."""
+
+    text: str
+    found: int
+    new: int

@@ -43,6 +43,11 @@ class SyncLink(Protocol):
         once."""
         ...
 
+    def search_typed(self, text: str) -> None:
+        """The list's search text changed: while the cache is incomplete, ask the server's
+        search too (debounced). Called on the event loop; returns at once."""
+        ...
+
     async def stop(self) -> None:
         """Stop syncing (the app is closing); unsent writes stay in the outbox. Also called
         when `start` never was (the user quit the login screen)."""
@@ -59,6 +64,8 @@ class OfflineLink:
         """How many times the user asked to sync now."""
         self.opened: list[str] = []
         """The issues the user opened, in order (tests check that the detail asks)."""
+        self.searched: list[str] = []
+        """The search texts typed, in order."""
 
     async def start(self, post: Poster) -> None:
         return None
@@ -71,6 +78,9 @@ class OfflineLink:
 
     def issue_opened(self, issue_id: str) -> None:
         self.opened.append(issue_id)
+
+    def search_typed(self, text: str) -> None:
+        self.searched.append(text)
 
     async def stop(self) -> None:
         return None

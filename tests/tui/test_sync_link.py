@@ -40,6 +40,9 @@ class ScriptedLink:
     def issue_opened(self, issue_id: str) -> None:
         return None
 
+    def search_typed(self, text: str) -> None:
+        return None
+
     async def stop(self) -> None:
         self.stopped = True
 

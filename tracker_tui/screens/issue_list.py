@@ -29,6 +29,7 @@ from tracker_tui.messages import (
     BulkEditRequested,
     CreateIssueRequested,
     EditIssueRequested,
+    SearchTyped,
     SourceFailed,
     ViewsChanged,
 )
@@ -159,6 +160,7 @@ class IssueListScreen(ReadOnlyScreen[None]):
         if event.value != event.input.value:
             return
         self.issue_query = self.issue_query.with_filter(text=event.value.strip())
+        self.post_message(SearchTyped(event.value.strip()))
 
     @on(Input.Submitted, "#search")
     def keep_search(self) -> None:
