@@ -22,6 +22,7 @@ from test_pull_support import (
     Service,
     local_issues,
     query_of,
+    refusing_tombstones,
     rewriting_bodies,
     served,
     server_issues,
@@ -264,3 +265,35 @@ def open_with_clock(service: Service, cache: Cache, clock: Callable[[], float]):
     return open_session(
         resolved(service.key), cache=cache, transport=service.transport(), clock=clock
     )
+
+
+def published_only(app: App) -> App:
+    """A server with the published API alone as far as a pull sees: no `/me` (404, so no
+    views), no tombstones (400 to `include_deleted`), sync order kept."""
+    refusing = refusing_tombstones(app)
+
+    async def variant(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].endswith("/me"):
+            scope = {**scope, "path": scope["path"] + "-not-served"}
+        await refusing(scope, receive, send)
+
+    return variant
+
+
+async def test_without_me_or_tombstones_a_delete_during_the_backfill_is_found_after_it(
+    tmp_path: Path, cache: Cache
+) -> None:
+    async with served(tmp_path, ISSUES, wrap=published_only) as service:
+        recorder = Recorder(service.transport())
+        requests, held = await _head(service, cache, recorder)
+        assert requests == 2
+        shown = backfill_state.progress(cache)
+        assert shown is not None and shown.views == "unsupported"
+        gone = sorted(held)[0]
+        async with service.api() as api:
+            (await api.delete(f"/issues/{gone}")).raise_for_status()
+        async with session_on(service, cache) as session:
+            assert session.features.tombstones is not True
+            await pull(session, retry=FAST_RETRY)  # the backfill, then the count check
+        assert local_issues(cache) == await server_issues(service)
+    assert gone not in local_issues(cache)
