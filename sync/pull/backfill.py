@@ -86,7 +86,7 @@ async def backfill(
         state.save_progress(cache, shown)
         run.tell(expected=shown.expected)
         if finished:
-            _finish(run)
+            finish_backfill(run)
             shown = replace(shown, done=True, finish_at=None)
             state.save_progress(cache, shown)
             break
@@ -95,7 +95,8 @@ async def backfill(
     return StepReport(stop, requests, received, resumes_at)
 
 
-def _finish(run: ResourceRun) -> None:
+def finish_backfill(run: ResourceRun) -> None:
+    """Forget the floor, the backfill cursor and its query: nothing is left below the head."""
     cache = run.session.cache
     state.set_floor(cache, None)
     cache.server.clear_cursor(Resource.ISSUES, scope=state.BACKFILL)

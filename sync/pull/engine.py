@@ -25,7 +25,7 @@ from sync.client import ApiClient, Peek, Response
 from sync.errors import Forbidden, InvalidRequest, NotFound, UnexpectedStatus
 from sync.models import Page
 from sync.pull import backfill_state
-from sync.pull.backfill import StepReport, backfill
+from sync.pull.backfill import StepReport, backfill, finish_backfill
 from sync.pull.collector import fewer_collections
 from sync.pull.context import Lister, ResourceRun
 from sync.pull.deletes import count_differs, sweep, sweep_with
@@ -182,7 +182,9 @@ async def _pull_issues(
             if not run.deletes_covered and await count_differs(run):
                 await sweep(run)
             return
-    elif not backfill_state.pending(cache):
+    elif cold or not backfill_state.pending(cache):
+        if cold and backfill_state.pending(cache):
+            finish_backfill(run)  # a head-first start killed early: this pull reads it all
         await _pull_resource(run, full=full)
         return
     else:
