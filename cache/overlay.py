@@ -225,7 +225,18 @@ def beneath(
     conn: sqlite3.Connection, resource: Resource, key: str, chain: Sequence[OutboxEntry]
 ) -> JsonObject:
     """The record as the screen would show it with only `chain` (active entries of it, in
-    order) laid over its server row: what lies beneath a later entry."""
+    order) laid over its server row: what lies beneath a later entry.
+
+    A record deleted on the server (a tombstone with its deletion time) has nothing beneath:
+    its last body shows only because our writes still refer to it, so an edit back to that
+    body's value is the user's word about a record that is gone, to meet the deletion when
+    it is sent, not a return to what the server holds."""
+    deleted = conn.execute(
+        "SELECT 1 FROM tombstones WHERE resource = ? AND id = ? AND deleted_at IS NOT NULL",
+        (resource.value, key),
+    ).fetchone()
+    if deleted is not None:
+        return {}
     _rid, base = _server_rows(conn, resource, [key]).get(key, (None, None))
     return _replay(resource, base, list(chain), syncstate.clock_offset(conn)) or {}
 

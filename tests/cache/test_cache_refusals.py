@@ -184,6 +184,20 @@ def test_editing_back_with_nothing_new_beneath_still_vanishes(cache: Cache) -> N
     assert cache.outbox.entries() == []
 
 
+def test_editing_back_an_issue_deleted_on_the_server_keeps_the_edit_in_sight(
+    cache: Cache,
+) -> None:
+    """Found by the model (seed 6004): edit, a pull brings a colleague's delete (the issue
+    stays listed for the pending edit), edit back to the original. The edit was taken for an
+    edit back over an unchanged server copy and dropped, and the issue vanished under the
+    user's hands with what they had just typed; it must stay, to meet the delete when sent."""
+    cache.outbox.update(ISSUE, ONE, {"priority": "high"})
+    cache.server.apply_page(ISSUE, [{"id": ONE, "deleted": True, "updated_at": stamp(90)}])
+    again = cache.outbox.update(ISSUE, ONE, {"priority": "none"})
+    assert again is not None and again.changes == {"priority": "none"}
+    assert shown(cache)["priority"] == "none"
+
+
 def test_taking_theirs_leaves_a_later_edit_of_the_field_to_be_checked(cache: Cache) -> None:
     """The later edit was typed over the dropped value, without seeing theirs: it goes back
     to the dropped write's base, so theirs is a conflict for it too, not overwritten."""

@@ -135,3 +135,18 @@ def test_an_issue_deleted_under_a_refused_comment_stays_in_sight(
     state.comment(c=0, pick=0, body=2)
     state.colleague_delete(pick=0)
     state.end()
+
+
+def test_an_edit_back_of_an_issue_a_colleague_deleted_is_not_dropped(
+    steps: Callable[[Config], Steps],
+) -> None:
+    """Found by the long run (seed 6004): a priority edit pending, a colleague deletes the
+    issue, the pull keeps it in sight for the edit, the user sets the priority back to what
+    it was: the edit was dropped as an edit back, and the issue vanished with it."""
+    state = steps(FULL)
+    state.start(clients=2)
+    state.edit(c=0, pick=0, name="priority", choice=0)
+    state.colleague_delete(pick=0)
+    state.pull(c=0, faults=[], kill=None, full=False)
+    state.edit(c=0, pick=0, name="priority", choice=2)
+    state.end()

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from no_wait import QUICK
 from push_support import (
     Wire,
     colleague_write,
@@ -35,7 +36,7 @@ from push_support import (
 from cache import EntryState, OutboxEntry, Resource
 from server.app import create_app
 from server.seed import seed_workspace
-from sync.push import Backoff, PushReport, push_outbox
+from sync.push import PushReport, push_outbox
 from sync.session import SyncSession
 
 WINDOW = 1.0
@@ -43,13 +44,6 @@ TITLE = "Quarterly plan"
 EDITED = "Quarterly plan (edited by a colleague)"
 TYPED = "Typed while the push ran"
 SEEDED = 2
-
-
-async def _no_sleep(_seconds: float) -> None:
-    return None
-
-
-QUICK = Backoff(sleep=_no_sleep)
 
 
 @dataclass

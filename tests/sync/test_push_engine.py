@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from no_wait import QUICK
 from push_support import Wire, load_issues, server_issues, session_for, without_bulk
 
 from cache import SETTLED_RETENTION, EntryState, Operation, Resource
@@ -30,11 +31,6 @@ class Service:
     db: Path
 
 
-async def _no_sleep(_seconds: float) -> None:
-    return None
-
-
-QUICK = Backoff(sleep=_no_sleep)
 WINDOW = 1.0
 """The client's limiter runs the service's minute in a second (docs/service.md#window-scaling), so
 no test waits long for a slot."""

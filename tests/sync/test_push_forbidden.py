@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from no_wait import QUICK
 from push_support import (
     BASE_URL,
     Receive,
@@ -34,18 +35,11 @@ from server.app import create_app
 from server.keys import create_key
 from server.models import PERMISSIONS
 from server.seed import seed_workspace
-from sync.push import Backoff, StopReason, push_outbox
+from sync.push import StopReason, push_outbox
 from sync.session import SyncSession
 
 WINDOW = 1.0
 VAGUE = json.dumps({"error": {"code": "forbidden", "message": "Forbidden."}}).encode()
-
-
-async def _no_sleep(_seconds: float) -> None:
-    return None
-
-
-QUICK = Backoff(sleep=_no_sleep)
 
 
 def vague_refusals(app: Any) -> Any:

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from no_wait import QUICK
 from push_support import (
     BASE_URL,
     Wire,
@@ -25,17 +26,10 @@ from cache import EntryState, Resolution, Resource
 from server.app import create_app
 from server.seed import seed_workspace
 from sync.client import ApiClient
-from sync.push import Backoff, StopReason, push_outbox
+from sync.push import StopReason, push_outbox
 from sync.session import SyncSession
 
 WINDOW = 1.0
-
-
-async def _no_sleep(_seconds: float) -> None:
-    return None
-
-
-QUICK = Backoff(sleep=_no_sleep)
 
 
 def _variant(bulk: bool, idempotency: bool) -> Callable[[Any], Any]:

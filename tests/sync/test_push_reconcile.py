@@ -8,6 +8,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from no_wait import QUICK
 from push_support import (
     Wire,
     comments_per_issue_only,
@@ -20,16 +21,9 @@ from cache import Resource
 from server.app import create_app
 from server.keys import create_key
 from server.seed import seed_workspace
-from sync.push import Backoff, push_outbox
+from sync.push import push_outbox
 
 WINDOW = 1.0
-
-
-async def _no_sleep(_seconds: float) -> None:
-    return None
-
-
-QUICK = Backoff(sleep=_no_sleep)
 
 
 def lost_comment(request: httpx.Request) -> bool:

@@ -11,22 +11,16 @@ from typing import Any
 
 import httpx
 import pytest
+from no_wait import QUICK
 from push_support import Wire, load_issues, server_issues, session_for, without_bulk
 
 from cache import EntryState, Resource, SyncState
 from server.app import create_app
 from server.seed import seed_workspace
-from sync.push import Backoff, push_outbox
+from sync.push import push_outbox
 from sync.session import SyncSession
 
 WINDOW = 1.0
-
-
-async def _no_sleep(_seconds: float) -> None:
-    return None
-
-
-QUICK = Backoff(sleep=_no_sleep)
 
 
 @asynccontextmanager

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from no_wait import QUICK
 from push_support import (
     Wire,
     colleague_write,
@@ -32,19 +33,12 @@ from push_support import (
 from cache import EntryState, Resource
 from server.app import create_app
 from server.seed import seed_workspace
-from sync.push import Backoff, PushReport, push_outbox
+from sync.push import PushReport, push_outbox
 from sync.session import SyncSession
 
 WINDOW = 1.0
 TITLE = "Weekly review"
 MICROS = 1_000_000
-
-
-async def _no_sleep(_seconds: float) -> None:
-    return None
-
-
-QUICK = Backoff(sleep=_no_sleep)
 
 
 @dataclass

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from no_wait import QUICK
 from textual.widgets import Label, Static
 from tui_support import ME, NOW, AppFactory, Notices, fixed_clock, settle
 
@@ -17,7 +18,7 @@ from cache import Cache, EntryState, IssueFilter, IssueSort, Resource, SyncState
 from issuefields import can_move, status_path
 from server.app import create_app
 from server.seed import seed_workspace
-from sync.push import Backoff, push_outbox
+from sync.push import push_outbox
 from sync.session import SyncSession, open_session
 from tracker_tui.app import make_app
 from tracker_tui.data.source import IssueQuery
@@ -31,13 +32,6 @@ from tracker_tui.sync_link import OfflineLink
 from tracker_tui.widgets.label_picker import LabelPicker
 
 SIZE = (120, 36)
-
-
-async def _no_sleep(_seconds: float) -> None:
-    return None
-
-
-QUICK = Backoff(sleep=_no_sleep)
 
 
 async def choose(pilot: object, label: str) -> None:
