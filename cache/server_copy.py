@@ -135,6 +135,14 @@ class ServerCopy:
         with self._db.read() as conn:
             return syncstate.get_cursor(conn, syncstate.cursor_key(resource, scope))
 
+    def clear_cursor(self, resource: Resource, *, scope: str) -> None:
+        """Forget the cursor of `scope` (a backfill that met its floor: sync.pull.backfill_state);
+        the incremental pull's own cursor is never cleared but by a reset."""
+        if not scope:
+            raise ValueError("the incremental cursor is cleared only with the server copy")
+        with self._db.write() as conn:
+            syncstate.set_cursor(conn, syncstate.cursor_key(resource, scope), None)
+
     def last_full_sweep(self, resource: Resource) -> float | None:
         """When `delete_missing` last swept `resource`."""
         with self._db.read() as conn:

@@ -40,6 +40,8 @@ from tracker_tui.messages import (
     InboxChanged,
     InboxCounted,
     PermissionsChanged,
+    SearchTyped,
+    ServerHitsArrived,
     SourceFailed,
     SyncFailed,
     SyncStatusChanged,
@@ -349,6 +351,25 @@ class TrackerApp(NavigatingApp):
             self.last_batch = message.batch_id
         if message.notice:
             self.notify(message.notice, timeout=3)
+
+    @on(SearchTyped)
+    def search_the_server_too(self, message: SearchTyped) -> None:
+        """While the cache is still filling, the engine also asks the server's search."""
+        self.sync.search_typed(message.text)
+
+    @on(ServerHitsArrived)
+    def show_server_hits(self, message: ServerHitsArrived) -> None:
+        """The server's hits are stored: every screen re-reads, and the user is told how many
+        the cache did not hold yet (the backfill had not reached them)."""
+        self.cache_revision += 1
+        if message.new:
+            noun = "issue" if message.new == 1 else "issues"
+            self.notify(
+                f"{message.new} more {noun} for “{message.text}” from the server "
+                "(not yet in the cache when you searched)",
+                title="Search",
+                timeout=5,
+            )
 
     @on(SourceFailed)
     def report_source_failure(self, message: SourceFailed) -> None:

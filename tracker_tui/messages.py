@@ -20,6 +20,7 @@ from tracker_tui.data.outbox_counts import OutboxCounts
 from tracker_tui.data.views import SavedView
 
 if TYPE_CHECKING:
+    from sync.backfill_progress import BackfillProgress
     from sync.pull import PullProgress
 
 
@@ -47,6 +48,8 @@ class SyncStatusChanged(Message):
     runs."""
     last_sync: datetime | None = None
     """When the last pass finished, None before the first."""
+    backfill: BackfillProgress | None = None
+    """A head-first start's backfill while one is pending (docs/sync.md#head-first)."""
 
     def can_replace(self, message: Message) -> bool:
         """A newer report makes any queued older one pointless."""
@@ -169,3 +172,21 @@ class InboxCounted(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, InboxCounted)
+
+
+@dataclass
+class SearchTyped(Message):
+    """The list's search text changed: the engine may ask the server too while the cache is
+    still being filled (docs/sync.md#head-first)."""
+
+    text: str
+
+
+@dataclass
+class ServerHitsArrived(Message):
+    """The server's search answered while the backfill is incomplete: its hits are stored,
+    `new` of them issues the cache did not hold yet."""
+
+    text: str
+    found: int
+    new: int

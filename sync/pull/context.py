@@ -142,10 +142,15 @@ class ResourceRun:
             return (page - 1) * size + received >= total
         return received < size
 
-    def store(self, items: Sequence[Record | Tombstone], cursor: Cursor | None) -> None:
-        """Store a page, with the cursor that follows it, in one transaction."""
+    def store(
+        self, items: Sequence[Record | Tombstone], cursor: Cursor | None, *, scope: str = ""
+    ) -> None:
+        """Store a page, with the cursor that follows it (the incremental pull's, or the
+        cursor of `scope`: sync.pull.backfill_state), in one transaction."""
         raws = [item.raw for item in items]
-        stored = self.session.cache.server.apply_page(self.resource, raws, cursor, news=self.news)
+        stored = self.session.cache.server.apply_page(
+            self.resource, raws, cursor, scope=scope, news=self.news
+        )
         self.count(stored)
         self.count_page(len(items))
 

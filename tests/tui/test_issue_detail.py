@@ -45,6 +45,20 @@ async def test_enter_opens_the_issue_and_escape_goes_back(
         assert isinstance(app.screen, IssueListScreen)
 
 
+async def test_opening_an_issue_asks_the_engine_for_what_the_cache_may_lack(
+    app_factory: AppFactory, link: OfflineLink
+) -> None:
+    """During a backfill the engine fetches the opened issue's comments at once
+    (docs/sync.md#head-first): the detail tells it which issue, once."""
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, IssueDetailScreen)
+        assert link.opened == [TOP]
+
+
 async def test_status_picker_offers_only_allowed_moves_and_queues_the_pick(
     app_factory: AppFactory, cache: Cache, link: OfflineLink
 ) -> None:

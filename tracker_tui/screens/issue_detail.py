@@ -174,6 +174,8 @@ class IssueDetailScreen(Screen[None]):
             self._queued = 0
             self.action_step(queued)
 
+        self._services.sync.issue_opened(self.issue_id)
+
     def _permissions_learned(self, _permissions: object) -> None:
         """The key turned out not to write: the write keys and the comment box go (a draft
         typed in it stays kept)."""

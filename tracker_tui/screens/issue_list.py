@@ -33,6 +33,7 @@ from tracker_tui.messages import (
     CreateIssueRequested,
     EditIssueRequested,
     EditorEditRequested,
+    SearchTyped,
     SourceFailed,
     ViewsChanged,
 )
@@ -227,6 +228,7 @@ class IssueListScreen(ReadOnlyScreen[None]):
         if event.value != event.input.value:
             return
         self.issue_query = self.issue_query.with_filter(text=event.value.strip())
+        self.post_message(SearchTyped(event.value.strip()))
 
     @on(Input.Submitted, "#search")
     def keep_search(self) -> None:

@@ -41,6 +41,7 @@ from tracker_tui.screens.choice_dialog import ChoiceDialog
 from tracker_tui.services import Services
 from tracker_tui.widgets.status_bar import TICK, StatusBar
 from tracker_tui.widgets.sync_text import (
+    backfill_text,
     budget_text,
     connection_text,
     has_countdown,
@@ -162,6 +163,9 @@ class SyncPanelScreen(Screen[None]):
         progress = progress_text(status.progress) if status is not None else None
         if progress:
             parts.append(f"\n{progress}")
+        backfill = backfill_text(status.backfill, long=True) if status is not None else None
+        if backfill:
+            parts.append(f"\n{backfill}")
         if connection is not None and connection.detail:
             parts.append((f"\n{connection.detail}", "$text-muted"))
         if connection is not None and connection.kind is Connection.KEY_REFUSED:

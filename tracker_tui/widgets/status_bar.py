@@ -23,6 +23,7 @@ from textual.widget import Widget
 from tracker_tui.data.usage import DEFAULT_ALERT_PERCENT, alert_words, day_used_percent
 from tracker_tui.messages import SyncStatusChanged
 from tracker_tui.widgets.sync_text import (
+    backfill_text,
     budget_text,
     connection_text,
     has_countdown,
@@ -112,6 +113,8 @@ class StatusBar(Widget):
             *((DOT, Content.styled(f"inbox {self.unread}", "bold $text")) if self.unread else ()),
         )
         progress = progress_text(status.progress) if status is not None else None
+        if status is not None and (progress is None or status.backfill is not None):
+            progress = backfill_text(status.backfill) or progress
         budget = "—" if status is None else budget_text(status.budget_minute, status.budget_day)
         optional: list[Content] = [Content.styled(progress, "$text")] if progress else []
         optional.append(Content(f"budget {budget}"))
