@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from issuefields import STATUS, Tone
 from sync.client import Response
 from sync.models import Issue, Page
 from sync.permissions import learn_from_me
@@ -20,8 +21,11 @@ from sync.pull.context import ResourceRun
 from sync.pull.head import last_page
 from sync.pull.stamps import EPOCH
 
-OPEN_STATUSES = ("in_progress", "in_review", "todo", "backlog")
-"""The statuses of the default "my open issues" view, most pressing first."""
+OPEN_STATUSES = tuple(
+    reversed([choice.value for choice in STATUS.choices if choice.tone is not Tone.CLOSED])
+)
+"""The statuses of the default "my open issues" view (the field table's not closed ones),
+furthest along the workflow first."""
 
 
 async def pull_views(run: ResourceRun) -> str:

@@ -42,7 +42,8 @@ def test_on_a_server_with_the_extensions_today_is_the_servers_utc_day(
         assert window["kind"] == "server_day" and window["source"] == "utc_day"  # type: ignore[index]
         midnight = time.time() // DAY * DAY
         assert window["start"] == midnight  # type: ignore[index]
-        assert window["resets_at"] == midnight + DAY  # type: ignore[index]
+        # The reset comes back through the estimated clock offset, good to a second or so.
+        assert abs(window["resets_at"] - (midnight + DAY)) <= 2  # type: ignore[index,operator]
         with open_cache("env") as cache:
             offset = cache.state.clock_offset()
             cache.requests.reserve_request(midnight - offset - 1, "other", [])
@@ -88,6 +89,7 @@ def test_elsewhere_today_is_the_last_24_h_until_the_headers_name_the_days_reset(
         window = usage["day_window"]
         assert window["kind"] == "server_day" and window["source"] == "reset_header"  # type: ignore[index]
         midnight = time.time() // DAY * DAY
-        assert window["resets_at"] == midnight + DAY  # type: ignore[index]
+        # The reset comes back through the estimated clock offset, good to a second or so.
+        assert abs(window["resets_at"] - (midnight + DAY)) <= 2  # type: ignore[index,operator]
         _, out, _ = cli.run("usage")
         assert "day = the server's day (by the reset the server sent)" in out

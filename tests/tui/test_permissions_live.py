@@ -29,6 +29,7 @@ from tracker_tui.messages import PermissionsChanged
 from tracker_tui.screens.issue_detail import IssueDetailScreen
 from tracker_tui.screens.read_only import READ_ONLY_NOTICE
 from tracker_tui.screens.settings import SettingsScreen
+from tracker_tui.widgets.comment_box import CommentBox
 
 SIZE = (120, 36)
 DEADLINE = 30.0
@@ -75,12 +76,12 @@ async def test_the_list_and_detail_drop_their_write_keys_when_the_key_turns_out_
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, IssueDetailScreen)
-        assert "e" in footer_keys(app) and app.screen.query_one("#comment", Input).display
+        assert "e" in footer_keys(app) and app.screen.query_one(CommentBox).display
         app.post_message(PermissionsChanged(READER))
         await settle(pilot)
         assert app.read_only
         assert "e" not in footer_keys(app) and "c" not in app.screen.active_bindings
-        assert not app.screen.query_one("#comment", Input).display
+        assert not app.screen.query_one(CommentBox).display
         assert screen_lines(app)[-2].rstrip().endswith("read-only")
         assert permission_notices(notices) == [
             "This API key lacks `issues:write`, `projects:write`, `comments:write`, "
