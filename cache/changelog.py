@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from cache import syncstate
-from cache.models import JsonValue, Resource
+from cache.models import JsonObject, JsonValue, Resource
 from cache.records import Prepared, json_list
 from cache.resources import SPECS, dumps, loads_object
 
@@ -101,8 +101,8 @@ class Watch:
         self.page = page
         self.news = news
         """Records new to the cache are news (an incremental pull's, not a first load's)."""
-        self.issues: dict[str, str] = {}
-        """Record text of the held issues about to change that concern the user, or will."""
+        self.issues: dict[str, JsonObject] = {}
+        """The held issues about to change that concern the user, or will, as stored."""
         self.fresh: frozenset[str] = frozenset()
         """Ids new to the table."""
 
@@ -126,7 +126,7 @@ class Watch:
             f"AND (i.id IN (SELECT value FROM json_each(:becoming)) OR {_CONCERNS})",
             {"changed": dumps(list(changed)), "becoming": becoming, "me": user},
         )
-        self.issues = {str(row[0]): dumps(spec.record_of(row)) for row in rows}
+        self.issues = {str(row[0]): spec.record_of(row) for row in rows}
 
 
 def watch(resource: Resource, page: Sequence[Prepared], *, news: bool) -> Watch | None:
@@ -186,11 +186,11 @@ def _issue_changes(
         (json_list(seen.issues),),
     )
     found: list[_Row] = []
-    for key, text in ((row[0], dumps(spec.record_of(row))) for row in rows):
-        old_text = seen.issues[str(key)]
-        if str(text) == old_text:
+    for row in rows:
+        key, new = row[0], spec.record_of(row)
+        old = seen.issues[str(key)]
+        if new == old:
             continue
-        old, new = loads_object(old_text), loads_object(str(text))
         ours = _our_writes(conn, str(key))
         just_set = set(landed.get(str(key), ()))
         stamp = new.get("updated_at")
