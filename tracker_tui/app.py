@@ -20,6 +20,7 @@ from textual import on
 from textual._styles_cache import StylesCache
 from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
+from textual.driver import Driver
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.theme import Theme
@@ -64,6 +65,9 @@ KEY_READ_ONLY = (
     "with a key that has it to make changes."
 )
 
+LINUX_DRIVER = "textual.drivers.linux_driver.LinuxDriver"
+"""The driver Textual picks on a POSIX terminal, the one `TerminalDriver` extends."""
+
 THEMES: tuple[str, ...] = ("textual-dark", "textual-light", "nord", "gruvbox", "tokyo-night")
 """The built-in themes ctrl+t cycles through."""
 
@@ -102,6 +106,16 @@ class TrackerApp(NavigatingApp):
 
     inbox_revision: reactive[int] = reactive(0, init=False)
     """Bumped when changes of the inbox are marked read; the inbox screen re-reads."""
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this platform; on Linux and macOS one whose output survives
+        the terminal being closed (`terminal_driver`: else a hung-up app never ended)."""
+        chosen = super().get_driver_class()
+        if f"{chosen.__module__}.{chosen.__qualname__}" != LINUX_DRIVER:
+            return chosen
+        from tracker_tui.terminal_driver import TerminalDriver  # termios: never on Windows
+
+        return TerminalDriver
 
     def __init__(
         self,
