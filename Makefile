@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SERVICE_STAMP := $(VENV)/.installed-service
 
-.PHONY: demo test lint typecheck serve bench screenshots clean
+.PHONY: demo test lint typecheck serve bench screenshots man config-schema clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,5 +49,15 @@ bench: $(STAMP)
 screenshots: $(STAMP)
 	$(BIN)/python -m demo.screenshots screenshots
 
+# The manual page, generated from the command line's parser (`tracker-tui man` prints it too).
+man: $(STAMP)
+	mkdir -p build/man
+	$(BIN)/tracker-tui man > build/man/tracker-tui.1
+
+# config.toml's JSON Schema lists every binding and column; regenerate it after adding one
+# (tests/test_config_schema.py fails until then).
+config-schema: $(STAMP)
+	$(BIN)/python -m tracker_tui.config_schema
+
 clean:
-	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
+	rm -rf $(VENV) build .demo .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

@@ -4,8 +4,10 @@ The configuration is one TOML file, `config.toml`, in the configuration director
 `platformdirs.user_config_dir("tracker-tui")`, or `$TRACKER_HOME/config` when TRACKER_HOME is
 set (data then lives in `$TRACKER_HOME/data`). It never holds a key: keys come from
 TRACKER_API_KEY, the OS keyring, or, only for a profile whose user chose it, a plaintext key
-file of their own (see `accounts.credentials`). The file is written whole and atomically, mode
-0600, in a directory of mode 0700::
+file of their own (see `accounts.credentials`). Every change is written atomically, mode 0600,
+in a directory of mode 0700, as an edit of the file as it was (`accounts.config_edit`): what
+the user wrote by hand (comments, order, blank lines, quoting) stays as they wrote it, and only
+the values that changed are rewritten::
 
     # tracker-tui configuration. API keys are never stored in this file.
     schema = 1
@@ -24,12 +26,22 @@ file of their own (see `accounts.credentials`). The file is written whole and at
     filter = "assignee:me"
     sort = "-updated_at"
 
+    [keymap]                           # owned by the TUI (tracker_tui.data.keymap)
+    list.next = "n"
+
+    [columns]                          # owned by the TUI (tracker_tui.data.columns)
+    show = ["number", "title", "status", "assignee"]
+
+docs/configuration.md describes every key, and the JSON Schema shipped with the package
+(`tracker-tui config schema`) checks them.
+
 Its errors, like those of the rest of `accounts`, are drawn in `accounts.errors`; no message
 ever contains a key.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import tomllib
@@ -193,10 +205,13 @@ class Profile:
 
 @dataclass(frozen=True)
 class Config:
-    """The whole config file: the profiles by name and which one is used by default."""
+    """The whole config file: the profiles by name and which one is used by default, and the
+    TUI's tables for every profile (`keymap`, `columns`), kept as they were given."""
 
     profiles: Mapping[str, Profile] = field(default_factory=dict)
     default: str | None = None
+    keymap: Mapping[str, Any] = field(default_factory=dict)
+    columns: Mapping[str, Any] = field(default_factory=dict)
 
     def get(self, name: str) -> Profile:
         try:
@@ -212,7 +227,7 @@ def parse_config(text: str, source: Path) -> Config:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigFileError(f"{source} is not valid TOML: {exc}") from None
-    _reject_unknown(document, {"schema", "default_profile", "profiles"}, str(source))
+    _reject_unknown(document, {"schema", "default_profile", *TOP_TABLES}, str(source))
     schema = document.get("schema", SCHEMA_VERSION)
     if not isinstance(schema, int) or schema > SCHEMA_VERSION:
         raise ConfigFileError(
@@ -224,7 +239,16 @@ def parse_config(text: str, source: Path) -> Config:
     default = document.get("default_profile")
     if default is not None and (not isinstance(default, str) or default not in profiles):
         raise ConfigFileError(f"{source}: default_profile {default!r} is not a profile")
-    return Config(profiles=profiles, default=default)
+    return Config(
+        profiles=profiles,
+        default=default,
+        keymap=_table(document, "keymap", str(source)),
+        columns=_table(document, "columns", str(source)),
+    )
+
+
+TOP_TABLES = ("profiles", "keymap", "columns")
+"""The file's tables, in the order a new file lists them."""
 
 
 def _parse_profile(name: str, tables: Mapping[str, Any], source: Path) -> Profile:
@@ -265,16 +289,26 @@ def _reject_unknown(table: Mapping[str, Any], known: set[str], where: str) -> No
         raise ConfigFileError(f"{where}: unknown key(s) {', '.join(unknown)}")
 
 
-def dump_config(config: Config) -> str:
+def config_document(config: Config) -> dict[str, Any]:
+    """The file's content as plain data, in the order a new file lists it."""
     document: dict[str, Any] = {"schema": SCHEMA_VERSION}
     if config.default is not None:
         document["default_profile"] = config.default
     document["profiles"] = {
         name: _dump_profile(profile) for name, profile in sorted(config.profiles.items())
     }
-    import tomli_w  # only to write: every command reads the file, few write it
+    for name in ("keymap", "columns"):
+        if table := getattr(config, name):
+            document[name] = dict(table)
+    return document
 
-    return CONFIG_HEADER + tomli_w.dumps(document)
+
+def dump_config(config: Config, previous: str | None = None) -> str:
+    """The file for `config`: `previous` (the file as it is) edited where `config` differs from
+    it, keeping the rest as it was written; a new file when there is none (or it is no TOML)."""
+    from accounts.config_edit import dumps  # tomlkit only to write: few commands write
+
+    return dumps(config_document(config), previous, header=CONFIG_HEADER)
 
 
 def _dump_profile(profile: Profile) -> dict[str, Any]:
@@ -289,7 +323,8 @@ def _dump_profile(profile: Profile) -> dict[str, Any]:
 
 
 class ProfileStore:
-    """Reads and changes the profiles in config.toml; every change is one atomic rewrite."""
+    """Reads and changes the profiles in config.toml; every change is one atomic write of the
+    file as it was, edited where the change is."""
 
     def __init__(self, paths: AppPaths) -> None:
         self.paths = paths
@@ -307,7 +342,13 @@ class ProfileStore:
     def save(self, config: Config) -> None:
         path = self.paths.config_file
         try:
-            data = dump_config(config).encode("utf-8")
+            previous = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            previous = None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigFileError(f"cannot read {path}: {exc}") from None
+        try:
+            data = dump_config(config, previous).encode("utf-8")
             ensure_private_dir(self.paths.config_dir)
             write_private_file(path, data)
         except (OSError, TypeError) as exc:
@@ -322,13 +363,17 @@ class ProfileStore:
         if profile.name in config.profiles:
             raise ProfileExistsError(f"a profile named {profile.name!r} already exists")
         default = profile.name if make_default or config.default is None else config.default
-        self.save(Config(profiles={**config.profiles, profile.name: profile}, default=default))
+        self.save(
+            dataclasses.replace(
+                config, profiles={**config.profiles, profile.name: profile}, default=default
+            )
+        )
 
     def update(self, profile: Profile) -> None:
         """Replace a stored profile, e.g. with new `ui` settings from the TUI."""
         config = self.load()
         config.get(profile.name)
-        self.save(Config({**config.profiles, profile.name: profile}, config.default))
+        self.save(dataclasses.replace(config, profiles={**config.profiles, profile.name: profile}))
 
     def remove(self, name: str) -> None:
         """Forget a profile (its key is `accounts.credentials.delete_key`'s job).
@@ -341,9 +386,9 @@ class ProfileStore:
         default = config.default
         if default == name:
             default = next(iter(profiles)) if len(profiles) == 1 else None
-        self.save(Config(profiles=profiles, default=default))
+        self.save(dataclasses.replace(config, profiles=profiles, default=default))
 
     def set_default(self, name: str) -> None:
         config = self.load()
         config.get(name)
-        self.save(Config(profiles=config.profiles, default=name))
+        self.save(dataclasses.replace(config, default=name))

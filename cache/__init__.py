@@ -1,7 +1,7 @@
 """The local SQLite cache: the server copy, the outbox of local writes, sync state, the
 shared request log and full-text search, behind one typed API (`Cache`, split by who uses
 it: `cache.reads`, `cache.outbox`, `cache.push`, `cache.server`, `cache.state`,
-`cache.drafts`, `cache.requests`; see cache.store).
+`cache.drafts`, `cache.requests`, `cache.inbox`; see cache.store).
 
 Open a profile's cache with `open_cache(profile)`, or an explicit file with
 `Cache.open(path)`. Errors are the tree in `cache.errors`; threading rules in `cache.db`.
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from cache.changelog import Change, ChangeKind
     from cache.errors import (
         AmbiguousIssueError,
         CacheBusyError,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
         RecordNotFoundError,
         SchemaTooNewError,
     )
+    from cache.inbox import Inbox
     from cache.keyed import Drafts, State
     from cache.models import (
         ACTIVE_STATES,
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
         Resource,
         SyncState,
         UserRow,
+        WorkspaceRow,
     )
     from cache.reads import Reads
     from cache.records import Prepared
@@ -62,10 +65,12 @@ if TYPE_CHECKING:
     from cache.server_copy import ServerCopy
     from cache.store import Cache
     from cache.suspects import BulkAttempt
+    from cache.syncstate import ME_STATE_KEY
     from cache.writes import Outbox
 
 __all__ = [
     "ACTIVE_STATES",
+    "ME_STATE_KEY",
     "SETTLED_RETENTION",
     "AmbiguousIssueError",
     "ApplyResult",
@@ -75,6 +80,8 @@ __all__ = [
     "CacheClosedError",
     "CacheError",
     "CacheOpenError",
+    "Change",
+    "ChangeKind",
     "CommentRow",
     "Conflict",
     "CorruptCacheError",
@@ -82,6 +89,7 @@ __all__ = [
     "Drafts",
     "EntryState",
     "FieldConflict",
+    "Inbox",
     "InvalidProfileError",
     "InvalidRecordError",
     "IssueDetail",
@@ -108,6 +116,7 @@ __all__ = [
     "State",
     "SyncState",
     "UserRow",
+    "WorkspaceRow",
     "open_cache",
 ]
 
@@ -121,6 +130,8 @@ _HOMES = {
     "CacheClosedError": "cache.errors",
     "CacheError": "cache.errors",
     "CacheOpenError": "cache.errors",
+    "Change": "cache.changelog",
+    "ChangeKind": "cache.changelog",
     "CommentRow": "cache.models",
     "Conflict": "cache.models",
     "CorruptCacheError": "cache.errors",
@@ -128,6 +139,7 @@ _HOMES = {
     "Drafts": "cache.keyed",
     "EntryState": "cache.models",
     "FieldConflict": "cache.models",
+    "Inbox": "cache.inbox",
     "InvalidProfileError": "cache.errors",
     "InvalidRecordError": "cache.errors",
     "IssueDetail": "cache.models",
@@ -137,6 +149,7 @@ _HOMES = {
     "JsonObject": "cache.models",
     "JsonValue": "cache.models",
     "LogCheck": "cache.models",
+    "ME_STATE_KEY": "cache.syncstate",
     "Operation": "cache.models",
     "Outbox": "cache.writes",
     "OutboxEntry": "cache.models",
@@ -155,6 +168,7 @@ _HOMES = {
     "State": "cache.keyed",
     "SyncState": "cache.models",
     "UserRow": "cache.models",
+    "WorkspaceRow": "cache.models",
 }
 """The module each name of `__all__` lives in, imported on first use."""
 

@@ -10,7 +10,12 @@ holds across processes: a `sync` in another terminal is just one more connection
 A thread's connection is closed when the thread ends (its `threading.local` slot is collected)
 or at `close()`, whichever comes first. That is why connections are opened with
 `check_same_thread=False`: only so that `close()` may close them from the closing thread; they
-are still used only by their own thread.
+are still used only by their own thread. `close()` closes the connections of threads that have
+ended, and its own; a thread still running (the sync engine's, when the app quits while it
+is in the middle of writing a page) keeps its connection until its next call, which closes it
+and raises `CacheClosedError`. Closing a connection under a statement another thread is
+stepping through crashed the process (a segfault in libsqlite3 while a quitting app ended a
+100,000-issue pull).
 
 Durability: `synchronous=NORMAL` in WAL mode survives a killed process but may lose the last
 commits on power loss. Server data can be pulled again; the outbox cannot, so writes that
@@ -33,8 +38,18 @@ from cache.errors import CacheBusyError, CacheClosedError, CacheError, CorruptCa
 BUSY_TIMEOUT_MS = 5000
 CACHE_SIZE_KIB = 32768
 
+WAL_KEPT_BYTES = 4 * 1024 * 1024
+"""What the WAL file is cut back to when a checkpoint empties it. SQLite otherwise keeps the
+file at the largest size it ever reached: a cold pull's bulk writes (up to
+`records.BULK_CHECKPOINT_PAGES`, 64 MB) or one big page left that much beside the cache for
+good (issue 18)."""
+
 _PRAGMAS = (
+    # Only a new file takes this (before its first table): pages freed later, by a cold load
+    # rebuilding its indexes, can then be given back (`bulk_load.release_free_pages`).
+    "PRAGMA auto_vacuum = INCREMENTAL",
     "PRAGMA synchronous = NORMAL",
+    f"PRAGMA journal_size_limit = {WAL_KEPT_BYTES}",
     f"PRAGMA cache_size = -{CACHE_SIZE_KIB}",
     "PRAGMA temp_store = MEMORY",
     "PRAGMA foreign_keys = ON",
@@ -125,19 +140,21 @@ class Connector:
         self._local = threading.local()
         self._closed = False
         self._lock = threading.Lock()
-        self._finalizers: list[weakref.finalize[[], ThreadState]] = []
+        self._finalizers: list[tuple[threading.Thread, weakref.finalize[[], ThreadState]]] = []
 
     def state(self) -> ThreadState:
         current: ThreadState | None = getattr(self._local, "state", None)
         if self._closed:
-            self._local.state = None
+            self._local.state = None  # its finalizer closes this thread's connection
             raise CacheClosedError(f"the cache {self.path} is closed")
         if current is None:
             current = ThreadState(connect(self.path))
             self._local.state = current
             closer = weakref.finalize(current, current.conn.close)
             with self._lock:
-                self._finalizers = [f for f in self._finalizers if f.alive] + [closer]
+                self._finalizers = [(owner, f) for owner, f in self._finalizers if f.alive] + [
+                    (threading.current_thread(), closer)
+                ]
         return current
 
     def conn(self) -> sqlite3.Connection:
@@ -181,10 +198,13 @@ class Connector:
                     conn.execute("PRAGMA synchronous = NORMAL")
 
     def close(self) -> None:
-        """Close every thread's connection; call it when no other thread still uses them."""
+        """Close this thread's connection and those of ended threads; a running thread's is
+        closed by that thread on its next call (see the module docstring)."""
         self._closed = True
         self._local.state = None
+        me = threading.current_thread()
         with self._lock:
             finalizers, self._finalizers = self._finalizers, []
-        for close in finalizers:
-            close()
+        for owner, close in finalizers:
+            if owner is me or not owner.is_alive():
+                close()

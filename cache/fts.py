@@ -66,8 +66,32 @@ def ensure_temp_tables(conn: sqlite3.Connection) -> None:
 
 @dataclass(frozen=True, slots=True)
 class TextQuery:
+    """The text part of a search in FTS5's tokens. Beyond the words (all must match, the
+    `prefix` as a prefix), the parts cache.search_text evaluates: `excluded` expressions
+    whose matches are left out, `phrases` (token runs) that must appear in order, the issue
+    `number` that matches too, and `label_terms`, each term with the labels it matches (an
+    issue carrying one matches that term)."""
+
     words: tuple[str, ...]
     prefix: str | None
+    excluded: tuple[str, ...] = ()
+    phrases: tuple[tuple[str, ...], ...] = ()
+    number: int | None = None
+    only_number: bool = False
+    label_terms: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    @property
+    def positive(self) -> bool:
+        """Whether there are words to match (else every issue but the excluded ones matches,
+        or only the number)."""
+        return bool(self.words) or self.prefix is not None
+
+    @property
+    def plain(self) -> bool:
+        """Words alone, which the fast paths of cache.hits serve."""
+        return self.positive and not (
+            self.excluded or self.phrases or self.number is not None or self.label_terms
+        )
 
     @property
     def expression(self) -> str:

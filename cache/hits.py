@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from cache import fts
+from cache import fts, search_text
 from cache.filtering import CompiledFilter
 from cache.fts import TextQuery
 from cache.models import IssueSort, Resource
@@ -65,11 +65,16 @@ def evaluate(
     """Make `temp.fts_hits` right for what comes next: `need` is `(sort, n)` when a window
     walks `sort` until its n-th match, None when only the total and the overlaid issues
     matter. Filters combining text with other terms, and deep walks, get every match."""
-    full = compiled.kinds != {"text"} or (need is not None and need[1] > FAST_REACH)
+    full = (
+        compiled.kinds != {"text"} or (need is not None and need[1] > FAST_REACH) or not text.plain
+    )
     found = memo.get(_MEMO_KEY)
     if isinstance(found, Hits) and found.text == text and _serves(found, full, need):
         return found
-    if full:
+    if not text.plain:
+        total = search_text.load_hits(conn, _matching(conn, memo, text), text)
+        hits = Hits(text, total, None, 0, True)
+    elif full:
         hits = Hits(text, fts.load_hits(conn, _matching(conn, memo, text)), None, 0, True)
     else:
         hits = _probed(conn, memo, view, text, need)

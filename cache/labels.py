@@ -74,11 +74,11 @@ def filter_clause(
 
 
 def index(conn: sqlite3.Connection, where: str, param: object) -> None:
-    """Fill `issue_labels` for stored issues, reading their records in SQLite: the rule of
-    `labels_of` (string members of a `labels` array, each once) without a Python loop."""
+    """Fill `issue_labels` for stored issues, reading their labels (in `extra`) in SQLite: the
+    rule of `labels_of` (string members of a `labels` array, each once) without Python."""
     conn.execute(
         "INSERT OR IGNORE INTO issue_labels (label, issue) SELECT j.value, i.rid "
-        f"FROM issues i, json_each(i.record, '$.labels') j WHERE {where} "
+        f"FROM issues i, json_each(i.extra, '$.labels') j WHERE {where} "
         "AND j.type = 'text' AND typeof(j.key) = 'integer'",
         (param,),
     )
@@ -88,7 +88,7 @@ def unindex(conn: sqlite3.Connection, rids: list[int]) -> None:
     """Drop the label rows of issues about to change or go, found from their stored records
     (the table is keyed by label first, which is what filters and pickers read)."""
     stored = conn.execute(
-        "SELECT rid, record -> 'labels' FROM issues WHERE rid IN (SELECT value FROM json_each(?))",
+        "SELECT rid, extra -> 'labels' FROM issues WHERE rid IN (SELECT value FROM json_each(?))",
         (dumps(rids),),
     )
     pairs = [

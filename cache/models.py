@@ -41,7 +41,11 @@ class Resource(StrEnum):
     WORKSPACES = "workspaces"
 
 
-WRITABLE_RESOURCES = frozenset({Resource.ISSUES, Resource.PROJECTS, Resource.COMMENTS})
+WRITABLE_RESOURCES = frozenset(
+    {Resource.ISSUES, Resource.PROJECTS, Resource.COMMENTS, Resource.WORKSPACES}
+)
+EDIT_ONLY_RESOURCES = frozenset({Resource.WORKSPACES})
+"""Written only by edits: a workspace is renamed, never created or deleted from here."""
 
 
 class Operation(StrEnum):
@@ -96,7 +100,8 @@ class IssueFilter:
     fields are the filterable ones of `issuefields.FILTERS`, each named by its `word`.
 
     `None` in `assignee` / `project` means "unassigned" / "no project". `mine` is the current
-    user's id (the TUI knows it from /me). `text` is what the user typed: tokens are matched as
+    user's id (the TUI knows it from /me). `text` is what the user typed: qualifiers, phrases,
+    exclusions and numbers are taken apart by cache.search_syntax; free tokens are matched as
     whole words except the last, which is a prefix once it has 3 characters (search as you
     type), unless the text ends in whitespace.
     """
@@ -108,6 +113,9 @@ class IssueFilter:
     label: frozenset[str] = frozenset()
     text: str = ""
     mine: str | None = None
+    me: str | None = None
+    """Who `assignee:me` in the text is (cache.search_syntax); `mine` says the list is
+    narrowed to them, this only who they are."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +232,19 @@ class ProjectRow:
     created_at: str | None
     updated_at: str | None
     sync_state: SyncState
+    record: JsonObject = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceRow:
+    """The key's workspace as the screen shows it: a queued rename shows at once, its entry
+    pending (or failed, with the server's reason) until the server has it."""
+
+    id: str
+    name: str
+    plan: str | None
+    sync_state: SyncState
+    entries: tuple[OutboxEntry, ...] = field(compare=False)
     record: JsonObject = field(compare=False)
 
 

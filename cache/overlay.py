@@ -144,11 +144,12 @@ def _server_rows(
             (resource.value, wanted),
         )
     }
-    for key, rid, text in conn.execute(
-        f"SELECT id, rid, record FROM {spec.table} WHERE id IN (SELECT value FROM json_each(?))",
+    for rid, *row in conn.execute(
+        f"SELECT rid, {spec.record_columns} FROM {spec.table} "
+        "WHERE id IN (SELECT value FROM json_each(?))",
         (wanted,),
     ):
-        found[key] = (rid, loads_object(text))
+        found[row[0]] = (rid, spec.record_of(row))
     return found
 
 

@@ -23,13 +23,14 @@ search slow, so cache.hits stores every match only when a filter or a deep walk 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cache import fts, hits, labels, outbox, overlay
+from cache import fts, hits, labels, outbox, overlay, search_filter, search_syntax, search_text
 from cache.db import ThreadState
 from cache.filtering import CompiledFilter, compile_filter
 from cache.fts import TextQuery
@@ -40,8 +41,8 @@ from cache.resources import ISSUE_COLUMNS, SPECS, dumps, labels_of
 from issuefields import DEFAULT_SORT, Kind
 
 ROW_FIELDS = tuple(f.member for f in ISSUE_COLUMNS if f.kind is not Kind.MARKDOWN)
-"""The columns a row of the list carries (long texts stay in the record, for the detail)."""
-ROW_COLUMNS = f"rid, id, {', '.join(ROW_FIELDS)}, record -> 'labels'"
+"""The columns a row of the list carries (long texts are read for the detail only)."""
+ROW_COLUMNS = f"rid, id, {', '.join(ROW_FIELDS)}, extra -> 'labels'"
 """What a window reads per row: its rid and id, `ROW_FIELDS` by name, then the labels."""
 
 
@@ -61,8 +62,11 @@ def prepare(state: ThreadState, f: IssueFilter) -> Query:
     """Call inside a read transaction. Parsing the search text happens once per snapshot
     and text (memoised), evaluating it once per snapshot and need (see cache.hits)."""
     conn, memo = state.conn, state.memo()
-    text = _parsed(conn, memo, f.text)
     view = overlay.current(state)
+    search = search_syntax.parse(f.text)
+    text = _parsed(conn, memo, f.text, search)
+    if search.qualifiers:
+        f = search_filter.apply(conn, view, f, search)
     matches: frozenset[str] = frozenset()
     if text is not None:
         matches = _overlay_matches(conn, memo, view, text)
@@ -72,14 +76,25 @@ def prepare(state: ThreadState, f: IssueFilter) -> Query:
     return Query(conn, memo, view, compile_filter(f, text, bits), matches)
 
 
-def _parsed(conn: sqlite3.Connection, memo: dict[object, object], text: str) -> TextQuery | None:
-    if not text:
+def _parsed(
+    conn: sqlite3.Connection, memo: dict[object, object], typed: str, search: search_syntax.Search
+) -> TextQuery | None:
+    """The search's text part: plain words as they always were, the rest (cache.search_text)
+    only when typed."""
+    if not typed:
         return None
-    key = ("parsed", text)
+    key = ("parsed", typed)
     if key not in memo:
-        memo[key] = fts.parse(conn, text)
-    found = memo[key]
-    return found if isinstance(found, TextQuery) else None
+        if search.is_plain:
+            found = fts.parse(conn, typed)
+            if found is not None:
+                terms = search_text.label_terms(conn, found.words, found.prefix)
+                found = dataclasses.replace(found, label_terms=terms) if terms else found
+        else:
+            found = search_text.text_query(conn, search)
+        memo[key] = found
+    kept = memo[key]
+    return kept if isinstance(kept, TextQuery) else None
 
 
 def _overlay_matches(
@@ -102,7 +117,34 @@ def _overlay_matches(
                 docs.append((len(docs) + 1, body))
         fts.load_overlay_docs(conn, docs)
         memo["overlay_docs"] = owners
+        memo["overlay_texts"] = docs
+    if not text.plain:
+        return _overlay_search(conn, memo, view, text, owners)
     return frozenset(owners[doc] for doc in fts.overlay_matches(conn, text) if doc in owners)
+
+
+def _overlay_search(
+    conn: sqlite3.Connection,
+    memo: dict[object, object],
+    view: Overlay,
+    text: TextQuery,
+    owners: dict[int, str],
+) -> frozenset[str]:
+    """Overlaid issues matching a search that is more than plain words (cache.search_text)."""
+    docs = memo.get("overlay_texts")
+    texts: dict[str, list[str]] = {}
+    for doc, body in docs if isinstance(docs, list) else []:
+        texts.setdefault(owners[doc], []).append(body)
+    issues = {
+        effective.id: (_number(effective.values.get("number")), labels_of(effective.record))
+        for effective in view.of(Resource.ISSUES).values()
+        if effective.record is not None
+    }
+    return search_text.overlay_matches(conn, text, owners, texts, issues)
+
+
+def _number(value: object) -> int | None:
+    return value if isinstance(value, int) else None
 
 
 def _labels(text: str | None) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ from cache.models import (
     IssueSort,
     ProjectRow,
     UserRow,
+    WorkspaceRow,
 )
 from cache.overlay import Overlay
 from issuefields import Field
@@ -76,6 +77,11 @@ class Reads:
     def projects(self) -> list[ProjectRow]:
         with self._db.read() as conn:
             return views.projects(conn, self._overlay())
+
+    def workspace(self) -> WorkspaceRow | None:
+        """The key's workspace, a queued rename shown at once; None before it was read."""
+        with self._db.read() as conn:
+            return views.workspace(conn, self._overlay())
 
     def users(self) -> list[UserRow]:
         with self._db.read() as conn:

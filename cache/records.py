@@ -18,12 +18,12 @@ so the pending edit still has something to be laid over. They go once nothing re
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cache import fts, labels, syncstate
-from cache.models import ApplyResult, Cell, JsonObject, JsonValue, Resource
+from cache import fts, labels
+from cache.models import ApplyResult, Cell, JsonObject, Resource
 from cache.outbox import ACTIVE_SQL
 from cache.resources import (
     SPECS,
@@ -33,7 +33,6 @@ from cache.resources import (
     dumps,
     is_tombstone,
     labels_of,
-    loads_object,
     record_id,
 )
 
@@ -74,7 +73,8 @@ def referenced_ids(conn: sqlite3.Connection, resource: Resource) -> set[str]:
 @dataclass(frozen=True, slots=True)
 class Prepared:
     """A server record with what storing it takes computed: its id, canonical `updated_at`,
-    columns, JSON text and labels (none of it needs the database).
+    columns, `extra` (the JSON of what the columns do not hold) and labels (none of it needs
+    the database).
 
     That is nearly all the Python work of storing a record. A pull prepares each page on the
     thread that parsed it (`prepare`), while the next page is on its way, so the thread that
@@ -107,7 +107,7 @@ def prepare(spec: ResourceSpec, records: Iterable[Mapping[str, Any]]) -> list[Pr
                 as_text(cells[stamp_at]),
                 False,
                 cells,
-                dumps(record),
+                spec.extra(record, cells),
                 labels_of(record) if spec.label_mask else (),
             )
         )
@@ -128,19 +128,28 @@ def _older(record: Prepared, than: Prepared) -> bool:
     return record.stamp is not None and than.stamp is not None and record.stamp < than.stamp
 
 
+Watcher = Callable[[sqlite3.Connection, Sequence[int], Sequence[str]], None]
+"""Told, before a page's rows are written, the rids of the held rows about to change and the
+ids of the records new to the table (the change log reads the copies it compares: see
+cache.changelog)."""
+
+
 def apply_page(
-    conn: sqlite3.Connection, spec: ResourceSpec, page: Sequence[Prepared]
+    conn: sqlite3.Connection,
+    spec: ResourceSpec,
+    page: Sequence[Prepared],
+    watch: Watcher | None = None,
 ) -> ApplyResult:
     chosen = _newest(page)
     dead = {key: record.stamp for key, record in chosen.items() if record.tombstone}
     live = {key: record for key, record in chosen.items() if not record.tombstone}
-    inserted, updated, unchanged = _upsert(conn, spec, live)
+    inserted, updated, unchanged = _upsert(conn, spec, live, watch)
     deleted = delete_records(conn, spec, dead) if dead else 0
     return ApplyResult(inserted, updated, unchanged, deleted)
 
 
 def _upsert(
-    conn: sqlite3.Connection, spec: ResourceSpec, live: dict[str, Prepared]
+    conn: sqlite3.Connection, spec: ResourceSpec, live: dict[str, Prepared], watch: Watcher | None
 ) -> tuple[int, int, int]:
     if not live:
         return 0, 0, 0
@@ -184,18 +193,21 @@ def _upsert(
             changed[rid] = row
     if same_time:
         stored = conn.execute(
-            f"SELECT rid, record FROM {spec.table} WHERE rid IN (SELECT value FROM json_each(?))",
+            f"SELECT rid, {spec.record_columns} FROM {spec.table} "
+            "WHERE rid IN (SELECT value FROM json_each(?))",
             (dumps(list(same_time)),),
         )
-        for rid, text in stored:
+        for rid, *held_row in stored:
             row = same_time[rid]
-            if row[-1] == text:
+            if tuple(held_row) == row:
                 unchanged += 1
             else:
                 changed[rid] = row
+    if watch is not None:
+        watch(conn, list(changed), [row[0] for row in fresh])
     if spec.label_mask:
         fresh, changed = _with_masks(conn, live, fresh, changed)
-    names = (*spec.column_names, *(("label_mask",) if spec.label_mask else ()), "record")
+    names = (*spec.column_names, *(("label_mask",) if spec.label_mask else ()), "extra")
     changed_rids = list(changed)
     if changed:
         fts.delete_rows(conn, spec, changed_rids)
@@ -249,18 +261,19 @@ def delete_records(
     if not deleted:
         return 0
     rows = conn.execute(
-        f"SELECT rid, id, record FROM {spec.table} WHERE id IN (SELECT value FROM json_each(?))",
+        f"SELECT rid, {spec.record_columns} FROM {spec.table} "
+        "WHERE id IN (SELECT value FROM json_each(?))",
         (json_list(deleted),),
     ).fetchall()
     referenced = referenced_ids(conn, spec.resource)
-    bodies = {key: text for _, key, text in rows}
+    bodies = {row[1]: row[1:] for row in rows}
     for key in referenced.intersection(deleted):
         conn.execute(
             "INSERT INTO tombstones (resource, id, deleted_at, record) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (resource, id) DO UPDATE SET deleted_at = excluded.deleted_at",
-            (spec.resource.value, key, deleted[key], bodies.get(key, "{}")),
+            (spec.resource.value, key, deleted[key], _body(spec, bodies.get(key))),
         )
-    rids = [rid for rid, _, _ in rows]
+    rids = [row[0] for row in rows]
     if not rids:
         return 0
     fts.delete_rows(conn, spec, rids)
@@ -292,9 +305,16 @@ def delete_missing(
     return delete_records(conn, spec, missing)
 
 
+def _body(spec: ResourceSpec, row: Sequence[Any] | None) -> str:
+    """The JSON of a record read with `spec.record_columns` (a tombstone's body)."""
+    return "{}" if row is None else dumps(spec.record_of(row))
+
+
 def server_record(conn: sqlite3.Connection, spec: ResourceSpec, key: str) -> JsonObject | None:
-    row = conn.execute(f"SELECT record FROM {spec.table} WHERE id = ?", (key,)).fetchone()
-    return None if row is None else loads_object(row[0])
+    row = conn.execute(
+        f"SELECT {spec.record_columns} FROM {spec.table} WHERE id = ?", (key,)
+    ).fetchone()
+    return None if row is None else spec.record_of(row)
 
 
 def local_count(conn: sqlite3.Connection, spec: ResourceSpec, parent: str | None) -> int:
@@ -313,11 +333,15 @@ def reset_server_copy(conn: sqlite3.Connection) -> None:
     for spec in SPECS.values():
         referenced = referenced_ids(conn, spec.resource)
         if referenced:
-            conn.execute(
-                "INSERT OR IGNORE INTO tombstones (resource, id, deleted_at, record) "
-                f"SELECT ?, id, NULL, record FROM {spec.table} "
+            kept = conn.execute(
+                f"SELECT {spec.record_columns} FROM {spec.table} "
                 "WHERE id IN (SELECT value FROM json_each(?))",
-                (spec.resource.value, json_list(referenced)),
+                (json_list(referenced),),
+            ).fetchall()
+            conn.executemany(
+                "INSERT OR IGNORE INTO tombstones (resource, id, deleted_at, record) "
+                "VALUES (?, ?, NULL, ?)",
+                [(spec.resource.value, row[0], _body(spec, row)) for row in kept],
             )
         fts.clear(conn, spec)
         conn.execute(f"DELETE FROM {spec.table}")
@@ -335,68 +359,3 @@ def prune_tombstones(conn: sqlite3.Connection) -> None:
         "OR (tombstones.resource = 'issues' AND o.resource = 'comments' "
         "AND o.parent_id = tombstones.id)))"
     )
-
-
-BULK_LOAD_KEY = "bulk_load:"
-"""sync_state key prefix (with the table) of a cold load in progress: the real indexes'
-names and SQL, to be put back by `finish_bulk_load`."""
-BULK_LOAD_INDEXES = ("issues_by_title", "comments_by_issue")
-"""The indexes a cold load builds at its end: those a load in sync order scatters its rows
-over most (by title; comments by issue). Measured on a 100,000-issue cold sync, deferring
-the title index halved the time the pull waited on the writer (1.7 s to 0.85 s, mostly WAL
-checkpoints) for a 0.3 s build at the end; deferring the other scattered ones too (number,
-created, assignee, project) saved a little more waiting (0.65 s) but their build cost 1.2 s
-at the end, where nothing overlaps it. The indexes that stay take a load's rows at a few
-places, and keep their queries fast during the load."""
-
-
-def begin_bulk_load(conn: sqlite3.Connection, spec: ResourceSpec) -> bool:
-    """Into an empty table, swap the indexes named in `BULK_LOAD_INDEXES` for stand-ins on
-    `rid`, and record the real ones in the same transaction; True when the table is (still)
-    in that state.
-
-    A cold sync inserts in `updated_at` order, so an index sorted by anything else (title,
-    above all) takes each group's rows at random places: every group rewrote most of its
-    pages, in its commit and again in the WAL checkpoints, whose fsyncs stalled the writer
-    for 0.3 s every few groups, and the pull with it. A stand-in on `rid` only grows at its
-    end, and it keeps the index's name, so queries that name their index (`INDEXED BY`) still
-    run, by scanning, while the load goes on. The record in sync_state is what makes this safe
-    to interrupt: the next `finish_bulk_load`, whoever calls it, puts the real indexes back."""
-    key = BULK_LOAD_KEY + spec.table
-    if syncstate.get_state(conn, key) is not None:
-        return True
-    if conn.execute(f"SELECT 1 FROM {spec.table} LIMIT 1").fetchone() is not None:
-        return False
-    indexes = {
-        str(name): str(sql)
-        for name, sql in conn.execute(
-            "SELECT name, sql FROM sqlite_schema "
-            "WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL "
-            "AND name IN (SELECT value FROM json_each(?)) ORDER BY name",
-            (spec.table, json_list(BULK_LOAD_INDEXES)),
-        )
-    }
-    if not indexes:
-        return False
-    state: dict[str, JsonValue] = {"indexes": dict(indexes)}
-    syncstate.set_state(conn, key, state)
-    for name in indexes:
-        conn.execute(f'DROP INDEX "{name}"')
-        conn.execute(f'CREATE INDEX "{name}" ON {spec.table} (rid)')
-    return True
-
-
-def finish_bulk_load(conn: sqlite3.Connection, spec: ResourceSpec) -> bool:
-    """Put back the real indexes of a cold load (see `begin_bulk_load`), each built once
-    from the table by sorting; False when no load was in progress."""
-    key = BULK_LOAD_KEY + spec.table
-    state = syncstate.get_state(conn, key)
-    if not isinstance(state, dict) or not isinstance(state.get("indexes"), dict):
-        return False
-    indexes = state["indexes"]
-    assert isinstance(indexes, dict)
-    for name, sql in indexes.items():
-        conn.execute(f'DROP INDEX IF EXISTS "{name}"')
-        conn.execute(str(sql))
-    syncstate.set_state(conn, key, None)
-    return True

@@ -1,9 +1,14 @@
 """How each server record maps onto its table: which members become columns, normalised how.
 
-The whole record is stored as JSON in `record` (that is what callers get back, unknown
-members and values included); the columns are projections of it for indexes, filters and
-sorts. Projections are normalised so that SQLite's ordering means something: timestamps in
-one canonical UTC form (servers may send `+00:00` or no fraction), and values of an unexpected
+The columns are projections of the record for indexes, filters and sorts; `extra` holds, as
+JSON, every member a column does not hold verbatim (labels, members this client does not know,
+a value its column had to normalise), so a record is stored once and read back whole
+(`ResourceSpec.record_of`), unknown members and values included. Storing each record whole
+in a JSON column beside its columns doubled the largest part of the cache (see
+docs/architecture.md#the-cache-file).
+
+Projections are normalised so that SQLite's ordering means something: timestamps in one
+canonical UTC form (servers may send `+00:00` or no fraction), and values of an unexpected
 type as JSON text rather than dropped. The same functions build the columns of locally edited
 records, so the effective view sorts and filters them exactly like server rows.
 """
@@ -11,7 +16,7 @@ records, so the effective view sorts and filters them exactly like server rows.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -99,15 +104,47 @@ class ResourceSpec:
     parent_column: str | None = None
     label_mask: bool = False
     column_names: tuple[str, ...] = field(init=False)
+    record_columns: str = field(init=False)
+    """What `record_of` reads a stored record back from: `id`, the columns, then `extra`."""
     _extractors: tuple[tuple[str, Callable[[object], Cell]], ...] = field(init=False)
+    _verbatim: tuple[tuple[int, str], ...] = field(init=False)
+    """The columns that may hold a member as it came (not the ranks derived from one): their
+    place in `cells` and their member."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "column_names", tuple(c.name for c in self.columns))
+        names = tuple(c.name for c in self.columns)
+        object.__setattr__(self, "column_names", names)
+        object.__setattr__(self, "record_columns", ", ".join(("id", *names, "extra")))
         object.__setattr__(self, "_extractors", tuple((c.member, c.convert) for c in self.columns))
+        verbatim = tuple((n, c.member) for n, c in enumerate(self.columns) if c.name == c.member)
+        object.__setattr__(self, "_verbatim", verbatim)
 
     def cells(self, record: Mapping[str, Any]) -> tuple[Cell, ...]:
         get = record.get
         return tuple([convert(get(member)) for member, convert in self._extractors])
+
+    def extra(self, record: Mapping[str, Any], cells: tuple[Cell, ...]) -> str:
+        """The JSON of `extra`: the record without its id and without each member its column
+        (`cells`) holds as that very value, of that type. Nulls and empty strings stay, because a
+        column holds NULL or "" for a missing member too (see `record_of`)."""
+        rest = dict(record)
+        del rest["id"]
+        for place, member in self._verbatim:
+            value, cell = rest.get(member), cells[place]
+            if value is not None and value != "" and type(value) is type(cell) and value == cell:
+                del rest[member]
+        return dumps(rest)
+
+    def record_of(self, row: Sequence[Any]) -> JsonObject:
+        """The record stored as `row` (read with `record_columns`): each member taken out for
+        its column put back, unless `extra` has it or the column is empty (NULL or "")."""
+        found: JsonObject = {"id": row[0]}
+        for place, member in self._verbatim:
+            value = row[place + 1]
+            if value is not None and value != "":
+                found[member] = value
+        found.update(loads_object(row[-1]))
+        return found
 
 
 def _timestamps() -> tuple[Column, Column]:

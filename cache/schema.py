@@ -16,6 +16,7 @@ cost more than a whole `tracker-tui issues list` may take (docs/architecture.md#
 from __future__ import annotations
 
 import functools
+import json
 import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -293,6 +294,64 @@ def _schema_of(conn: sqlite3.Connection, table: str) -> tuple[str, list[str]]:
     return str(created), [str(sql) for kind, sql in rows if kind == "index"]
 
 
+RECORDS_STORED_ONCE_COLUMNS = {
+    "issues": (
+        "number",
+        "title",
+        "description",
+        "status",
+        "priority",
+        "assignee",
+        "project_id",
+        "created_at",
+        "updated_at",
+    ),
+    "comments": ("issue_id", "body", "author", "created_at", "updated_at"),
+    "projects": ("key", "name", "description", "state", "lead", "created_at", "updated_at"),
+    "users": ("name", "email", "created_at", "updated_at"),
+    "workspaces": ("name", "plan", "created_at", "updated_at"),
+}
+"""The columns of each server table that hold a member of the record under the member's
+name, as they were when `records_stored_once` was written."""
+
+RECORDS_STORED_ONCE_BATCH = 10000
+
+
+def _records_stored_once(db: Database) -> None:
+    """`record` (the whole server record as JSON) becomes `extra`: the record without its id
+    and without each member its column holds as that very value (not an empty string), which
+    `cache.resources.ResourceSpec.record_of` puts back. Rows are rewritten in place, by rid,
+    in batches; the pages this frees are reused as the cache grows."""
+    conn = db.conn
+    for table, columns in RECORDS_STORED_ONCE_COLUMNS.items():
+        conn.execute(f"ALTER TABLE {table} RENAME COLUMN record TO extra")
+        select = (
+            f"SELECT rid, id, {', '.join(columns)}, extra FROM {table} "
+            f"WHERE rid > ? ORDER BY rid LIMIT {RECORDS_STORED_ONCE_BATCH}"
+        )
+        last = -(1 << 63)
+        while rows := conn.execute(select, (last,)).fetchall():
+            conn.executemany(
+                f"UPDATE {table} SET extra = ? WHERE rid = ?",
+                [(_extra_of(columns, row[1:]), row[0]) for row in rows],
+            )
+            last = rows[-1][0]
+
+
+def _extra_of(columns: tuple[str, ...], row: tuple[object, ...]) -> str:
+    """`row` is the id, the `columns` and the record's JSON."""
+    record = json.loads(str(row[-1]))
+    if not isinstance(record, dict):
+        record = {}
+    if record.get("id") == row[0]:
+        del record["id"]
+    for member, cell in zip(columns, row[1:-1], strict=True):
+        value = record.get(member)
+        if value is not None and value != "" and type(value) is type(cell) and value == cell:
+            del record[member]
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+
+
 STEPS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0001_server_copy", _script(SERVER_COPY_SQL)),
     ("0002_outbox", _script(OUTBOX_SQL)),
@@ -332,6 +391,22 @@ STEPS: tuple[tuple[str, Callable[[Database], None]], ...] = (
             "ALTER TABLE outbox ADD COLUMN sent_in TEXT;\n"
             "CREATE TABLE bulk_requests (key TEXT PRIMARY KEY, body TEXT NOT NULL, "
             "entries TEXT NOT NULL) WITHOUT ROWID;"
+        ),
+    ),
+    # Each record once: its members in their columns, the rest in `extra` (issue 18: the
+    # record's JSON copy was half the cache, see docs/architecture.md#the-cache-file).
+    ("records_stored_once", _records_stored_once),
+    # The inbox's change log (cache.changelog): what the pull found changed in the issues
+    # that concern the user, a row per field or new comment, pruned to a month and 2,000 rows.
+    (
+        "inbox_change_log",
+        _script(
+            "CREATE TABLE changes (id INTEGER PRIMARY KEY, issue_id TEXT NOT NULL, "
+            "kind TEXT NOT NULL, field TEXT NOT NULL, old TEXT, new TEXT, "
+            "elided INTEGER NOT NULL DEFAULT 0, at TEXT, who TEXT, seen_at REAL NOT NULL, "
+            "read INTEGER NOT NULL DEFAULT 0);\n"
+            "CREATE INDEX changes_by_issue ON changes (issue_id, id);\n"
+            "CREATE INDEX changes_unread ON changes (read, id);"
         ),
     ),
 )

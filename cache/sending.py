@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from cache import conflicts, outbox, outbox_life, records, suspects
+from cache import changelog, conflicts, outbox, outbox_life, records, suspects
 from cache.db import Connector
 from cache.errors import OutboxStateError
 from cache.models import (
@@ -206,8 +206,10 @@ def land(
     now: float,
 ) -> None:
     """Writes the server confirmed: done, the server's answers stored in their place, and a
-    create's server id put in place of its temporary one everywhere."""
+    create's server id put in place of its temporary one everywhere. An answer that carries
+    someone else's change made meanwhile logs it (cache.changelog); ours is not news."""
     stored: dict[Resource, list[Mapping[str, Any]]] = {}
+    ours: dict[str, set[str]] = {}
     gone: dict[Resource, dict[str, str | None]] = {}
     created: list[tuple[OutboxEntry, str]] = []
     for entry_id, record in landed:
@@ -219,11 +221,15 @@ def land(
             gone.setdefault(entry.resource, {})[entry.target_id] = None
         elif record is not None:
             stored.setdefault(entry.resource, []).append(record)
+            ours.setdefault(record_id(record), set()).update(entry.changes)
             if entry.operation is Operation.CREATE:
                 created.append((entry, record_id(record)))
     for resource, found in stored.items():
         spec = SPECS[resource]
-        records.apply_page(conn, spec, records.prepare(spec, found))
+        page = records.prepare(spec, found)
+        seen = changelog.watch(resource, page, news=False)
+        records.apply_page(conn, spec, page, seen)
+        changelog.note(conn, seen, now, ours=ours)
     for resource, ids in gone.items():
         records.delete_records(conn, SPECS[resource], ids)
     for entry, server_id in created:

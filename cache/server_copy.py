@@ -6,10 +6,11 @@ server copy's only writer; the outbox never writes here but through a landed wri
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from cache import records, syncstate
+from cache import bulk_load, changelog, records, syncstate
 from cache.db import CACHE_SIZE_KIB, Connector, translated
 from cache.models import ApplyResult, Cursor, JsonObject, Resource
 from cache.records import Prepared
@@ -19,8 +20,9 @@ from cache.resources import SPECS
 class ServerCopy:
     """`Cache.server`: store and sweep server records; count and read them unmerged."""
 
-    def __init__(self, connector: Connector) -> None:
+    def __init__(self, connector: Connector, clock: Callable[[], float] = time.time) -> None:
         self._db = connector
+        self._clock = clock
 
     def apply_page(
         self,
@@ -29,10 +31,16 @@ class ServerCopy:
         cursor: Cursor | None = None,
         *,
         scope: str = "",
+        news: bool = False,
     ) -> ApplyResult:
         """Store a page of server records (tombstones `{"id", "deleted": true, "updated_at"}`
-        included) and, when given, the cursor that follows it, in one transaction."""
-        return self.apply_prepared(resource, self.prepare(resource, page), cursor, scope=scope)
+        included) and, when given, the cursor that follows it, in one transaction. What
+        changed in the issues that concern the user goes to the change log (cache.changelog);
+        `news`: records new to the cache are news too (an incremental pull's, not a first
+        load's)."""
+        return self.apply_prepared(
+            resource, self.prepare(resource, page), cursor, scope=scope, news=news
+        )
 
     @staticmethod
     def prepare(resource: Resource, page: Iterable[Mapping[str, Any]]) -> list[Prepared]:
@@ -48,25 +56,28 @@ class ServerCopy:
         cursor: Cursor | None = None,
         *,
         scope: str = "",
+        news: bool = False,
     ) -> ApplyResult:
         """`apply_page` for records `prepare` made."""
         with self._db.write() as conn:
-            result = records.apply_page(conn, SPECS[resource], page)
+            seen = changelog.watch(resource, page, news=news)
+            result = records.apply_page(conn, SPECS[resource], page, seen)
+            changelog.note(conn, seen, self._clock())
             if cursor is not None:
                 syncstate.set_cursor(conn, syncstate.cursor_key(resource, scope), cursor)
         return result
 
     def begin_bulk_load(self, resource: Resource) -> bool:
         """Start a cold load of an empty table: its indexes are built once at the end
-        (`records.begin_bulk_load`); True when the table is in that state."""
+        (`bulk_load.begin_bulk_load`); True when the table is in that state."""
         with self._db.write() as conn:
-            return records.begin_bulk_load(conn, SPECS[resource])
+            return bulk_load.begin_bulk_load(conn, SPECS[resource])
 
     def finish_bulk_load(self, resource: Resource) -> bool:
         """Build the indexes of a cold load that began (in this run or one that was killed);
         False when there was none. Idempotent, and safe while another process loads."""
         with self._db.write() as conn:
-            return records.finish_bulk_load(conn, SPECS[resource])
+            return bulk_load.finish_bulk_load(conn, SPECS[resource])
 
     def bulk_writes(self, on: bool) -> None:
         """Let the calling thread's connection grow the WAL to `records.BULK_CHECKPOINT_PAGES`
@@ -123,6 +134,14 @@ class ServerCopy:
         starts; `apply_page` moves it."""
         with self._db.read() as conn:
             return syncstate.get_cursor(conn, syncstate.cursor_key(resource, scope))
+
+    def clear_cursor(self, resource: Resource, *, scope: str) -> None:
+        """Forget the cursor of `scope` (a backfill that met its floor: sync.pull.backfill_state);
+        the incremental pull's own cursor is never cleared but by a reset."""
+        if not scope:
+            raise ValueError("the incremental cursor is cleared only with the server copy")
+        with self._db.write() as conn:
+            syncstate.set_cursor(conn, syncstate.cursor_key(resource, scope), None)
 
     def last_full_sweep(self, resource: Resource) -> float | None:
         """When `delete_missing` last swept `resource`."""

@@ -9,6 +9,7 @@ own the SQL:
 - `push`: what the push engine does with the outbox (cache.sending);
 - `server`: what the pull stores (cache.server_copy);
 - `state` and `drafts`: values kept by key (cache.keyed);
+- `inbox`: what the pull found changed in the user's issues (cache.inbox);
 - `requests`: the rate limiter's log, a file of its own (cache.requestlog).
 
 Reads run in one read transaction (a consistent snapshot across their queries); writes in one
@@ -26,6 +27,7 @@ from types import TracebackType
 
 from cache import requestlog, schema
 from cache.db import Connector, translated
+from cache.inbox import Inbox
 from cache.keyed import Drafts, State
 from cache.paths import ensure_private_dir, ensure_private_file, profile_path
 from cache.reads import Reads
@@ -74,7 +76,8 @@ class Cache:
         self.reads = Reads(connector)
         self.outbox = Outbox(connector, clock)
         self.push = Push(connector, clock)
-        self.server = ServerCopy(connector)
+        self.server = ServerCopy(connector, clock)
+        self.inbox = Inbox(connector, clock)
         self.state = State(connector)
         self.drafts = Drafts(connector, clock)
         self.requests = requests

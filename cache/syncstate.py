@@ -14,6 +14,9 @@ from cache.models import Cursor, JsonValue, Resource
 from cache.resources import dumps
 
 CLOCK_OFFSET_KEY = "server_clock_offset"
+ME_STATE_KEY = "me_user_id"
+"""The current user's id, learnt from the server (`/me`) at login or sync: whose issues are
+"mine", and whose changes are not news (cache.changelog)."""
 
 
 def cursor_key(resource: Resource, scope: str) -> str:

@@ -19,11 +19,12 @@ from cache.models import (
     Resource,
     SyncState,
     UserRow,
+    WorkspaceRow,
 )
 from cache.ordering import nocase_key, value_key
 from cache.overlay import Effective, Overlay, make_effective
 from cache.query import effective_row
-from cache.resources import SPECS, labels_of, loads_object, rank_column, unknown_rank
+from cache.resources import SPECS, labels_of, rank_column, unknown_rank
 from issuefields import Field, Kind
 
 
@@ -44,11 +45,12 @@ def _merged(
 ) -> list[Effective]:
     """Server rows selected by `where`, replaced or joined by the overlay's records."""
     local = overlay.of(resource)
-    rows = conn.execute(f"SELECT rid, id, record FROM {SPECS[resource].table} {where}", params)
+    spec = SPECS[resource]
+    rows = conn.execute(f"SELECT rid, {spec.record_columns} FROM {spec.table} {where}", params)
     merged = [
-        _server_effective(resource, rid, key, loads_object(text))
-        for rid, key, text in rows
-        if key not in local
+        _server_effective(resource, rid, row[0], spec.record_of(row))
+        for rid, *row in rows
+        if row[0] not in local
     ]
     return merged + [e for e in local.values() if e.record is not None]
 
@@ -80,10 +82,13 @@ def comments(conn: sqlite3.Connection, overlay: Overlay, issue_id: str) -> list[
 def issue_detail(conn: sqlite3.Connection, overlay: Overlay, issue_id: str) -> IssueDetail | None:
     effective = overlay.of(Resource.ISSUES).get(issue_id)
     if effective is None:
-        row = conn.execute("SELECT rid, record FROM issues WHERE id = ?", (issue_id,)).fetchone()
+        spec = SPECS[Resource.ISSUES]
+        row = conn.execute(
+            f"SELECT rid, {spec.record_columns} FROM issues WHERE id = ?", (issue_id,)
+        ).fetchone()
         if row is None:
             return None
-        effective = _server_effective(Resource.ISSUES, row[0], issue_id, loads_object(row[1]))
+        effective = _server_effective(Resource.ISSUES, row[0], issue_id, spec.record_of(row[1:]))
     if effective.record is None:
         return None
     entry_conflicts = [
@@ -164,6 +169,25 @@ def projects(conn: sqlite3.Connection, overlay: Overlay) -> list[ProjectRow]:
             )
         )
     return rows
+
+
+def workspace(conn: sqlite3.Connection, overlay: Overlay) -> WorkspaceRow | None:
+    """The workspace the cache knows (the key's one; the latest updated should a profile's
+    key ever move), with a queued rename laid over it; None before it was ever read."""
+    found = _merged(conn, overlay, Resource.WORKSPACES, "", ())
+    if not found:
+        return None
+    latest = max(found, key=lambda e: (_text(e.values["updated_at"]) or "", e.order_rid))
+    record = latest.record or {}
+    plan = record.get("plan")
+    return WorkspaceRow(
+        id=latest.id,
+        name=str(latest.values["name"]),
+        plan=plan if isinstance(plan, str) else None,
+        sync_state=latest.sync_state,
+        entries=latest.entries,
+        record=record,
+    )
 
 
 def users(conn: sqlite3.Connection) -> list[UserRow]:

@@ -19,6 +19,7 @@ from cache import conflicts, outbox, outbox_life, overlay, records, suspects, un
 from cache.db import Connector
 from cache.errors import OutboxStateError, RecordNotFoundError
 from cache.models import (
+    EDIT_ONLY_RESOURCES,
     WRITABLE_RESOURCES,
     Conflict,
     EntryState,
@@ -33,9 +34,11 @@ from cache.resources import record_id
 from cache.sending import land
 
 
-def _writable(resource: Resource) -> Resource:
+def _writable(resource: Resource, *, edit: bool = False) -> Resource:
     if resource not in WRITABLE_RESOURCES:
         raise OutboxStateError(f"{resource.value} cannot be written locally")
+    if not edit and resource in EDIT_ONLY_RESOURCES:
+        raise OutboxStateError(f"{resource.value} can only be edited")
     return resource
 
 
@@ -101,7 +104,7 @@ class Outbox:
         batch_id: str | None,
     ) -> OutboxEntry | None:
         target = outbox.resolve_id(conn, record_id)
-        current = self._current(conn, view, _writable(resource), target)
+        current = self._current(conn, view, _writable(resource, edit=True), target)
         return outbox.enqueue_update(
             conn,
             resource,

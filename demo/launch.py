@@ -12,6 +12,7 @@ from demo.activity import AnotherUser
 from demo.service import DEMO_WORKSPACE, DemoService
 from tracker_tui.app import make_app
 from tracker_tui.crash_guard import exit_status
+from tracker_tui.data.settings import AppTables
 from tracker_tui.engine_link import EngineLink
 from tracker_tui.error_log import open_error_log
 from tracker_tui.server_clock import ServerClock
@@ -23,7 +24,9 @@ def run_demo(*, issues: int, another_user: bool, read_only: bool = False) -> int
 
     Nothing may outlive it: a closed terminal (SIGHUP) or `kill` (SIGTERM) asks the app to
     quit like ctrl+q, so every `with` below removes what it made; the status then says which
-    signal ended it."""
+    signal ended it. The user's `[keymap]` and `[columns]` apply, so the demo is where to try
+    them."""
+    tables = AppTables.load()
     print(f"Starting the demo service with {issues} issues...", file=sys.stderr)
     with (
         DemoService(issues=issues) as service,
@@ -39,7 +42,12 @@ def run_demo(*, issues: int, another_user: bool, read_only: bool = False) -> int
         )
         colleague = None
         if another_user:
-            colleague = AnotherUser(str(service.db_path), DEMO_WORKSPACE, service.base_url)
+            colleague = AnotherUser(
+                str(service.db_path),
+                DEMO_WORKSPACE,
+                service.base_url,
+                notify=service.key.reveal(),
+            )
             colleague.start()
         try:
             clock = ServerClock()
@@ -50,6 +58,8 @@ def run_demo(*, issues: int, another_user: bool, read_only: bool = False) -> int
                 profile="demo",
                 read_only=read_only,
                 error_log=open_error_log(),
+                keymap=tables.keymap,
+                columns=tables.columns,
             )
             with ending_cleanly(stop=app.exit) as ending:
                 app.run()

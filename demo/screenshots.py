@@ -19,7 +19,7 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import TabbedContent
 
-from cache import Cache, FieldConflict, Resource
+from cache import ME_STATE_KEY, Cache, FieldConflict, IssueFilter, IssueSort, Resource
 from demo.data import fill, generate
 from issuefields import PRIORITY, STATUS
 from sync.connection import Connection, ConnectionState
@@ -58,6 +58,36 @@ def _prepare(cache: Cache) -> None:
         base = conflicting.base[PRIORITY.member]
         change = FieldConflict(PRIORITY.member, base, most, least)
         cache.push.record_conflicts(conflicting.id, [change])
+
+
+def _colleague_changes(cache: Cache) -> None:
+    """What a pull would bring in while Ada was away, so the inbox has something to show: a
+    colleague's edits of three of her issues and a comment on one, stored as a pull stores
+    them (the change log works them out: cache.changelog)."""
+    cache.state.set(ME_STATE_KEY, "usr_ada")
+    mine = cache.reads.window(
+        IssueFilter(assignee=frozenset({"usr_ada"})), IssueSort("number", False), 0, 3
+    )
+    edits: list[dict[str, object]] = [
+        {PRIORITY.member: PRIORITY.values[0], "title": "Checkout fails on Safari"},
+        {STATUS.member: STATUS.values[2]},
+        {"assignee": "usr_grace", PRIORITY.member: PRIORITY.values[1]},
+    ]
+    for minutes, (row, edit) in enumerate(zip(mine, edits, strict=True)):
+        record = cache.server.server_record(Resource.ISSUES, row.id) or {}
+        when = (NOW - timedelta(minutes=40 - 15 * minutes)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        cache.server.apply_page(
+            Resource.ISSUES, [{**record, **edit, "updated_at": when}], news=True
+        )
+    comment = {
+        "id": "cmt_inbox_1",
+        "issue_id": mine[0].id,
+        "body": "Reproduced on Safari 18: the pay button stays disabled.",
+        "author": "usr_grace",
+        "created_at": (NOW - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        "updated_at": (NOW - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+    }
+    cache.server.apply_page(Resource.COMMENTS, [comment], news=True)
 
 
 async def _report(pilot: Pilot[Any]) -> None:
@@ -124,14 +154,15 @@ async def _shoot(app: TrackerApp, outdir: Path, shots: list[tuple[str, list[str]
 
 
 async def make_screenshots(outdir: Path) -> list[Path]:
-    """Write list, detail, bulk preview, sync panel, help and settings (usage) SVGs into
-    `outdir`."""
+    """Write list, detail, bulk preview, sync panel, inbox, help and settings (usage) SVGs
+    into `outdir`."""
     outdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         cache = Cache.open(Path(tmp) / "cache.db", clock=NOW.timestamp)
         try:
             fill(cache, generate(3_000, NOW))
             _prepare(cache)
+            _colleague_changes(cache)
             _log_requests(cache)
             app = make_app(cache=cache, me="usr_ada", profile="demo", clock=lambda: NOW)
             await _shoot(
@@ -140,6 +171,7 @@ async def make_screenshots(outdir: Path) -> list[Path]:
                 [
                     ("list", ["j", "space", "j", "space", "j"]),
                     ("help", ["question_mark"]),
+                    ("inbox", ["escape", "i"]),
                     ("detail", ["escape", "enter"]),
                     ("sync_panel", ["escape", "y"]),
                     ("bulk_preview", ["escape", "b", "enter", "down", "down", "enter"]),

@@ -99,6 +99,8 @@ class ListColumn:
     never gives way."""
     header: str | None = None
     """The column's heading when not the field's label."""
+    shown: bool = True
+    """Shown unless config.toml's `[columns]` says otherwise; False: only when it asks."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -231,7 +233,7 @@ LABELS = Field(
     column=ListColumn(16),
 )
 UPDATED_AT = Field("updated_at", "Updated", Kind.TIME, column=ListColumn(9, keep=4))
-CREATED_AT = Field("created_at", "Created", Kind.TIME)
+CREATED_AT = Field("created_at", "Created", Kind.TIME, column=ListColumn(9, keep=0, shown=False))
 
 ISSUE_FIELDS: tuple[Field, ...] = (
     NUMBER,

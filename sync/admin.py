@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 from pydantic import ValidationError
 
+from cache import Cache, Resource
 from sync.client import ApiClient, Response
 from sync.errors import NotFound, ProtocolError, UnexpectedStatus, Unsupported
 from sync.models import (
@@ -87,9 +89,7 @@ class AdminApi:
 
     async def rename_workspace(self, workspace_id: str, name: str) -> Response[Workspace]:
         """`PATCH /workspaces/:id` with `name`; needs `admin`."""
-        path = _path("workspaces", workspace_id)
-        response = await self._client.call("PATCH", path, body={"name": name})
-        return _read(response, Workspace.model_validate)
+        return await self._client.update_workspace(workspace_id, {"name": name})
 
     # --- API keys ------------------------------------------------------------------------
 
@@ -194,6 +194,44 @@ def _last(received: int, so_far: int, pagination: Pagination) -> bool:
     if received < (pagination.per_page or PAGE_SIZE) or received == 0:
         return True
     return pagination.total is not None and so_far >= pagination.total
+
+
+@dataclass(frozen=True)
+class OwnKey:
+    """Which listed key the caller's own may be, told without sending its value anywhere.
+
+    No answer names the key a request used (docs/api.md#workspace-keys-and-webhook-administration),
+    but the listing holds every key of the workspace, the caller's included, and `/me` gives
+    that key's exact permissions: the caller's key is one of the active, unexpired keys with
+    exactly those permissions. `candidates` are those ids; `mine` is the one when it is alone."""
+
+    candidates: frozenset[str]
+
+    @property
+    def mine(self) -> str | None:
+        return next(iter(self.candidates)) if len(self.candidates) == 1 else None
+
+    def may_be(self, key_id: str) -> bool:
+        return key_id in self.candidates
+
+
+def own_key(keys: Sequence[ApiKey], granted: frozenset[str], now: datetime) -> OwnKey:
+    """The listed keys that may be the caller's own, by `/me`'s `granted` permissions."""
+    return OwnKey(
+        frozenset(
+            key.id
+            for key in keys
+            if not key.revoked
+            and (key.expires_at is None or key.expires_at > now)
+            and frozenset(key.permissions) == granted
+        )
+    )
+
+
+def keep_workspace(cache: Cache, workspace: Workspace) -> None:
+    """Store the workspace as read, so a rename can be queued offline against it and shows
+    at once (the pull does not list workspaces: it is one record, read where it is shown)."""
+    cache.server.apply_page(Resource.WORKSPACES, [workspace.raw])
 
 
 def parse_rows(payload: object, model: type[M]) -> Rows[M]:

@@ -51,6 +51,7 @@ from sync.models import (
     Record,
     User,
     Webhook,
+    Workspace,
     describe,
     parse_bulk,
     parse_page,
@@ -231,6 +232,19 @@ class ApiClient:
         self, project_id: str, *, if_match: str | None = None
     ) -> Response[Project | None]:
         return await self._delete(_path("projects", project_id), Project, if_match)
+
+    # --- the workspace [ext] ------------------------------------------------------------------
+
+    async def get_workspace(self, workspace_id: str) -> Response[Workspace]:
+        return await self._record("GET", _path("workspaces", workspace_id), Workspace)
+
+    async def update_workspace(
+        self, workspace_id: str, changes: Mapping[str, Any], *, if_match: str | None = None
+    ) -> Response[Workspace]:
+        """`PATCH /workspaces/:id` (docs/api.md#workspace-keys-and-webhook-administration):
+        a rename, which needs `admin`."""
+        path = _path("workspaces", workspace_id)
+        return await self._record("PATCH", path, Workspace, body=changes, if_match=if_match)
 
     # --- comments, users, search -------------------------------------------------------------
 

@@ -37,11 +37,12 @@ from sync.ratelimit.headers import ResponseMeta
 if TYPE_CHECKING:
     import asyncio
 
-READ_PERMISSIONS = frozenset({"issues:read", "projects:read"})
-"""Permissions without which no pull can run: a 403 naming one on a read refuses the key for
-syncing. A 403 naming any other (comments, webhooks, admin), none (another author's comment),
-or refusing a write is about that request (a read-only key is a fine key), not the connection."""
-READ_RESOURCES = frozenset({"issues", "projects"})
+READ_PERMISSIONS = frozenset({"issues:read"})
+"""Permissions without which no pull is worth running: a 403 naming one on a read refuses the
+key for syncing. A 403 naming any other (projects, comments, webhooks, admin: the pull leaves
+out what the key may not read, `sync.pull.engine`), none (another author's comment), or
+refusing a write is about that request (a read-only key is a fine key), not the connection."""
+READ_RESOURCES = frozenset({"issues"})
 """Where a 2xx read shows that the permissions above are granted again."""
 RATE_WAIT_SHOWN = 1.0
 """Seconds a wait for the rate limit must last to be shown: shorter ones are the limiter's

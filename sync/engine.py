@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeAlias
 
 from cache import CacheError
+from sync.backfill_progress import BACKFILL_SHARE, pending
 from sync.errors import SyncError
 from sync.push import PushReport, StopReason, push_outbox
 from sync.ratelimit import RequestClass
@@ -28,6 +29,7 @@ from sync.session import SyncSession
 
 if TYPE_CHECKING:
     from sync.pull import PullProgress, PullReport
+    from sync.pull.backfill import StepReport
 
 PUSH_DELAY = 0.2
 """Seconds a poke waits for more local writes, so a burst of edits leaves as one round."""
@@ -91,7 +93,9 @@ class PassFailed:
     error: SyncError | CacheError
 
 
-LoopEvent: TypeAlias = "PushReport | PullProgress | PullReport | RetryPlanned | PassFailed"
+LoopEvent: TypeAlias = (
+    "PushReport | PullProgress | PullReport | StepReport | RetryPlanned | PassFailed"
+)
 """Everything the loop tells its listener, each a type of its own to match on."""
 Listener = Callable[[LoopEvent], None]
 
@@ -140,6 +144,8 @@ class SyncLoop:
         self._pulled = False
         self._failures = 0
         self._poll_due = time.monotonic() + self.interval()
+        self._backfill_at: float | None = None
+        """`time.monotonic()` at which a backfill stopped by the day's budget goes on."""
         self.retry_at: float | None = None
         """`time.monotonic()` of the next attempt after a failure; None when none is due."""
         self.passes = 0
@@ -166,10 +172,14 @@ class SyncLoop:
 
     def interval(self) -> float:
         """Seconds between polls: the limiter's background pace (2 requests: changes and the
-        delete check) unless the caller fixed one."""
+        delete check) unless the caller fixed one; while a backfill is pending, at the pace
+        of the share of the budget it leaves to the polls (docs/sync.md#head-first)."""
         if self._interval is not None:
             return self._interval
-        return self._session.limiter.poll_interval(2)
+        pace = self._session.limiter.poll_interval(2)
+        if self._backfilling():
+            return pace / (1 - BACKFILL_SHARE)
+        return pace
 
     async def run(self) -> None:
         """Until `stop()`: push when poked, pull when woken or when a poll is due, try again
@@ -180,6 +190,7 @@ class SyncLoop:
                 break
             self._due(time.monotonic())
             if not (self._push_wanted or self._pull_wanted):
+                await self._go_on_backfilling()
                 continue
             if woken and not self._now:
                 await self._settle()
@@ -192,7 +203,53 @@ class SyncLoop:
                 self._tell(PassFailed(error))
 
     def _next_due(self) -> float:
-        return min(self._poll_due, self.retry_at if self.retry_at is not None else math.inf)
+        due = min(self._poll_due, self.retry_at if self.retry_at is not None else math.inf)
+        if self._pulled and self.retry_at is None and self._backfilling():
+            due = min(due, self._backfill_at or 0.0)
+        return due
+
+    def _backfilling(self) -> bool:
+        try:
+            return pending(self._session.cache)
+        except CacheError:
+            return False
+
+    def _wants_the_line(self) -> bool:
+        """Whether something goes before the backfill's next request: a write to push, a
+        pull asked for, a stop."""
+        return self._stopping or self._push_wanted or self._pull_wanted or self._signal.is_set()
+
+    async def _go_on_backfilling(self) -> None:
+        """A page or more of a pending backfill, as background work, until something else
+        wants the connection or the day's share is spent (then it waits for its time)."""
+        if not self._pulled or self.retry_at is not None or not self._backfilling():
+            return
+        now = time.monotonic()
+        if self._backfill_at is not None and now < self._backfill_at:
+            return
+        from sync.pull.engine import backfill_step
+
+        try:
+            step = await backfill_step(
+                self._session,
+                should_yield=self._wants_the_line,
+                progress=self._tell,
+                retry=self._pull_retry,
+            )
+        except (SyncError, CacheError) as error:
+            self._failed(error)
+            self._tell(PassFailed(error))
+            return
+        if step is None:
+            return
+        self._backfill_at = None
+        if step.resumes_at is not None:
+            wait = step.resumes_at - self._session.limiter.now()
+            self._backfill_at = time.monotonic() + max(0.0, wait)
+        elif step.stop.value == "done":
+            self._pull_wanted = True  # the comments, which waited for the issues
+            self._signal.set()
+        self._tell(step)
 
     async def _wait(self, timeout: float) -> bool:
         """Wait for a poke, a wake or a stop (True), or until `timeout` passed (False)."""
@@ -246,7 +303,12 @@ class SyncLoop:
             self._poll_due = time.monotonic() + self.interval()
             request_class = RequestClass.BACKGROUND if self._pulled else RequestClass.USER
             pulled = await pull(
-                self._session, request_class=request_class, progress=self._tell, retry=pull_retry
+                self._session,
+                request_class=request_class,
+                progress=self._tell,
+                retry=pull_retry,
+                head_first=True,
+                finish_backfill=False,
             )
             self._pulled = True
             self._tell(pulled)

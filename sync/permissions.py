@@ -130,6 +130,10 @@ async def learn_from_me(session: SyncSession, *, who: bool = False) -> Me | None
     except SyncError:
         return None
     keep_granted(session.cache, session.server, session.key_tag, list(me.permissions))
+    if me.workspace is not None:
+        from sync.admin import keep_workspace
+
+        keep_workspace(session.cache, me.workspace)
     if me.user is not None:
         session.user = me.user.id
     return me

@@ -1,11 +1,12 @@
 """The seam between the settings screen and the server: run one admin call on the sync
 engine's session.
 
-Everything else the app does reads the cache and writes the outbox; the settings screen's work
-(the workspace, keys, webhooks) cannot wait in an outbox (a new key or webhook secret is shown
-once) so it is done online, on the engine's own session: the same client, rate limiter and
-request log as the sync, on the engine's thread. Without a session (offline, the key refused,
-no engine) the call fails at once with `AdminUnavailable`, which the screen shows as it is.
+Everything else the app does reads the cache and writes the outbox (a workspace rename too);
+the settings screen's reads of the server and its keys and webhooks cannot wait in an outbox (a
+new key or webhook secret is shown once) so they are done online, on the engine's own session:
+the same client, rate limiter and request log as the sync, on the engine's thread. Without a
+session (offline, the key refused, no engine) the call fails at once with `AdminUnavailable`,
+which the screen shows as it is.
 """
 
 from __future__ import annotations

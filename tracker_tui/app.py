@@ -11,7 +11,7 @@ the list (detail, forms, bulk edit, sync panel, projects) are opened by its base
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -20,20 +20,29 @@ from textual import on
 from textual._styles_cache import StylesCache
 from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
+from textual.driver import Driver
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.theme import Theme
 
-from cache import Cache
+from cache import Cache, CacheError
 from sync.permissions import ISSUES_WRITE, KeyPermissions
+from tracker_tui.access import KeyAccess, lost_notice
 from tracker_tui.admin_link import AdminLink
 from tracker_tui.data.cache_source import CacheIssueSource
+from tracker_tui.data.columns import ColumnSetup
+from tracker_tui.data.keymap import check_keymap
 from tracker_tui.data.source import IssueSource
 from tracker_tui.data.usage import DEFAULT_ALERT_PERCENT, alert_words, day_used_percent
 from tracker_tui.data.views import SavedView
 from tracker_tui.drafts import KeepsDraft
 from tracker_tui.messages import (
     CacheChanged,
+    InboxChanged,
+    InboxCounted,
+    PermissionsChanged,
+    SearchTyped,
+    ServerHitsArrived,
     SourceFailed,
     SyncFailed,
     SyncStatusChanged,
@@ -41,7 +50,7 @@ from tracker_tui.messages import (
     WriteQueued,
 )
 from tracker_tui.navigation import NavigatingApp
-from tracker_tui.screens.help import HelpScreen, help_groups
+from tracker_tui.screens.help import HelpScreen, help_groups, marker_group
 from tracker_tui.screens.issue_list import IssueListScreen
 from tracker_tui.server_clock import utc_now
 from tracker_tui.services import Services
@@ -61,6 +70,9 @@ KEY_READ_ONLY = (
 SYNC_START_AT_LATEST = 1.0
 """Seconds after mounting when the sync link starts even if no list has counted its rows."""
 
+LINUX_DRIVER = "textual.drivers.linux_driver.LinuxDriver"
+"""The driver Textual picks on a POSIX terminal, the one `TerminalDriver` extends."""
+
 THEMES: tuple[str, ...] = ("textual-dark", "textual-light", "nord", "gruvbox", "tokyo-night")
 """The built-in themes ctrl+t cycles through."""
 
@@ -77,10 +89,12 @@ class TrackerApp(NavigatingApp):
     HELP_GROUP: ClassVar[str] = "Everywhere"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("question_mark", "help", "Help"),
-        Binding("ctrl+t", "next_theme", "Next theme", show=False),
-        Binding("ctrl+r", "sync_now", "Sync now", show=False),
-        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("question_mark", "help", "Help", id="app.help"),
+        Binding("ctrl+t", "next_theme", "Next theme", show=False, id="app.next_theme"),
+        Binding("ctrl+r", "sync_now", "Sync now", show=False, id="app.sync_now"),
+        # After help, so a narrow footer cuts it before it cuts help.
+        Binding("i", "inbox", "Inbox", id="app.inbox"),
+        Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
     ]
 
     sync_status: reactive[SyncStatusChanged | None] = reactive(None, init=False)
@@ -88,6 +102,25 @@ class TrackerApp(NavigatingApp):
 
     cache_revision: reactive[int] = reactive(0, init=False)
     """Bumped on every `CacheChanged` and `WriteQueued`; screens watch it to re-read."""
+
+    key_permissions: reactive[KeyPermissions] = reactive(KeyPermissions, init=False)
+    """What the key may do as last learned; screens watch it to hide what it may no longer."""
+
+    inbox_unread: reactive[int] = reactive(0, init=False)
+    """Unread changes in the inbox (cache.changelog); status bars show them."""
+
+    inbox_revision: reactive[int] = reactive(0, init=False)
+    """Bumped when changes of the inbox are marked read; the inbox screen re-reads."""
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this platform; on Linux and macOS one whose output survives
+        the terminal being closed (`terminal_driver`: else a hung-up app never ended)."""
+        chosen = super().get_driver_class()
+        if f"{chosen.__module__}.{chosen.__qualname__}" != LINUX_DRIVER:
+            return chosen
+        from tracker_tui.terminal_driver import TerminalDriver  # termios: never on Windows
+
+        return TerminalDriver
 
     def __init__(
         self,
@@ -98,17 +131,21 @@ class TrackerApp(NavigatingApp):
         login: LoginSetup | None,
         profile: str,
         views: Sequence[SavedView],
-        read_only: bool,
+        access: KeyAccess,
         theme: str | None,
         clock: Callable[[], datetime],
         on_views_changed: Callable[[list[SavedView]], None] | None,
         on_theme_changed: Callable[[str], None] | None,
         error_log: Path | None = None,
+        keymap: Mapping[str, str] | None = None,
+        columns: ColumnSetup | None = None,
     ) -> None:
         super().__init__()
+        self._columns = columns
+        self._user_keymap = dict(keymap or {})
         self.source = source
         self.profile = profile
-        self.read_only = read_only
+        self.access = access
         self._views = list(views)
         self._initial_theme = theme
         self._reported_theme = theme
@@ -135,15 +172,23 @@ class TrackerApp(NavigatingApp):
         Screens are pushed rather than returned from `get_default_screen` because Textual
         loads a screen's `CSS_PATH` only for pushed screens.
         """
+        if self._user_keymap:
+            self.set_keymap(self._user_keymap)
         if self._initial_theme in self.available_themes:
             self.theme = self._initial_theme
         self.theme_changed_signal.subscribe(self, self._report_theme)
         self.screen_change_signal.subscribe(self, release_dead_line_caches)
         self.open_first_screen()
+        self.count_inbox()
         if self.read_only_reason:
             self.notify(self.read_only_reason, severity="warning", timeout=8)
         if self._login is None:
             self.set_timer(SYNC_START_AT_LATEST, self._start_sync)
+
+    @property
+    def read_only(self) -> bool:
+        """Changes are off: chosen, or the key turned out not to write issues."""
+        return self.access.read_only
 
     def exit(self, result: Any = None, return_code: int = 0, message: Any = None) -> None:
         """Keep what each open screen holds as its draft first, while its fields are still
@@ -176,6 +221,7 @@ class TrackerApp(NavigatingApp):
                 profile=self.profile,
                 read_only=self.read_only,
                 clock=self._clock,
+                columns=self._columns,
             )
         )
 
@@ -204,26 +250,52 @@ class TrackerApp(NavigatingApp):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Textual's own commands (theme picker, quit, …) plus help and the theme cycle."""
         yield from super().get_system_commands(screen)
-        yield SystemCommand("Help", "Every key binding of this screen", self.action_help)
+        keys = self.key_hint
         yield SystemCommand(
-            "Next theme", "Cycle through the favourite themes", self.action_next_theme
+            "Help", f"Every key binding of this screen; {keys('app.help')}", self.action_help
         )
         yield SystemCommand(
-            "Sync now", "Send local edits and fetch changes now; key: ctrl+r", self.action_sync_now
+            "Next theme",
+            f"Cycle through the favourite themes; {keys('app.next_theme')}",
+            self.action_next_theme,
         )
-        yield SystemCommand("Sync panel", "key: y", self.action_sync_panel)
-        yield SystemCommand("Projects", "key: P", self.action_projects)
         yield SystemCommand(
-            "Settings", "Workspace, API keys, webhooks, usage; key: ,", self.action_settings
+            "Sync now",
+            f"Send local edits and fetch changes now; {keys('app.sync_now')}",
+            self.action_sync_now,
+        )
+        yield SystemCommand("Sync panel", keys("app.sync_panel"), self.action_sync_panel)
+        yield SystemCommand("Projects", keys("app.projects"), self.action_projects)
+        yield SystemCommand(
+            "Settings",
+            f"Workspace, API keys, webhooks, usage; {keys('app.settings')}",
+            self.action_settings,
         )
         if not self.read_only:
-            yield SystemCommand("Undo bulk change", "key: u", self.action_undo_bulk)
+            yield SystemCommand("Undo bulk change", keys("app.undo_bulk"), self.action_undo_bulk)
+        yield SystemCommand(
+            "Go to issue…", f"By its number or id; {keys('app.jump')}", self.action_jump
+        )
+        yield from self.issue_commands(screen)
+
+    def key_hint(self, binding_id: str) -> str:
+        """`key: y` for one of the app's bindings, as the keymap has it (the palette's help)."""
+        for bindings in self._bindings.key_to_bindings.values():
+            for binding in bindings:
+                if binding.id == binding_id:
+                    keys = self._keymap.get(binding_id, binding.key).split(",")
+                    shown = (self.get_key_display(binding.with_key(key)) for key in keys)
+                    return f"key: {' '.join(shown)}"
+        return ""
 
     def action_help(self) -> None:
         """Show the bindings of the screen in front, generated from the bindings themselves."""
         if isinstance(self.screen, HelpScreen):
             return
-        self.push_screen(HelpScreen(help_groups(self.screen.active_bindings, self.get_key_display)))
+        groups = help_groups(self.screen.active_bindings, self.get_key_display)
+        if isinstance(self.screen, IssueListScreen):
+            groups.append(marker_group())
+        self.push_screen(HelpScreen(groups))
 
     def action_next_theme(self) -> None:
         """Switch to the next theme of `THEMES`."""
@@ -262,10 +334,47 @@ class TrackerApp(NavigatingApp):
                 timeout=10,
             )
 
+    @on(PermissionsChanged)
+    def learn_permissions(self, message: PermissionsChanged) -> None:
+        """Take up what the key may do as soon as it is learned: screens hide what it may no
+        longer do, and one line says why."""
+        if message.permissions == self.access.permissions:
+            return
+        lost = self.access.learn(message.permissions)
+        self.key_permissions = message.permissions
+        self.refresh_bindings()
+        if lost:
+            self.notify(lost_notice(lost), title="Permissions", severity="warning", timeout=10)
+
     @on(CacheChanged)
     def bump_cache_revision(self) -> None:
         """Tell every screen watching `cache_revision` to re-read."""
         self.cache_revision += 1
+        self.count_inbox()
+
+    @on(InboxChanged)
+    def bump_inbox_revision(self) -> None:
+        self.inbox_revision += 1
+        self.count_inbox()
+
+    @on(InboxCounted)
+    def keep_inbox_count(self, message: InboxCounted) -> None:
+        self.inbox_unread = message.unread
+
+    def count_inbox(self) -> None:
+        """Count the unread changes of the inbox in a worker (`InboxCounted`)."""
+        if self.services is None:
+            return
+        inbox = self.services.cache.inbox
+
+        def job() -> None:
+            try:
+                unread, _ = inbox.unread()
+            except CacheError:
+                return  # the next change counts again; the inbox screen says what failed
+            self.post_message(InboxCounted(unread))
+
+        self.run_worker(job, thread=True, exclusive=True, exit_on_error=False, group="inbox")
 
     @on(WriteQueued)
     def announce_write(self, message: WriteQueued) -> None:
@@ -276,6 +385,25 @@ class TrackerApp(NavigatingApp):
             self.last_batch = message.batch_id
         if message.notice:
             self.notify(message.notice, timeout=3)
+
+    @on(SearchTyped)
+    def search_the_server_too(self, message: SearchTyped) -> None:
+        """While the cache is still filling, the engine also asks the server's search."""
+        self.sync.search_typed(message.text)
+
+    @on(ServerHitsArrived)
+    def show_server_hits(self, message: ServerHitsArrived) -> None:
+        """The server's hits are stored: every screen re-reads, and the user is told how many
+        the cache did not hold yet (the backfill had not reached them)."""
+        self.cache_revision += 1
+        if message.new:
+            noun = "issue" if message.new == 1 else "issues"
+            self.notify(
+                f"{message.new} more {noun} for “{message.text}” from the server "
+                "(not yet in the cache when you searched)",
+                title="Search",
+                timeout=5,
+            )
 
     @on(SourceFailed)
     def report_source_failure(self, message: SourceFailed) -> None:
@@ -345,6 +473,9 @@ def make_app(
     admin: AdminLink | None = None,
     permissions: KeyPermissions | None = None,
     usage_alert: int = DEFAULT_ALERT_PERCENT,
+    keymap: Mapping[str, str] | None = None,
+    columns: ColumnSetup | None = None,
+    web_url: str | None = None,
 ) -> TrackerApp:
     """Build the app around its collaborators.
 
@@ -370,10 +501,20 @@ def make_app(
             opens the app read-only, its write keys hidden.
         usage_alert: The day's share of the rate limit, in percent, past which the status bar
             warns.
+        keymap: Binding ids to keys (`tracker_tui.data.keymap.parse_keymap` reads config.toml's
+            `[keymap]`); checked here against every binding, so an unknown id or a clash is a
+            `KeymapError` before anything is drawn.
+        columns: The list's columns (`tracker_tui.data.columns.parse_columns` reads
+            config.toml's `[columns]`); the field table's when not given.
+        web_url: The profile's template of an issue's web address, for `Y` and `O`.
     """
+    if keymap:
+        from tracker_tui.bindings_table import app_bindings
+
+        check_keymap(keymap, app_bindings())
     link = sync if sync is not None else OfflineLink()
+    access = KeyAccess(permissions, chosen_read_only=read_only)
     key_cannot_write = permissions is not None and permissions.lacks(ISSUES_WRITE)
-    read_only = read_only or key_cannot_write
     if source is None and cache is not None:
         source = CacheIssueSource(cache, me=me)
     if source is None and login is None:
@@ -386,12 +527,12 @@ def make_app(
             adapter,
             link,
             clock,
-            read_only,
+            access,
             me,
             profile,
             admin=admin,
-            permissions=permissions or KeyPermissions(),
             usage_alert=usage_alert,
+            web_url=web_url,
         )
     app = TrackerApp(
         source,
@@ -400,12 +541,14 @@ def make_app(
         login=login,
         profile=profile,
         views=views,
-        read_only=read_only,
+        access=access,
         theme=theme,
         clock=clock,
         on_views_changed=on_views_changed,
         on_theme_changed=on_theme_changed,
         error_log=error_log,
+        keymap=keymap,
+        columns=columns,
     )
     if key_cannot_write:
         app.read_only_reason = KEY_READ_ONLY

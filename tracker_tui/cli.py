@@ -25,6 +25,7 @@ from sync.permissions import COMMENTS_WRITE, ISSUES_WRITE
 from tracker_tui import __version__
 from tracker_tui.errors import EXPECTED, UsageError, describe
 from tracker_tui.exit_codes import Exit, for_signal
+from tracker_tui.needs_terminal import require_terminal
 from tracker_tui.signals import Terminated, ending_cleanly
 
 
@@ -33,8 +34,12 @@ def command_groups() -> tuple[ModuleType, ...]:
     (`app_arguments`)."""
     from tracker_tui.commands import (
         account,
+        completion,
+        config_cmd,
         demo,
+        inbox,
         keys,
+        manual,
         outbox,
         read,
         status,
@@ -47,8 +52,9 @@ def command_groups() -> tuple[ModuleType, ...]:
     )
 
     return (
-        *(demo, write, outbox, account, read, users, status, sync_cmd),
+        *(demo, write, outbox, account, read, users, status, sync_cmd, inbox),
         *(workspace, keys, webhooks, usage),
+        *(config_cmd, completion, manual),
     )
 
 
@@ -80,7 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
             + " (README.md, 'Exit status', says when each applies)."
         ),
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {__version__}",
+        help="print the version of tracker-tui and exit",
+    )
     parser.add_argument(
         "--profile", metavar="NAME", help="profile to use (default: the default profile)"
     )
@@ -95,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="register a webhook so the server pokes this app on every change (the server must "
         "be able to reach back to this machine on a loopback port); otherwise it polls",
     )
-    parser.set_defaults(run=_open_app)
+    parser.set_defaults(run=_open_app, root_parser=parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     issues = subparsers.add_parser(
         "issues",
@@ -115,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _open_app(args: argparse.Namespace) -> int:
     """No command: the app itself, on the chosen profile (first run: the login screen)."""
+    require_terminal()
     from tracker_tui.launch import run_for_profile
 
     return run_for_profile(args.profile, read_only=args.read_only, live=args.live)

@@ -29,15 +29,6 @@ SAVE_INTERVAL = 0.4
 """Seconds between writes while the user types."""
 
 
-def comment_key(issue_id: str) -> str:
-    return f"comment:{issue_id}"
-
-
-def issue_key(issue_id: str | None) -> str:
-    """The form's draft: one for a new issue, one per issue edited."""
-    return f"issue:{issue_id or 'new'}"
-
-
 @runtime_checkable
 class KeepsDraft(Protocol):
     """A screen with a draft, asked by the app to keep it as the app exits."""

@@ -29,19 +29,30 @@ import httpx
 from accounts.credentials import ResolvedProfile
 from cache import Cache, CacheError
 from sync.admin import AdminApi
+from sync.backfill_progress import BackfillProgress, pending
+from sync.backfill_progress import progress as backfill_progress
 from sync.connection import RATE_WAIT_SHOWN, Connection, ConnectionState, ConnectionWatch
 from sync.engine import RETRY_BASE, RETRY_CAP, LoopEvent, PassFailed, RetryPlanned, SyncLoop
 from sync.errors import Forbidden, NetworkError, RateLimited, ServerError, SyncError, Unauthorized
 from sync.live import LiveUpdates
-from sync.permissions import learn_from_me
-from sync.pull import PullProgress, PullReport
+from sync.permissions import KeyPermissions, learn_from_me, session_permissions
+from sync.pull import PullProgress, PullReport, on_demand
+from sync.pull.backfill import StepReport
 from sync.push import Backoff, PushReport, StopReason
+from sync.ratelimit import ResponseMeta
+from sync.server_search import ServerHits, ServerSearch
 from sync.session import SyncSession, open_session
 from tracker_tui.admin_link import OFFLINE_NOTICE, AdminUnavailable
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.data.outbox_counts import OutboxCounts, count_outbox
 from tracker_tui.errors import describe
-from tracker_tui.messages import CacheChanged, SyncFailed, SyncStatusChanged
+from tracker_tui.messages import (
+    CacheChanged,
+    PermissionsChanged,
+    ServerHitsArrived,
+    SyncFailed,
+    SyncStatusChanged,
+)
 from tracker_tui.server_clock import ServerClock
 from tracker_tui.sync_link import Poster
 
@@ -101,10 +112,14 @@ class EngineLink:
         self._session: SyncSession | None = None
         self._reconnect_at: float | None = None
         self._outbox: OutboxCounts | None = None
+        self._backfill: BackfillProgress | None = None
         self._last_sync: datetime | None = None
         self._progress: PullProgress | None = None
         self._last_refresh = float("-inf")
         self._key_refusal_told: str | None = None
+        self._permissions_told: KeyPermissions | None = None
+        self._fetches: set[asyncio.Future[None]] = set()
+        self._search: ServerSearch | None = None
 
     async def start(self, post: Poster) -> None:
         self._post = post
@@ -116,6 +131,42 @@ class EngineLink:
 
     def sync_now(self) -> None:
         self._call(self._sync_now)
+
+    def issue_opened(self, issue_id: str) -> None:
+        self._call(lambda: self._fetch_now(issue_id))
+
+    def search_typed(self, text: str) -> None:
+        self._call(lambda: self._search_typed(text))
+
+    def _search_typed(self, text: str) -> None:
+        """On the engine's loop: hand the text to the debounced server search."""
+        if self._session is None:
+            return
+        if self._search is None:
+            self._search = ServerSearch(self._session, self._hits)
+        self._search.typed(text)
+
+    def _hits(self, hits: ServerHits) -> None:
+        if self._post is not None:
+            self._post(ServerHitsArrived(hits.text, len(hits.ids), hits.new))
+
+    def _fetch_now(self, issue_id: str) -> None:
+        """On the engine's loop: the opened issue's comments, as a task of their own beside
+        the loop, so they go out before the backfill's next request."""
+        session = self._session
+        if session is None or not on_demand.wanted(session):
+            return
+        task = asyncio.ensure_future(self._comments_now(session, issue_id))
+        self._fetches.add(task)
+        task.add_done_callback(self._fetches.discard)
+
+    async def _comments_now(self, session: SyncSession, issue_id: str) -> None:
+        try:
+            await on_demand.issue_comments(session, issue_id)
+        except (SyncError, CacheError):
+            return  # the connection state shows a failure; the bulk pull brings them later
+        if self._post is not None:
+            self._post(CacheChanged())
 
     async def admin(self, work: Callable[[AdminApi], Awaitable[T]]) -> T:
         """Run `work` on the engine's session, on the engine's thread (`AdminLink`)."""
@@ -200,7 +251,9 @@ class EngineLink:
                 self._tell_failure(error)
             if self._session is not None:
                 failures = 0  # it did open: back off from the start again
-            self._sync_loop = self._session = None
+            if self._search is not None:
+                self._search.cancel()
+            self._sync_loop = self._session = self._search = None
             if self._stopped.is_set():
                 break
             failures += 1
@@ -221,7 +274,7 @@ class EngineLink:
             window_seconds=self._window_seconds,
             clock=self._clock,
             timeout=self._timeout,
-            observer=self._watch.observe,
+            observer=self._observe,
             sleep=self._watch.sleep,
         ) as session:
             self._session = session
@@ -229,6 +282,7 @@ class EngineLink:
             me = await learn_from_me(session, who=unknown)
             if unknown and me is not None and me.user is not None:
                 session.cache.state.set(ME_STATE_KEY, me.user.id)
+            self._tell_permissions()
             loop = SyncLoop(
                 session,
                 listener=self._heard,
@@ -270,12 +324,38 @@ class EngineLink:
                 self._last_sync = self._server_now(event)
             case PushReport():
                 self._tell_key_refusal(event)
+            case StepReport():
+                pass  # a stretch of the backfill ended: re-read, and report where it stands
             case _:
                 assert_never(event)
+        self._tell_permissions()
         self._progress = None
         if self._post is not None:
             self._post(CacheChanged())
         self._report()
+
+    def _observe(self, outcome: ResponseMeta | SyncError) -> None:
+        """Every request's outcome: the connection's state, and a 403 that named a permission
+        (the session has stored it by now) is told to the app at once."""
+        self._watch.observe(outcome)
+        if isinstance(outcome, Forbidden) and outcome.permission:
+            loop = self._engine_loop
+            if loop is not None and not loop.is_closed():
+                loop.call_soon(self._tell_permissions)
+
+    def _tell_permissions(self) -> None:
+        """Tell the app what the key may do when that changed since it was last told (a
+        state read of the cache, on the engine's thread)."""
+        session = self._session
+        if session is None or self._post is None:
+            return
+        try:
+            known = session_permissions(session)
+        except CacheError:
+            return
+        if known != self._permissions_told:
+            self._permissions_told = known
+            self._post(PermissionsChanged(known))
 
     def _connection_changed(self, state: ConnectionState) -> None:
         """Called by the watch in the middle of a request: report soon, not from in there."""
@@ -335,6 +415,7 @@ class EngineLink:
             day_limit = self._session.limiter.learned().per_day
         with contextlib.suppress(CacheError):  # the last counts stand; the next report retries
             self._outbox = count_outbox(self._cache)
+            self._backfill = backfill_progress(self._cache) if pending(self._cache) else None
         self._post(
             SyncStatusChanged(
                 profile=self._resolved.name or "env",
@@ -345,5 +426,6 @@ class EngineLink:
                 day_limit=day_limit,
                 progress=self._progress,
                 last_sync=self._last_sync,
+                backfill=self._backfill,
             )
         )

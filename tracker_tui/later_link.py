@@ -5,7 +5,8 @@ the pull and push engines), which took longer to import than the app takes to dr
 from the cache, and the first screen needs none of it. So `tracker_tui.launch` hands the app a
 `LaterLink`: its `start` returns at once, imports and builds the real link on a worker thread
 (the event loop keeps drawing meanwhile), then starts it. A write queued or a sync asked for in
-between is passed on once the engine runs; an admin call before then fails as it does while
+between is passed on once the engine runs, as are the issue last opened and the search last typed
+(the engine fetches what the cache lacks of them); an admin call before then fails as it does while
 the engine has no session. See docs/architecture.md#start-up.
 """
 
@@ -35,6 +36,10 @@ class EngineLinkLike(Protocol):
 
     def sync_now(self) -> None: ...
 
+    def issue_opened(self, issue_id: str) -> None: ...
+
+    def search_typed(self, text: str) -> None: ...
+
     async def stop(self) -> None: ...
 
     async def admin(self, work: Callable[[AdminApi], Awaitable[T]]) -> T: ...
@@ -51,6 +56,8 @@ class LaterLink:
         self._stopped = False
         self._poked = False
         self._sync_asked = False
+        self._opened: str | None = None
+        self._searched: str | None = None
 
     async def start(self, post: Poster) -> None:
         if self._starting is None and not self._stopped:
@@ -74,6 +81,10 @@ class LaterLink:
             link.sync_now()
         elif self._poked:
             link.poke()
+        if self._opened is not None:
+            link.issue_opened(self._opened)
+        if self._searched is not None:
+            link.search_typed(self._searched)
 
     def poke(self) -> None:
         if self._link is not None:
@@ -86,6 +97,18 @@ class LaterLink:
             self._link.sync_now()
         else:
             self._sync_asked = True
+
+    def issue_opened(self, issue_id: str) -> None:
+        if self._link is not None:
+            self._link.issue_opened(issue_id)
+        else:
+            self._opened = issue_id
+
+    def search_typed(self, text: str) -> None:
+        if self._link is not None:
+            self._link.search_typed(text)
+        else:
+            self._searched = text
 
     async def stop(self) -> None:
         """Stop the engine if it runs; one still being built is never started."""

@@ -21,10 +21,11 @@ from sync.permissions import key_tag, remembered_permissions
 from tracker_tui.app import make_app
 from tracker_tui.crash_guard import exit_status
 from tracker_tui.data.cache_source import ME_STATE_KEY
-from tracker_tui.data.settings import ProfileSettings, saved_theme, saved_views
+from tracker_tui.data.settings import AppTables, ProfileSettings, saved_theme, saved_views
 from tracker_tui.data.usage import alert_percent
 from tracker_tui.error_log import open_error_log
 from tracker_tui.errors import UsageError
+from tracker_tui.issue_links import saved_web_url
 from tracker_tui.later_link import EngineLinkLike, LaterLink
 from tracker_tui.server_clock import ServerClock
 from tracker_tui.signals import ending_cleanly
@@ -52,7 +53,9 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
     if resolved.key is None:
         resolved = _with_key_asked(resolved)
     store = ProfileStore(AppPaths.from_env())
-    ui = store.get(resolved.name).ui if resolved.name else {}
+    config = store.load()
+    ui = config.get(resolved.name).ui if resolved.name else {}
+    tables = AppTables.of(config, store.paths.config_file)
     settings = ProfileSettings(store, resolved.name) if resolved.name else None
     with open_cache(resolved.cache_name) as cache:
         me = cache.state.get(ME_STATE_KEY)
@@ -71,6 +74,7 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
             admin=link,
             permissions=remembered_permissions(cache, resolved.server, tag),
             usage_alert=alert_percent(ui),
+            web_url=saved_web_url(ui),
             clock=clock.now,
             me=me if isinstance(me, str) else None,
             profile=resolved.name or "env",
@@ -80,6 +84,8 @@ def run_for_profile(name: str | None, *, read_only: bool = False, live: bool = F
             on_views_changed=settings.save_views if settings else None,
             on_theme_changed=settings.save_theme if settings else None,
             error_log=open_error_log(),
+            keymap=tables.keymap,
+            columns=tables.columns,
         )
         with ending_cleanly(stop=app.exit) as ending:
             app.run()

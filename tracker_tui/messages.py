@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 from sync.connection import ConnectionState
+from sync.permissions import KeyPermissions
 from tracker_tui.data.marks import MarkedSelection
 from tracker_tui.data.outbox_counts import OutboxCounts
 from tracker_tui.data.views import SavedView
 
 if TYPE_CHECKING:
+    from sync.backfill_progress import BackfillProgress
     from sync.pull import PullProgress
 
 
@@ -46,6 +48,8 @@ class SyncStatusChanged(Message):
     runs."""
     last_sync: datetime | None = None
     """When the last pass finished, None before the first."""
+    backfill: BackfillProgress | None = None
+    """A head-first start's backfill while one is pending (docs/sync.md#head-first)."""
 
     def can_replace(self, message: Message) -> bool:
         """A newer report makes any queued older one pointless."""
@@ -100,6 +104,22 @@ class EditIssueRequested(Message):
 
 
 @dataclass
+class EditorEditRequested(Message):
+    """The user asked to edit an issue as a template in `$EDITOR` (only posted when the app is
+    writable)."""
+
+    issue_id: str
+
+
+@dataclass
+class BulkEditorRequested(Message):
+    """The user asked to edit the marked issues (or the whole query, `selection.count` 0) as
+    a table in `$EDITOR` (only posted when the app is writable)."""
+
+    selection: MarkedSelection
+
+
+@dataclass
 class CreateIssueRequested(Message):
     """The user asked to create an issue (only posted when the app is writable)."""
 
@@ -119,3 +139,54 @@ class WriteQueued(Message):
     """What to tell the user, if anything ("Comment queued")."""
     batch_id: str | None = None
     """The batch of a bulk edit, remembered so `u` can undo it."""
+
+
+@dataclass
+class PermissionsChanged(Message):
+    """The sync engine learned what the key may do (`/me` read, or a 403 that named a
+    permission): the app takes it up at once (`tracker_tui.access`)."""
+
+    permissions: KeyPermissions
+
+    def can_replace(self, message: Message) -> bool:
+        """Each report is complete: a newer one makes a queued older one pointless."""
+        return isinstance(message, PermissionsChanged)
+
+
+@dataclass
+class OpenIssueRequested(Message):
+    """Open an issue's screen (from a screen other than the list: the inbox)."""
+
+    issue_id: str
+
+
+class InboxChanged(Message):
+    """Changes of the inbox were marked read: the unread count is read again."""
+
+
+@dataclass
+class InboxCounted(Message):
+    """How many changes of the inbox are unread, counted in a worker."""
+
+    unread: int
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, InboxCounted)
+
+
+@dataclass
+class SearchTyped(Message):
+    """The list's search text changed: the engine may ask the server too while the cache is
+    still being filled (docs/sync.md#head-first)."""
+
+    text: str
+
+
+@dataclass
+class ServerHitsArrived(Message):
+    """The server's search answered while the backfill is incomplete: its hits are stored,
+    `new` of them issues the cache did not hold yet."""
+
+    text: str
+    found: int
+    new: int

@@ -1,5 +1,6 @@
 """The app's half that opens screens: from the list to an issue, a form, a bulk edit, the sync
-panel, the projects or the settings; and `u`, which undoes the last bulk change.
+panel, the projects, the inbox or the settings; `:` or `#`, which opens an issue by its
+number; and `u`, which undoes the last bulk change.
 
 Screens ask by posting requests (`EditIssueRequested`, `IssueList.Opened`, …); this class
 answers them, so no screen knows which screen another one opens. Without a cache (a stand-in
@@ -13,27 +14,69 @@ drawing the list (docs/architecture.md#start-up).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
+from cache import CacheError, IssueFilter, IssueSort
+from cache.errors import AmbiguousIssueError
 from issuefields import PROJECT
+from tracker_tui.copy_open import CopyOpenApp
 from tracker_tui.crash_guard import GuardedApp
 from tracker_tui.data import undo
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.key_order import KeyOrderApp
 from tracker_tui.messages import (
+    BulkEditorRequested,
     BulkEditRequested,
     CreateIssueRequested,
     EditIssueRequested,
+    EditorEditRequested,
+    InboxChanged,
+    OpenIssueRequested,
     WriteQueued,
 )
 from tracker_tui.screens.issue_list import IssueListScreen
 from tracker_tui.services import Services
 from tracker_tui.widgets.issue_list import IssueList
-from tracker_tui.workers import read_in_thread
+from tracker_tui.workers import failed, read_in_thread
+
+if TYPE_CHECKING:
+    from cache import Cache
+
+
+@dataclass
+class JumpFound(Message):
+    """Where a go-to-issue reference led: the issue's id, or why there is none."""
+
+    issue_id: str | None
+    why: str = ""
+
+
+def find_issue(cache: Cache, ref: str) -> JumpFound:
+    """The issue a user typed (`123`, `#123`, an id), or a sentence saying why not: a number
+    past the newest cached one is not cached yet, another is not in the cache."""
+    try:
+        issue_id = cache.reads.resolve_issue(ref)
+    except AmbiguousIssueError as error:
+        return JumpFound(None, f"{error} Type #{ref.lstrip('#')} for the number.")
+    if issue_id is not None:
+        return JumpFound(issue_id)
+    digits = ref.removeprefix("#")
+    if not (digits.isdigit() and digits.isascii()):
+        return JumpFound(None, f"No issue {ref!r} in the local cache.")
+    newest = cache.reads.window(IssueFilter(), IssueSort("number", True), 0, 1)
+    top = newest[0].cells.get("number") if newest else None
+    if not isinstance(top, int) or int(digits) > top:
+        seen = f" (the newest cached is #{top})" if isinstance(top, int) else ""
+        return JumpFound(
+            None, f"Issue #{digits} is not in the local cache yet{seen}: ctrl+r syncs now."
+        )
+    return JumpFound(
+        None, f"No issue #{digits} in the local cache: it was deleted, or is not pulled yet."
+    )
 
 
 @dataclass
@@ -44,26 +87,53 @@ class UndoChecked(Message):
     check: undo.UndoCheck
 
 
-class NavigatingApp(GuardedApp, KeyOrderApp):
+class NavigatingApp(GuardedApp, KeyOrderApp, CopyOpenApp):
     """Opens the screens beyond the list; `TrackerApp` builds on it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "sync_panel", "Sync panel"),
-        Binding("P", "projects", "Projects"),
-        Binding("comma", "settings", "Settings"),
-        Binding("u", "undo_bulk", "Undo bulk change"),
+        Binding("y", "sync_panel", "Sync panel", id="app.sync_panel"),
+        Binding("P", "projects", "Projects", id="app.projects"),
+        Binding("comma", "settings", "Settings", id="app.settings"),
+        Binding("u", "undo_bulk", "Undo bulk change", id="app.undo_bulk"),
+        Binding("colon,number_sign", "jump", "Go to issue #", show=False, id="app.jump"),
     ]
 
     services: Services | None
-    read_only: bool
     last_batch: str | None
+
+    @property
+    def read_only(self) -> bool:
+        """Changes are off (the app says why and when: `TrackerApp.read_only`)."""
+        return False
 
     @on(IssueList.Opened)
     def open_issue(self, message: IssueList.Opened) -> None:
+        self._show_issue(message.issue_id, message.issue_list.issue_query)
+
+    @on(OpenIssueRequested)
+    def open_issue_by_id(self, message: OpenIssueRequested) -> None:
+        self._show_issue(message.issue_id)
+
+    def _show_issue(self, issue_id: str, order: IssueQuery | None = None) -> None:
+        """Show an issue; what the inbox held of it is seen from now on (marked read in a
+        worker, which then has the unread count read again)."""
         from tracker_tui.screens.issue_detail import IssueDetailScreen
 
-        if (services := self._services()) is not None:
-            self.push_screen(IssueDetailScreen(services, message.issue_id))
+        if (services := self._services()) is None:
+            return
+        self.push_screen(IssueDetailScreen(services, issue_id, order=order))
+        inbox = services.cache.inbox
+
+        def seen() -> None:
+            try:
+                marked = inbox.mark_read([issue_id])
+            except CacheError as error:
+                self.post_message(failed("mark the inbox read", error))
+                return
+            if marked:
+                self.post_message(InboxChanged())
+
+        self.run_worker(seen, thread=True, exit_on_error=False, group="inbox-read")
 
     @on(EditIssueRequested)
     def open_edit_form(self, message: EditIssueRequested) -> None:
@@ -73,6 +143,22 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
             self.push_screen(
                 IssueFormScreen(services, message.issue_id, replacing=message.replacing)
             )
+
+    @on(EditorEditRequested)
+    def edit_in_editor(self, message: EditorEditRequested) -> None:
+        from tracker_tui.screens.issue_editor import edit_issue
+
+        if (services := self._writable()) is not None:
+            work = edit_issue(self.screen, services, message.issue_id)
+            self.run_worker(work, group="editor", exclusive=True)
+
+    @on(BulkEditorRequested)
+    def bulk_in_editor(self, message: BulkEditorRequested) -> None:
+        from tracker_tui.screens.bulk_editor import edit_in_bulk
+
+        if (services := self._writable()) is not None:
+            work = edit_in_bulk(self.screen, services, message.selection)
+            self.run_worker(work, group="editor", exclusive=True)
 
     @on(CreateIssueRequested)
     def open_create_form(self) -> None:
@@ -90,7 +176,9 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Read-only mode hides the undo key (from the footer and the help)."""
-        return not (self.read_only and action == "undo_bulk")
+        if self.read_only and action == "undo_bulk":
+            return False
+        return super().check_action(action, parameters)
 
     def action_sync_panel(self) -> None:
         """Show what the sync engine is doing and what waits in the outbox."""
@@ -100,6 +188,15 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
             return
         if (services := self._services()) is not None:
             self.push_screen(SyncPanelScreen(services))
+
+    def action_inbox(self) -> None:
+        """What changed in the user's issues since they last looked."""
+        from tracker_tui.screens.inbox import InboxScreen
+
+        if isinstance(self.screen, InboxScreen):
+            return
+        if (services := self._services()) is not None:
+            self.push_screen(InboxScreen(services))
 
     def action_settings(self) -> None:
         """The workspace, API keys, webhooks and usage (online where it must be)."""
@@ -129,6 +226,32 @@ class NavigatingApp(GuardedApp, KeyOrderApp):
         while self.screen is not lists[-1]:
             await self.pop_screen()
         lists[-1].issue_query = IssueQuery().with_values(PROJECT, frozenset({project_id}))
+
+    def action_jump(self) -> None:
+        """Ask for an issue's number (or id) and open it."""
+        from tracker_tui.screens.jump_dialog import JumpDialog
+
+        if isinstance(self.screen, JumpDialog) or (services := self._services()) is None:
+            return
+        cache = services.cache
+
+        def jump(ref: str | None) -> None:
+            if ref:
+                read_in_thread(self, "find the issue", lambda: find_issue(cache, ref), lambda x: x)
+
+        self.push_screen(JumpDialog(), jump)
+
+    @on(JumpFound)
+    def open_found_issue(self, message: JumpFound) -> None:
+        """Open the issue the prompt named, or say why there is none."""
+        from tracker_tui.screens.issue_detail import IssueDetailScreen
+
+        if message.issue_id is None:
+            self.notify(message.why, severity="warning", timeout=6)
+        elif (services := self._services()) is not None:
+            lists = [screen for screen in self.screen_stack if isinstance(screen, IssueListScreen)]
+            order = lists[-1].issue_query if lists else None
+            self.push_screen(IssueDetailScreen(services, message.issue_id, order=order))
 
     def action_undo_bulk(self) -> None:
         """Undo the last bulk change: unsent writes are dropped, sent ones inverted by allowed

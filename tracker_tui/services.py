@@ -8,11 +8,12 @@ who "me" is, the clock, and whether writes are allowed at all.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from cache import Cache
 from sync.permissions import KeyPermissions
+from tracker_tui.access import KeyAccess
 from tracker_tui.admin_link import AdminLink
 from tracker_tui.data.cache_source import CacheIssueSource
 from tracker_tui.data.usage import DEFAULT_ALERT_PERCENT
@@ -27,14 +28,26 @@ class Services:
     source: CacheIssueSource
     sync: SyncLink
     clock: Callable[[], datetime]
-    read_only: bool
+    access: KeyAccess
+    """What the key may do and whether changes are off, as learned so far (it changes while
+    the app runs: `tracker_tui.access`)."""
     me: str | None = None
     """The current user's id (for "mine"); None when unknown."""
     profile: str = ""
     """Shown in the status bar until the sync engine reports."""
     admin: AdminLink | None = None
     """Where the settings screen's online work runs; None without a sync engine."""
-    permissions: KeyPermissions = field(default_factory=KeyPermissions)
-    """What the key may do, as far as known when the app started (`sync.permissions`)."""
     usage_alert: int = DEFAULT_ALERT_PERCENT
     """The day's share of the rate limit past which the status bar warns, in percent."""
+    web_url: str | None = None
+    """The profile's template of an issue's web address (tracker_tui.issue_links)."""
+
+    @property
+    def read_only(self) -> bool:
+        """Changes are off (now: the key may turn out not to write issues while the app runs)."""
+        return self.access.read_only
+
+    @property
+    def permissions(self) -> KeyPermissions:
+        """What the key may do, as far as known now (`sync.permissions`)."""
+        return self.access.permissions

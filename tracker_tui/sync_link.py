@@ -37,6 +37,17 @@ class SyncLink(Protocol):
         retry. Called on the event loop; returns at once."""
         ...
 
+    def issue_opened(self, issue_id: str) -> None:
+        """The user opened an issue: fetch what the cache may not hold yet (its comments,
+        during a backfill) ahead of background work. Called on the event loop; returns at
+        once."""
+        ...
+
+    def search_typed(self, text: str) -> None:
+        """The list's search text changed: while the cache is incomplete, ask the server's
+        search too (debounced). Called on the event loop; returns at once."""
+        ...
+
     async def stop(self) -> None:
         """Stop syncing (the app is closing); unsent writes stay in the outbox. Also called
         when `start` never was (the user quit the login screen)."""
@@ -51,6 +62,10 @@ class OfflineLink:
         """How many writes were announced (tests check that saving pokes the engine)."""
         self.syncs = 0
         """How many times the user asked to sync now."""
+        self.opened: list[str] = []
+        """The issues the user opened, in order (tests check that the detail asks)."""
+        self.searched: list[str] = []
+        """The search texts typed, in order."""
 
     async def start(self, post: Poster) -> None:
         return None
@@ -60,6 +75,12 @@ class OfflineLink:
 
     def sync_now(self) -> None:
         self.syncs += 1
+
+    def issue_opened(self, issue_id: str) -> None:
+        self.opened.append(issue_id)
+
+    def search_typed(self, text: str) -> None:
+        self.searched.append(text)
 
     async def stop(self) -> None:
         return None

@@ -47,6 +47,9 @@ class ResourceRun:
     can_tombstone: bool
     size: int = REQUEST_PAGE_SIZE
     phase: str = "pull"
+    news: bool = False
+    """Records new to the cache are news for the inbox (cache.changelog): a pull that began
+    from a cursor after a complete one, not a first load."""
     _received: int = field(default=0, repr=False)
     """Records received in this phase (the report counts the whole resource)."""
     _expected: int | None = field(default=None, repr=False)
@@ -139,10 +142,16 @@ class ResourceRun:
             return (page - 1) * size + received >= total
         return received < size
 
-    def store(self, items: Sequence[Record | Tombstone], cursor: Cursor | None) -> None:
-        """Store a page, with the cursor that follows it, in one transaction."""
+    def store(
+        self, items: Sequence[Record | Tombstone], cursor: Cursor | None, *, scope: str = ""
+    ) -> None:
+        """Store a page, with the cursor that follows it (the incremental pull's, or the
+        cursor of `scope`: sync.pull.backfill_state), in one transaction."""
         raws = [item.raw for item in items]
-        self.count(self.session.cache.server.apply_page(self.resource, raws, cursor))
+        stored = self.session.cache.server.apply_page(
+            self.resource, raws, cursor, scope=scope, news=self.news
+        )
+        self.count(stored)
         self.count_page(len(items))
 
     def count_page(self, received: int, fresh: int | None = None) -> None:

@@ -112,10 +112,10 @@ async def keyset_pass(run: ResourceRun, cursor: Cursor | None) -> None:
             while True:
                 listing = (await pending).value
                 items = list(listing.items)
-                _check_order(items, since)
+                check_order(items, since)
                 last = run.is_last(listing, page_number)
                 fresh, expected = estimate.page(items, since, page_number, listing, last=last)
-                cursor = _next_cursor(items, cursor)
+                cursor = next_cursor(items, cursor)
                 if not last:
                     assert cursor is not None
                     since, page_number = _next_query(
@@ -157,14 +157,14 @@ def _next_query(
     return since, page_number + 1
 
 
-def _check_order(items: list[Record | Tombstone], since: str) -> None:
+def check_order(items: list[Record | Tombstone], since: str) -> None:
     ordered = is_keyset_ordered(items)
     first = items[0].updated_at if items else None
     if ordered is False or (items and (first is None or first <= sort_key(since))):
         raise OrderBroken("the server did not return records in (updated_at, id) order")
 
 
-def _next_cursor(items: list[Record | Tombstone], cursor: Cursor | None) -> Cursor | None:
+def next_cursor(items: list[Record | Tombstone], cursor: Cursor | None) -> Cursor | None:
     """The last record's own timestamp string, with every id seen at exactly that time."""
     if not items:
         return cursor

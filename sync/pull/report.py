@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from sync.models import SkippedRecord
+
+if TYPE_CHECKING:
+    from sync.pull.backfill import StepReport
 
 
 class Mode(StrEnum):
@@ -45,6 +49,13 @@ class PullReport:
     clock_offset: float | None = None
     features_refreshed: bool = False
     seconds: float = 0.0
+    withheld: dict[str, str] = field(default_factory=dict)
+    """Resources not pulled because the key may not read them, each with the permission it
+    lacks (`sync.pull.engine`): the pull is partial, and says so once."""
+    head_first: bool = False
+    """A cold start read the newest issues first (docs/sync.md#head-first)."""
+    backfill: StepReport | None = None
+    """What this pull did of a pending backfill, when it went on with it."""
 
     @property
     def requests(self) -> int:

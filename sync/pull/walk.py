@@ -23,7 +23,7 @@ MAX_PASSES = 3
 """Walks before giving up on a stable `total` for this pull (the next pull tries again)."""
 
 
-class _Newest:
+class Newest:
     """The newest `updated_at` seen, as the server wrote it, and whether any record lacked one."""
 
     def __init__(self) -> None:
@@ -80,7 +80,7 @@ async def _walk_once(run: ResourceRun, since: str | None) -> tuple[bool, set[str
     page_number: int = 1
     total: int | None = None
     started: float | None = None
-    newest = _Newest()
+    newest = Newest()
     if isinstance(saved, dict) and saved.get("since") == since:
         page_number = (_int(saved.get("page")) or 0) + 1
         total = _int(saved.get("total"))

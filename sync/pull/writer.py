@@ -193,7 +193,7 @@ class PageWriter:
         records = [record for page in pages for record in page.records]
         try:
             return self._run.session.cache.server.apply_prepared(
-                self._run.resource, records, cursor
+                self._run.resource, records, cursor, news=self._run.news
             )
         except BaseException:
             self._failed = True

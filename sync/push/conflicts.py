@@ -51,8 +51,9 @@ async def refresh(
 
 
 def _since(session: SyncSession, resource: Resource, group: Sequence[OutboxEntry]) -> str | None:
-    """Where the cache's knowledge ends: the pull's cursor, else the oldest copy's stamp."""
-    if not session.features.updated_after:
+    """Where the cache's knowledge ends: the pull's cursor, else the oldest copy's stamp.
+    None for the workspace, which is read by itself (one record, never pulled)."""
+    if not session.features.updated_after or resource is Resource.WORKSPACES:
         return None
     cursor = session.cache.server.cursor(resource) if resource is not Resource.COMMENTS else None
     if cursor is not None:
@@ -86,6 +87,9 @@ async def fetch(
 ) -> tuple[dict[str, Any], str | None]:
     """One record as the server holds it now, and its ETag when the server sent one."""
     client = session.client
+    if resource is Resource.WORKSPACES:
+        workspace = await read(reads, lambda: client.get_workspace(record_id))
+        return workspace.value.raw, workspace.meta.etag
     if resource is Resource.PROJECTS:
         project = await read(reads, lambda: client.get_project(record_id))
         return project.value.raw, project.meta.etag

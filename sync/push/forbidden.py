@@ -22,7 +22,8 @@ others, taken in this order:
    403 sent again is refused again.
 
 A 403 for one operation of a bulk request the server accepted as a whole is that record's
-(`sync.push.bulk`).
+(`sync.push.bulk`). A workspace rename refused is failed whatever the verdict: there is one
+workspace, so nothing else waits behind it, and the user must see it and act (`sync.push.outcomes`).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ class Refusals:
         """The verdict on a 403 to a request about `resource`; `permissions` are the key's by
         `/me`, None when unknown."""
         reading = error.meta.method.upper() in READS
-        needed = f"{resource.value}:{'read' if reading else 'write'}"
+        needed = needed_permission(resource, reading=reading)
         named = error.permission
         if permissions is not None:
             lacking = next((p for p in (named, needed) if p and p not in permissions), None)
@@ -107,6 +108,14 @@ class Refusals:
         left = [each for waiting in self.undecided.values() for each in waiting]
         self.undecided.clear()
         return left
+
+
+def needed_permission(resource: Resource, *, reading: bool) -> str:
+    """What a request about `resource` needs (docs/api.md#permissions): `admin` to rename the
+    workspace (any key reads it), `<resource>:read` or `:write` for the rest."""
+    if resource is Resource.WORKSPACES and not reading:
+        return "admin"
+    return f"{resource.value}:{'read' if reading else 'write'}"
 
 
 def _lacks(permission: str, message: str) -> str:

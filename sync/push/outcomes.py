@@ -17,7 +17,9 @@ Mapping of a failed attempt (the tree is in `sync.errors`):
   (docs/api.md#statuses-and-workflow).
 - 401 stops the run: every following request would be refused the same way. A 403 stops it
   when the key lacks a permission for the whole resource, and fails the one entry when that
-  record refused it (`sync.push.forbidden` says how the two are told apart).
+  record refused it (`sync.push.forbidden` says how the two are told apart). A refused
+  workspace rename always fails, naming `admin` and what to do: it is the only write of its
+  kind, and waiting would only hide it.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from sync.errors import (
     SyncError,
     Unauthorized,
 )
+from sync.permissions import keep_granted
 from sync.push.forbidden import Refusals, Verdict
 from sync.push.reads import read_retrier, unreachable
 from sync.push.reconcile import describe_suspects
@@ -244,7 +247,9 @@ class PushContext:
         """A 403 on a request for this entry: the key's refusal stops the run (the entry
         waits), a record's fails the entry, an undecided one waits for the run to tell."""
         judgement = self.refusals.judge(entry.resource, error, await self.permissions())
-        if judgement.verdict is Verdict.KEY:
+        if entry.resource is Resource.WORKSPACES:
+            self.rejected(entry, _workspace_refused(entry, judgement.verdict, judgement.reason))
+        elif judgement.verdict is Verdict.KEY:
             self.not_applied(entry, judgement.reason)
             self.stop_for_the_key(judgement.reason)
         elif judgement.verdict is Verdict.RECORD:
@@ -274,6 +279,13 @@ class PushContext:
             me = await self.reads.run(self.session.client.me)
         except SyncError:
             return None
+        if self.session.key_tag and me.value.permissions:
+            keep_granted(
+                self.session.cache,
+                self.session.server,
+                self.session.key_tag,
+                list(me.value.permissions),
+            )
         return frozenset(me.value.permissions) or None
 
     def refused(self, entry: OutboxEntry, status: int, code: str | None, message: str) -> None:
@@ -296,6 +308,20 @@ class PushContext:
         if not moves:
             return message
         return f"{message} (from {status} an issue can move to: {', '.join(moves)})"
+
+
+def _workspace_refused(entry: OutboxEntry, verdict: Verdict, reason: str) -> str:
+    """A refused rename fails (not waits, as a key's refused issue writes do: nothing else
+    queues behind it), saying what to do about it."""
+    if verdict is Verdict.RECORD:
+        return reason
+    if verdict is Verdict.UNDECIDED:
+        reason = f"the API key may not rename the workspace (needs admin): {reason}"
+    return (
+        f"{reason}. Renaming the workspace needs a key with admin: log in with one (or ask a "
+        f"workspace admin for it), then `tracker-tui outbox retry {entry.id}`; or drop the "
+        f"rename with `tracker-tui outbox discard {entry.id}`"
+    )
 
 
 def _refusal(error: ApiError) -> str:

@@ -108,6 +108,9 @@ async def _update(
     elif entry.resource is Resource.PROJECTS:
         project = await client.update_project(target, changes, if_match=etag)
         ctx.done(entry, project.value.raw)
+    elif entry.resource is Resource.WORKSPACES:
+        workspace = await client.update_workspace(target, changes, if_match=etag)
+        ctx.done(entry, workspace.value.raw)
     else:
         comment = await client.update_comment(target, str(changes.get("body", "")))
         ctx.done(entry, comment.value.raw)

@@ -35,19 +35,23 @@ class Learned:
     """Where the plan came from: `me`, `headers`, or `default` (nothing said yet)."""
     blocked: dict[str, float] = field(default_factory=dict)
     """Scope (`KEY_SCOPE` or a bucket) -> local time before which nothing of it may go."""
+    day_reset: float | None = None
+    """Local time at which the server's day window ends, when a response's headers described
+    that window (its `X-RateLimit-Reset`): the usage view counts the server's day from it.
+    Nothing paces by it; absent from stores written before it existed."""
 
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                "version": LEARNED_VERSION,
-                "plan": self.plan,
-                "per_minute": self.per_minute,
-                "per_day": self.per_day,
-                "source": self.source,
-                "blocked": self.blocked,
-            },
-            sort_keys=True,
-        )
+        data: dict[str, Any] = {
+            "version": LEARNED_VERSION,
+            "plan": self.plan,
+            "per_minute": self.per_minute,
+            "per_day": self.per_day,
+            "source": self.source,
+            "blocked": self.blocked,
+        }
+        if self.day_reset is not None:
+            data["day_reset"] = self.day_reset
+        return json.dumps(data, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> Learned:
@@ -60,7 +64,18 @@ class Learned:
         per_minute, per_day = data.get("per_minute"), data.get("per_day")
         if not isinstance(plan, str) or not isinstance(source, str):
             raise ValueError("stored limits name no plan")
-        return cls(plan, _count(per_minute), _count(per_day), source, _blocks(data.get("blocked")))
+        reset = data.get("day_reset")
+        day_reset = (
+            float(reset) if isinstance(reset, int | float) and math.isfinite(reset) else None
+        )
+        return cls(
+            plan,
+            _count(per_minute),
+            _count(per_day),
+            source,
+            _blocks(data.get("blocked")),
+            None if isinstance(reset, bool) else day_reset,
+        )
 
 
 def _count(value: Any) -> int:

@@ -17,6 +17,7 @@ work leaves some of each minute to the user and spends at most half of the day's
 from __future__ import annotations
 
 import asyncio
+import math
 import random as random_module
 import time
 from collections.abc import Awaitable, Callable
@@ -28,6 +29,7 @@ from sync.ratelimit.headers import ResponseMeta
 from sync.ratelimit.learned import Learned
 from sync.ratelimit.limits import (
     BACKGROUND_LOG_BUCKET,
+    USER_HEADROOM,
     Constraint,
     Limits,
     PlanSource,
@@ -176,6 +178,52 @@ class RateLimiter:
         day = len(self._log.request_times(now - limits.day))
         return max(0, limits.per_minute - minute), max(0, limits.per_day - day)
 
+    @property
+    def window_seconds(self) -> float:
+        """The length of a rate-limit minute (scaled for tests)."""
+        return self._limits.window
+
+    @property
+    def day_seconds(self) -> float:
+        """The length of the limiter's day: 1,440 windows."""
+        return self._limits.day
+
+    def now(self) -> float:
+        """The local clock the limiter reads (injected by tests)."""
+        return self._clock()
+
+    def background_budget(self) -> int:
+        """Background requests allowed in any day (docs/sync.md#rate-limits)."""
+        return self._limits.background_budget
+
+    def background_per_minute(self) -> int:
+        """Background requests allowed in any minute: the plan's, less the user's headroom."""
+        minute = self._limits.per_minute
+        return minute - max(1, math.floor(minute * USER_HEADROOM))
+
+    def background_left(self) -> int:
+        """Background requests that fit in the day's sliding window now, by the shared log:
+        what is left of the background budget, and of the day's limit itself."""
+        now, limits = self._clock(), self._limits
+        since = now - limits.day - limits.margin
+        spent = len(self._log.request_times(since, BACKGROUND_LOG_BUCKET))
+        everything = len(self._log.request_times(since))
+        return max(0, min(limits.background_budget - spent, limits.per_day - everything))
+
+    def background_free_at(self, needed: int) -> float:
+        """Local time at which `needed` background requests fit the day's budget again: when
+        enough of the oldest background requests have left the sliding day (the day's limit
+        itself is left to `acquire`, since the user's requests move it)."""
+        now, limits = self._clock(), self._limits
+        since = now - limits.day - limits.margin
+        times = self._log.request_times(since, BACKGROUND_LOG_BUCKET)
+        excess = len(times) - (limits.background_budget - needed)
+        if excess <= 0:
+            return now
+        if excess > len(times):
+            return now + limits.day
+        return times[excess - 1] + limits.day + limits.margin + SLIDE_EPSILON
+
     async def acquire(self, bucket: str, request_class: RequestClass = RequestClass.USER) -> float:
         """Wait until a request of `bucket` fits every limit, log it, return its local time.
 
@@ -295,5 +343,5 @@ class RateLimiter:
             self._log.prune_requests(now - self._limits.day - self._limits.window)
 
 
-def _figures(learned: Learned) -> tuple[str, int, int, str]:
-    return learned.plan, learned.per_minute, learned.per_day, learned.source
+def _figures(learned: Learned) -> tuple[str, int, int, str, float | None]:
+    return learned.plan, learned.per_minute, learned.per_day, learned.source, learned.day_reset

@@ -105,6 +105,8 @@ class Limits:
         self._random = random
         self._observations: list[Constraint] = []
         self._blocks: dict[str | None, float] = {}
+        self.day_reset: float | None = None
+        """When the server's day window ends (local time), once a header described it."""
 
     @property
     def background_budget(self) -> int:
@@ -125,7 +127,10 @@ class Limits:
             for scope, until in sorted(self._blocks.items(), key=lambda item: item[0] or "")
             if until > now
         }
-        return Learned(self.plan.name, self.per_minute, self.per_day, self._origin, blocked)
+        day_reset = self.day_reset if self.day_reset is not None and self.day_reset > now else None
+        return Learned(
+            self.plan.name, self.per_minute, self.per_day, self._origin, blocked, day_reset
+        )
 
     def restore(self, learned: Learned, now: float) -> None:
         """Start from what an earlier process stored, as `STORED`: the first answer's headers
@@ -140,6 +145,8 @@ class Limits:
             self._origin = PlanSource(learned.source)
         self.per_minute = min(plan.per_minute, learned.per_minute)
         self.per_day = min(plan.per_day, learned.per_day)
+        if learned.day_reset is not None and now < learned.day_reset <= now + self.day:
+            self.day_reset = learned.day_reset
         for scope, until in learned.blocked.items():
             lasting = now < until <= now + self.day + self.window
             if lasting and (scope == KEY_SCOPE or scope in ENDPOINT_LIMITS):
@@ -192,7 +199,10 @@ class Limits:
             if now < local <= now + self.day + self.window:
                 reset = local
         if rate is not None and rate.limit is not None and scope is None and reset is not None:
-            self._learn(rate.limit, per_day=reset - now > 2 * self.window + RESET_RESOLUTION)
+            per_day = reset - now > 2 * self.window + RESET_RESOLUTION
+            self._learn(rate.limit, per_day=per_day)
+            if per_day and rate.limit >= self.per_minute:
+                self._day_ends(reset)
         remaining = None if rate is None else rate.remaining
         if meta.retry_after is not None:
             self._block(scope, now + meta.retry_after + self._random_jitter())
@@ -203,6 +213,12 @@ class Limits:
             self._block(scope, wait + self._random_jitter())
         elif remaining is not None and reset is not None:
             self._remember(scope, meta.sent_at, remaining, reset + self._reset_pad(), now)
+
+    def _day_ends(self, reset: float) -> None:
+        """Keep the day window's end; the same end read again through a slightly different
+        clock offset is no news (each news is stored: `RateLimiter.on_learned`)."""
+        if self.day_reset is None or abs(reset - self.day_reset) > self.window:
+            self.day_reset = reset
 
     def _reset_pad(self) -> float:
         """How long after a window's reset (as converted to local time) it surely has passed

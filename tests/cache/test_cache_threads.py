@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+from contextlib import closing
+from pathlib import Path
 
 from cache_factories import issue
 
 from cache import Cache, CacheClosedError, IssueFilter, IssueSort, LogCheck, Resource
+from cache.db import Connector
 
 
 def test_threads_read_and_write_at_once(cache: Cache) -> None:
@@ -70,3 +74,35 @@ def test_close_ends_every_threads_connection(cache: Cache) -> None:
     closed.set()
     thread.join(5)
     assert done.is_set() and isinstance(outcome[0], CacheClosedError)
+
+
+def test_close_leaves_a_running_threads_transaction_to_end(tmp_path: Path) -> None:
+    """The app quitting while the engine writes a page: its connection is not closed under
+    it (that crashed the process); the page commits, and its next call hears it is closed."""
+    connector = Connector(tmp_path / "cache.db")
+    with connector.write() as conn:
+        conn.execute("CREATE TABLE pages (n INTEGER)")
+    inside, closed = threading.Event(), threading.Event()
+    outcome: list[BaseException | None] = []
+
+    def engine() -> None:
+        try:
+            with connector.write() as conn:
+                conn.execute("INSERT INTO pages VALUES (1)")
+                inside.set()
+                closed.wait(5)
+                conn.execute("INSERT INTO pages VALUES (2)")
+            connector.conn()
+            outcome.append(None)
+        except BaseException as error:
+            outcome.append(error)
+
+    thread = threading.Thread(target=engine)
+    thread.start()
+    assert inside.wait(5)
+    connector.close()
+    closed.set()
+    thread.join(5)
+    assert len(outcome) == 1 and isinstance(outcome[0], CacheClosedError)
+    with closing(sqlite3.connect(tmp_path / "cache.db")) as check:
+        assert [n for (n,) in check.execute("SELECT n FROM pages ORDER BY n")] == [1, 2]

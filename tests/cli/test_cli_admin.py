@@ -61,15 +61,53 @@ def test_workspace_shows_and_renames(
 def test_a_403_names_the_missing_permission_and_what_to_do(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With TRACKER_API_KEY nothing is known of the key yet: the server's 403 says it."""
+    """With TRACKER_API_KEY nothing is known of the key yet: the rename is queued, the
+    server's 403 leaves it failed in the outbox (never dropped), saying what to do."""
     with loopback(tmp_path, 2) as service:
         cli = _cli(tmp_path, capsys, monkeypatch)
         cli.use(service.base_url, _key(service, "issues:read", "issues:write"))
         status, out, err = cli.run("workspace", "rename", "Mine now")
-        assert status == 1 and out == ""
+        assert status == 3 and out == ""
         [line] = err.splitlines()
-        assert "lacks the permission admin (403)" in line
-        assert "Use a profile whose key has it" in line
+        assert "rename of the workspace to 'Mine now' failed" in line
+        assert "the API key lacks admin" in line
+        assert "log in with one" in line and "outbox retry" in line and "outbox discard" in line
+        status, out, _ = cli.run("outbox", "--json")
+        [entry] = [json.loads(row) for row in out.splitlines()]
+        assert (entry["resource"], entry["state"]) == ("workspaces", "failed")
+        assert entry["changes"] == {"name": "Mine now"} and "lacks admin" in entry["error"]
+        status, out, _ = cli.run("workspace", "--json")
+        assert json.loads(out)["name"] == "Acme"
+
+
+def test_a_rename_queued_offline_shows_at_once_and_the_next_sync_sends_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with loopback(tmp_path, 2) as service:
+        cli = _cli(tmp_path, capsys, monkeypatch)
+        cli.use(service.base_url, service.key)
+        status, _, err = cli.run("workspace", "rename", "Offline", "--no-push")
+        assert status == 2 and "run `tracker-tui workspace` or `tracker-tui sync`" in err
+        assert cli.run("sync")[0] == 0
+        with open_cache("env") as cache:
+            sent = len(cache.requests.request_times(0))
+        status, out, err = cli.run("workspace", "rename", "Offline", "--no-push")
+        assert status == 0, err
+        assert "Rename of workspace 'Acme' to 'Offline' queued (outbox entry" in out
+        with open_cache("env") as cache:
+            assert len(cache.requests.request_times(0)) == sent
+            shown = cache.reads.workspace()
+            assert shown is not None and shown.name == "Offline"
+            assert shown.sync_state.value == "pending"
+        status, out, _ = cli.run("outbox")
+        assert "pending   rename of the workspace to 'Offline'  name" in out
+        status, out, _ = cli.run("status", "--json")
+        assert json.loads(out)["pending_writes"] == 1
+        assert cli.run("sync")[0] == 0
+        assert json.loads(cli.run("workspace", "--json")[1])["name"] == "Offline"
+        with open_cache("env") as cache:
+            shown = cache.reads.workspace()
+            assert shown is not None and shown.sync_state.value == "synced"
 
 
 def test_a_key_is_made_shown_once_listed_and_revoked(
@@ -118,19 +156,42 @@ def test_an_expired_key_says_so(
         assert "the server refused the API key: it has expired (401" in err.splitlines()[-1]
 
 
-def test_revoking_without_knowing_the_own_key_asks_and_scripts_need_yes(
+def test_revoke_asks_only_for_a_key_that_may_be_the_profiles_own(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """No answer names the key a request used, but the caller's is among the listed keys
+    with exactly `/me`'s permissions: a key with others is revoked without a question, one
+    of two look-alikes asks (scripts need --yes), and a key alone with them is named."""
     with loopback(tmp_path, 2) as service:
         cli = _cli(tmp_path, capsys, monkeypatch)
         cli.use(service.base_url, service.key)
-        other = _key(service, "issues:read")
-        status, out, _ = cli.run("keys", "list", "--json")
-        [target] = [key["id"] for key in json.loads(out) if key["permissions"] == ["issues:read"]]
+        reader = _key(service, "issues:read")
+        twin = _key(service)
+        listed = json.loads(cli.run("keys", "list", "--json")[1])
+        by_permissions = {len(key["permissions"]): key["id"] for key in listed}
         monkeypatch.setattr(sys, "stdin", io.StringIO(""))
-        status, _, err = cli.run("keys", "revoke", target)
-        assert status == 2 and "add --yes" in err
-        cli.use(service.base_url, other)
+        status, out, err = cli.run("keys", "revoke", by_permissions[1])
+        assert status == 0 and f"Revoked key {by_permissions[1]}" in out, err
+        cli.use(service.base_url, reader)
+        assert cli.run("workspace")[0] == 1
+        twins = [key["id"] for key in listed if len(key["permissions"]) == 8]
+        assert len(twins) == 2 and not any(key["this_profile"] for key in listed)
+        cli.use(service.base_url, service.key)
+        status, _, err = cli.run("keys", "revoke", twins[0])
+        assert status == 2 and "cannot tell whether" in err and "add --yes" in err
+        cli.use(service.base_url, twin)
+        assert cli.run("workspace")[0] == 0
+
+        alone = _key(service, "issues:read", "admin")
+        cli.use(service.base_url, alone)
+        listed = json.loads(cli.run("keys", "list", "--json")[1])
+        [mine] = [key["id"] for key in listed if key["this_profile"]]
+        assert sorted(next(k for k in listed if k["id"] == mine)["permissions"]) == [
+            "admin",
+            "issues:read",
+        ]
+        status, _, err = cli.run("keys", "revoke", mine)
+        assert status == 2 and f"{mine} is the key profile the environment's uses" in err
         assert cli.run("workspace")[0] == 0
 
 
@@ -285,3 +346,22 @@ def test_without_me_a_403_is_learned_and_the_next_try_is_not_sent(
             assert len(cache.requests.request_times(0)) == sent
         cli.use(service.base_url, service.key)
         assert cli.run("workspace", "rename", "Ours")[0] == 0
+
+
+def test_offline_keys_and_webhooks_are_not_made_nor_queued_and_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cli = _cli(tmp_path, capsys, monkeypatch)
+    cli.use("http://127.0.0.1:9/v1", "trk_" + "x" * 40)
+    for argv in (
+        ("keys", "create", "--name", "bot"),
+        ("webhooks", "create", "http://127.0.0.1:5/hook", "--event", "*"),
+    ):
+        status, out, err = cli.run(*argv)
+        assert status == 1 and out == "", argv
+        [line] = err.splitlines()
+        assert "cannot reach the server" in line and "never queued" in line, line
+    status, _, err = cli.run("workspace", "rename", "Away")
+    assert status == 1 and "the workspace is not known here yet, so the rename was not" in err
+    with open_cache("env") as cache:
+        assert cache.outbox.entries() == []

@@ -56,7 +56,17 @@ READS = (
     ("outbox",),
     ("conflicts",),
     ("profiles",),
+    ("completion", "bash"),
+    ("config", "schema"),
+    ("config", "path"),
+    ("man",),
+    ("inbox",),
+    ("inbox", "--json"),
 )
+
+ALSO_ALLOWED = {("completion", "bash"): ("email",)}
+"""What a read may load beyond the rest: shtab imports importlib.metadata (and with it email)
+for its own version; a completion script is made once, when it is installed."""
 
 QUEUED_WRITES = (
     ("issues", "edit", "#2", "--title", "queued again", "--no-push"),
@@ -132,7 +142,8 @@ def test_a_read_command_imports_no_network_ui_or_service(
     status, out, modules = run_read(env, argv, tmp_path)
     assert status == 0
     assert out.strip()
-    assert loaded(modules) == []
+    allowed = ALSO_ALLOWED.get(argv, ())
+    assert loaded(modules, tuple(n for n in NOT_FOR_READS if n not in allowed)) == []
 
 
 @pytest.mark.parametrize("argv", QUEUED_WRITES, ids=" ".join)
@@ -169,7 +180,9 @@ def test_the_app_options_read_alone_are_what_the_parser_reads(argv: tuple[str, .
     what it reads of its few options is what the whole parser would."""
     fast = app_arguments(list(argv))
     assert fast is not None
-    assert vars(fast) == vars(build_parser().parse_args(list(argv)))
+    parsed = vars(build_parser().parse_args(list(argv)))
+    del parsed["root_parser"]  # the parser itself, which `completion` and `man` print from
+    assert vars(fast) == parsed
 
 
 @pytest.mark.parametrize("argv", NOT_FOR_THE_APP, ids=" ".join)

@@ -65,6 +65,20 @@ def test_issues_list_reads_the_cache_with_filters(synced: Cli) -> None:
     assert lines[0].startswith("ID") and lines[1].startswith("#1 ") and len(lines) == 4
 
 
+def test_issues_list_search_takes_the_apps_syntax(synced: Cli) -> None:
+    status, out, _ = synced.run(
+        "issues", "list", "--search", "status:done priority:high,urgent", "--json", "--limit", "500"
+    )
+    rows = json.loads(out)
+    assert status == 0 and rows
+    assert all(row["status"] == "done" and row["priority"] in ("high", "urgent") for row in rows)
+    status, out, _ = synced.run("issues", "list", "-q", "#7", "--json")
+    assert status == 0 and [row["number"] for row in json.loads(out)] == [7]
+    status, out, err = synced.run("issues", "list", "--search", "status:tood")
+    assert status == 2 and out == ""
+    assert "status:tood is not a status; use one of backlog, todo" in err
+
+
 def test_issues_list_rejects_an_unknown_sort(synced: Cli) -> None:
     status, out, err = synced.run("issues", "list", "--sort", "color")
     assert status == 2 and out == "" and err.count("\n") == 1 and "color" in err

@@ -46,7 +46,8 @@ from model_ledger import UNIQUE_FIELDS, Ledger, canon
 from model_service import FIELDS, Made, Mirror
 from model_world import Client, World
 
-from cache import IssueFilter, IssueSort
+from cache import IssueFilter, IssueSort, Resource
+from cache.resources import SPECS
 from sync.push.reconcile import ATTEMPT_LIMIT, KNOWN_OFFSET_MARGIN, LATE_APPLY
 
 Fail = Callable[[str, str], None]
@@ -297,9 +298,10 @@ class Checker:
     def copies(self, client: Client, service: dict[str, dict[str, dict[str, Any]]]) -> None:
         with client.raw() as conn:
             for table in ("issues", "comments"):
+                spec = SPECS[Resource(table)]
                 held = {
-                    str(key): json.loads(text)
-                    for key, text in conn.execute(f"SELECT id, record FROM {table}")
+                    str(row[0]): spec.record_of(tuple(row))
+                    for row in conn.execute(f"SELECT {spec.record_columns} FROM {table}")
                 }
                 truth = service[table]
                 for key in set(held) | set(truth):

@@ -20,7 +20,7 @@ from test_pull_support import (
 )
 
 from cache import Cache, CacheError, Cursor, IssueFilter, IssueSort, Resource, query
-from cache.records import BULK_LOAD_INDEXES
+from cache.bulk_load import BULK_LOAD_INDEXES
 from sync.errors import NetworkError
 from sync.pull import pull
 from sync.pull.stamps import EPOCH

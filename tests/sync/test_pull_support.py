@@ -8,7 +8,6 @@ service's own SQLite database answers every request.
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
@@ -22,7 +21,8 @@ import httpx
 
 from accounts.credentials import KeySource, ResolvedProfile
 from accounts.secret import Secret
-from cache import Cache
+from cache import Cache, Resource
+from cache.resources import SPECS
 from server.app import create_app
 from server.seed import seed_workspace
 from sync.retry import Backoff
@@ -120,9 +120,10 @@ async def server_issues(service: Service) -> dict[str, str]:
 def local_issues(cache: Cache) -> dict[str, str]:
     """Every issue in the cache's server copy: id -> updated_at, as the server wrote it."""
     found: dict[str, str] = {}
-    for row in sqlite3.connect(cache.path).execute("SELECT record FROM issues"):
-        record = json.loads(row[0])
-        found[record["id"]] = record["updated_at"]
+    spec = SPECS[Resource.ISSUES]
+    for row in sqlite3.connect(cache.path).execute(f"SELECT {spec.record_columns} FROM issues"):
+        record = spec.record_of(row)
+        found[str(record["id"])] = str(record["updated_at"])
     return found
 
 

@@ -30,7 +30,7 @@ def committed(cache: Cache) -> tuple[int, str | None, str | None]:
     with sqlite3.connect(cache.path) as conn:
         row = conn.execute(
             "SELECT (SELECT count(*) FROM issues), "
-            "(SELECT max(json_extract(record, '$.updated_at')) FROM issues), "
+            "(SELECT max(coalesce(json_extract(extra, '$.updated_at'), updated_at)) FROM issues), "
             "(SELECT updated_at FROM cursors WHERE key = 'issues')"
         ).fetchone()
     return int(row[0]), row[1], row[2]

@@ -178,7 +178,7 @@ def comment(app: Terminal, text: str) -> None:
     focus_comment(app)
     app.type(text)
     app.wait_for_text(text)
-    app.press("enter")
+    app.press("ctrl+s")
     app.wait_for(
         lambda shown: DETAIL_FOOTER in footer(shown) and text in shown.split("Local changes")[0],
         what="the comment in the issue's comments",

@@ -65,9 +65,15 @@ class Tracker:
         self.terminals.append(terminal)
         return terminal
 
-    def open_synced_app(self, *args: str, columns: int = 100, rows: int = 30) -> Terminal:
+    def open_synced_app(
+        self,
+        *args: str,
+        columns: int = 100,
+        rows: int = 30,
+        env: dict[str, str] | None = None,
+    ) -> Terminal:
         """The app, once its first sync has brought every seeded issue."""
-        app = self.open_app(*args, columns=columns, rows=rows)
+        app = self.open_app(*args, columns=columns, rows=rows, env=env)
         app.wait_for(
             lambda shown: (
                 f"{SEEDED_ISSUES} issues" in shown

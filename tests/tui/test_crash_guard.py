@@ -19,6 +19,7 @@ from tracker_tui import launch
 from tracker_tui.app import TrackerApp
 from tracker_tui.crash_guard import exit_status
 from tracker_tui.error_log import LOGGER_NAME, open_error_log
+from tracker_tui.screens import issue_detail
 from tracker_tui.screens.issue_detail import IssueDetailScreen
 from tracker_tui.screens.issue_list import IssueListScreen
 from tracker_tui.screens.labels_dialog import LabelsDialog
@@ -110,7 +111,7 @@ async def test_a_failing_screen_is_closed_and_the_first_screen_reopened(
 ) -> None:
     """The issue screen fails drawing its issue: back to the list. The list itself fails: a
     fresh list replaces it."""
-    monkeypatch.setattr(IssueDetailScreen, "_fields_text", boom)
+    monkeypatch.setattr(issue_detail, "fields_text", boom)
     app = app_factory()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -13,16 +13,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input
+from textual.widgets import Input, TextArea
 from tui_support import ME, NOW, Notices, fixed_clock, settle
 
 from cache import Cache, EntryState, Resource
 from tracker_tui.app import TrackerApp, make_app
-from tracker_tui.drafts import SAVE_INTERVAL, comment_key, issue_key
+from tracker_tui.data.draft_keys import comment_key, issue_key
+from tracker_tui.drafts import SAVE_INTERVAL
 from tracker_tui.screens.confirm import ConfirmDialog
 from tracker_tui.screens.issue_detail import IssueDetailScreen
 from tracker_tui.screens.issue_form import IssueFormScreen
 from tracker_tui.screens.issue_list import IssueListScreen
+from tracker_tui.widgets.comment_box import CommentBox
 
 SIZE = (120, 36)
 TOP = "iss_000000"
@@ -42,8 +44,8 @@ def app_over(cache: Cache) -> TrackerApp:
     return make_app(cache=cache, clock=fixed_clock, me=ME)
 
 
-def comment_box(app: TrackerApp) -> Input:
-    return app.screen.query_one("#comment", Input)
+def comment_box(app: TrackerApp) -> CommentBox:
+    return app.screen.query_one(CommentBox)
 
 
 async def test_leaving_with_an_unsent_comment_asks_first(path: Path) -> None:
@@ -60,7 +62,7 @@ async def test_leaving_with_an_unsent_comment_asks_first(path: Path) -> None:
             await pilot.pause()
             assert isinstance(app.screen, IssueDetailScreen)
             assert app.focused is comment_box(app)
-            assert comment_box(app).value == "Half a thought"
+            assert comment_box(app).text == "Half a thought"
             await pilot.press("escape", "escape")
             await pilot.pause()
             await pilot.press("y")  # discard
@@ -68,7 +70,7 @@ async def test_leaving_with_an_unsent_comment_asks_first(path: Path) -> None:
             assert isinstance(app.screen, IssueListScreen)
             await pilot.press("enter")
             await settle(pilot)
-            assert comment_box(app).value == ""
+            assert comment_box(app).text == ""
         assert cache.drafts.get(comment_key(TOP)) is None
         assert cache.outbox.entries() == []
 
@@ -92,11 +94,11 @@ async def test_an_unsent_comment_is_back_after_the_app_was_closed(
             await settle(pilot)
             await pilot.press("enter")
             await settle(pilot)
-            assert comment_box(app).value == "Seen on staging too"
+            assert comment_box(app).text == "Seen on staging too"
             assert "Your unsent comment is back in the comment box." in notices.texts()
-            await pilot.press("c", *", and on prod", "enter")
+            await pilot.press("c", "end", *", and on prod", "ctrl+s")
             await settle(pilot)
-            assert comment_box(app).value == ""
+            assert comment_box(app).text == ""
         [entry] = cache.outbox.entries([EntryState.PENDING])
         assert entry.resource is Resource.COMMENTS
         assert entry.changes["body"] == "Seen on staging too, and on prod"
@@ -106,7 +108,7 @@ async def test_an_unsent_comment_is_back_after_the_app_was_closed(
 async def test_the_comment_kept_on_close_is_the_box_not_the_last_change_heard(
     path: Path,
 ) -> None:
-    """Under load the last keystrokes' `Input.Changed` can still be queued when ctrl+q closes
+    """Under load the last keystrokes' `TextArea.Changed` can still be queued when ctrl+q closes
     the app (seen with the suite on three workers: "Seen on staging" kept for "Seen on staging
     too"). Setting the box without its message stands in for that: what is kept is what the
     box holds."""
@@ -118,8 +120,8 @@ async def test_the_comment_kept_on_close_is_the_box_not_the_last_change_heard(
             await settle(pilot)
             await pilot.press("c", *"Seen on staging")
             box = comment_box(app)
-            with box.prevent(Input.Changed):
-                box.value = "Seen on staging too"
+            with box.prevent(TextArea.Changed):
+                box.text = "Seen on staging too"
             await pilot.press("ctrl+q")
     with Cache.open(path, clock=NOW.timestamp) as cache:
         assert cache.drafts.get(comment_key(TOP)) == {"body": "Seen on staging too"}
@@ -133,7 +135,7 @@ async def test_a_sent_comment_never_comes_back_as_a_draft(path: Path) -> None:
             await settle(pilot)
             await pilot.press("enter")
             await settle(pilot)
-            await pilot.press("c", *"Ship it", "enter")
+            await pilot.press("c", *"Ship it", "ctrl+s")
             await pilot.pause(SAVE_INTERVAL * 3)
             await settle(pilot)
         assert cache.drafts.get(comment_key(TOP)) is None

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 
+from textual.binding import Binding
+from textual.widgets import Markdown, MarkdownViewer
 from tui_support import AppFactory, box_text, dialog_box, screen_lines, settle
 
-from tracker_tui.screens.help import HelpScreen
+from tracker_tui.screens.help import HelpScreen, help_title
 from tracker_tui.screens.issue_detail import IssueDetailScreen
 from tracker_tui.screens.issue_form import IssueFormScreen
 
@@ -54,3 +56,12 @@ async def test_help_fits_80_by_24_with_the_screens_keys_on_top(app_factory: AppF
             assert f" {key} " in f" {text} "
         assert "Focus Previous" in text  # not wrapped onto two rows
         assert "esc, q or ? to close" in text
+
+
+def test_a_documents_keys_are_grouped_as_the_documents() -> None:
+    """Markdown is named by its path in the help's kinds (so that the help screen, imported
+    with the app, does not bring the markdown parser: tests/tui/test_start_imports.py): a
+    Markdown widget's keys are still the "Document"'s, and only its."""
+    binding = Binding("x", "scroll_home", "Top")
+    assert help_title(Markdown(), binding) == "Document"
+    assert help_title(MarkdownViewer(), binding) == "Scrolling"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual.widgets import Input, Markdown, OptionList, Static
+from textual.widgets import Markdown, OptionList, Static
 from textual.widgets._footer import FooterKey
 from tui_support import AppFactory, Notices, settle
 
@@ -14,6 +14,8 @@ from tracker_tui.screens.help import help_groups
 from tracker_tui.screens.issue_detail import IssueDetailScreen
 from tracker_tui.screens.issue_list import IssueListScreen
 from tracker_tui.sync_link import OfflineLink
+from tracker_tui.widgets.comment_box import CommentBox
+from tracker_tui.widgets.comment_thread import CommentThread
 from tracker_tui.widgets.label_picker import LabelPicker
 
 SIZE = (120, 36)
@@ -36,11 +38,25 @@ async def test_enter_opens_the_issue_and_escape_goes_back(
         assert detail is not None
         assert screen.data.detail.issue.title == detail.issue.title
         assert "Steps to reproduce" in screen.query_one(Markdown).source
-        comments = str(screen.query_one("#detail-comments", Static).render())
+        comments = screen.query_one(CommentThread).text
         for comment in detail.comments:
             assert comment.body in comments
         await pilot.press("escape")
         assert isinstance(app.screen, IssueListScreen)
+
+
+async def test_opening_an_issue_asks_the_engine_for_what_the_cache_may_lack(
+    app_factory: AppFactory, link: OfflineLink
+) -> None:
+    """During a backfill the engine fetches the opened issue's comments at once
+    (docs/sync.md#head-first): the detail tells it which issue, once."""
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, IssueDetailScreen)
+        assert link.opened == [TOP]
 
 
 async def test_status_picker_offers_only_allowed_moves_and_queues_the_pick(
@@ -108,9 +124,9 @@ async def test_a_comment_is_queued_and_shown_pending(app_factory: AppFactory, ca
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
-        await pilot.press("c", *"Looks good to me", "enter")
+        await pilot.press("c", *"Looks good to me", "ctrl+s")
         await settle(pilot)
-        shown = str(app.screen.query_one("#detail-comments", Static).render())
+        shown = app.screen.query_one(CommentThread).text
         assert "Looks good to me" in shown
         pending = str(app.screen.query_one("#detail-pending", Static).render())
         assert "new comment" in pending
@@ -148,10 +164,10 @@ async def test_read_only_shows_no_write_key_and_no_comment_box(
         assert "Back" in described and not described & writes
         offered = {str(hit.text) async for hit in BindingCommands(screen).discover()}
         assert "Back" in offered and not offered & writes
-        assert not screen.query_one("#comment", Input).display
+        assert not screen.query_one(CommentBox).display
         for key in ("s", "p", "a", "o", "l", "c", "e", "u"):
             await pilot.press(key)
             await pilot.pause()
             assert app.screen is screen
-        assert not isinstance(screen.focused, Input)
+        assert not isinstance(screen.focused, CommentBox)
     assert cache.outbox.entries() == []

@@ -23,6 +23,7 @@ from tracker_tui.screens.filter_dialog import FilterDialog
 from tracker_tui.screens.issue_list import IssueListScreen
 from tracker_tui.screens.save_view_dialog import SaveViewDialog
 from tracker_tui.screens.sort_dialog import SortDialog
+from tracker_tui.sync_link import OfflineLink
 from tracker_tui.widgets.filter_chips import FilterChips
 from tracker_tui.widgets.issue_list import IssueList
 
@@ -294,3 +295,17 @@ async def test_flipping_the_sort_reverses_the_rows(app_factory: AppFactory) -> N
         first, second = issues.row(0), issues.row(1)
         assert first is not None and second is not None
         assert first.updated_at > second.updated_at
+
+
+async def test_the_search_text_is_handed_to_the_engine_as_typed(
+    app_factory: AppFactory, link: OfflineLink
+) -> None:
+    """While a backfill fills the cache, the engine asks the server's search too
+    (docs/sync.md#head-first): it is told the text at each keystroke and debounces."""
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"log")
+        await settle(pilot)
+    assert link.searched[-1] == "log"  # keys typed in a burst may skip a stale text
+    assert all("log".startswith(text) for text in link.searched)

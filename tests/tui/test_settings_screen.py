@@ -18,7 +18,7 @@ from tui_support import screen_lines, settle
 
 from accounts.credentials import KeySource, ResolvedProfile
 from accounts.secret import Secret
-from cache import Cache
+from cache import Cache, EntryState, Resource
 from demo.service import DemoService
 from server.keys import create_key
 from sync.connection import Connection, ConnectionState
@@ -28,6 +28,7 @@ from tracker_tui.app import KEY_READ_ONLY, TrackerApp, make_app
 from tracker_tui.engine_link import EngineLink
 from tracker_tui.messages import SyncStatusChanged
 from tracker_tui.screens.settings import SettingsScreen
+from tracker_tui.widgets.workspace_pane import NOT_READ_YET
 
 SIZE = (80, 24)
 DEADLINE = 30.0
@@ -60,6 +61,14 @@ def server_get(service: DemoService, path: str) -> Any:
     return httpx.get(f"{service.base_url}{path}", headers=headers).json()
 
 
+def states(table: DataTable[Any]) -> list[str]:
+    return [str(table.get_row_at(row)[2]) for row in range(table.row_count)]
+
+
+def server_name(service: DemoService) -> str:
+    return str(server_get(service, "/workspaces")["data"][0]["name"])
+
+
 async def open_tab(pilot: Any, app: TrackerApp, tab: str) -> None:
     app.screen.query_one(TabbedContent).active = f"tab-{tab}"
     await settle(pilot)
@@ -81,11 +90,16 @@ async def test_settings_rename_make_a_key_and_a_webhook_and_show_usage(
             app.screen.query_one("#workspace-name", Input).focus()
             await pilot.press(*"Renamed", "enter")
             await until(lambda: "Renamed" in text(app, "#workspace-info"), pilot)
-            assert server_get(service, "/workspaces")["data"][0]["name"] == "Renamed"
+            await until(lambda: server_name(service) == "Renamed", pilot)
+            [renamed] = cache.outbox.entries()
+            assert (renamed.resource, renamed.changes) == (Resource.WORKSPACES, {"name": "Renamed"})
+            await until(lambda: cache.outbox.entry(renamed.id).state is EntryState.DONE, pilot)
+            await until(lambda: "pending" not in text(app, "#workspace-info"), pilot)
 
             await open_tab(pilot, app, "keys")
             keys = app.screen.query_one("#keys", DataTable)
             await until(lambda: keys.row_count >= 1, pilot)
+            await until(lambda: states(keys).count("this key") == 1, pilot)
             before = keys.row_count
             app.screen.query_one("#key-name", Input).focus()
             await pilot.press(*"bot", "tab", *"issues:read", "enter")
@@ -93,9 +107,9 @@ async def test_settings_rename_make_a_key_and_a_webhook_and_show_usage(
             await until(lambda: keys.row_count == before + 1, pilot)
             secret = text(app, "#key-secret").split()[1]
             assert "Shown once" in text(app, "#key-secret")
-            assert cache.outbox.entries() == []
             made = [k for k in server_get(service, "/api-keys")["data"] if k["name"] == "bot"]
             assert made and made[0]["permissions"] == ["issues:read"]
+            assert cache.outbox.entries() == [cache.outbox.entry(renamed.id)]
             assert secret.startswith("trk_")
             assert secret.encode() not in (tmp_path / "cache.db").read_bytes()
 
@@ -163,10 +177,53 @@ async def test_without_a_connection_settings_say_they_are_online_only(
             app.screen.query_one("#workspace-name", Input).focus()
             await pilot.press(*"New name", "enter")
             await settle(pilot)
-            assert [n.message for n in app._notifications] == [*notes, OFFLINE_NOTICE]
+            assert [n.message for n in app._notifications] == [*notes, NOT_READ_YET]
             assert cache.outbox.entries() == []
             await open_tab(pilot, app, "usage")
             assert "free plan" in text(app, "#usage-bars")
+
+
+async def test_offline_a_rename_is_queued_shown_at_once_and_sent_once_connected(
+    service: DemoService, tmp_path: Path
+) -> None:
+    """The workspace was read by an earlier run; this one cannot reach the server: the rename
+    shows at once, pending, counted in the status bar and listed in the sync panel; the next
+    run with a connection sends it."""
+    workspace = server_get(service, "/workspaces")["data"][0]
+    away = ResolvedProfile("demo", "http://127.0.0.1:9/v1", "Demo", service.key, KeySource.NONE)
+    with Cache.open(tmp_path / "cache.db") as cache:
+        cache.server.apply_page(Resource.WORKSPACES, [workspace])
+        link = EngineLink(away, cache)
+        app = make_app(cache=cache, sync=link, admin=link, profile="demo")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("comma")
+            await until(lambda: workspace["name"] in text(app, "#workspace-info"), pilot)
+            app.screen.query_one("#workspace-name", Input).focus()
+            await pilot.press(*"Queued offline", "enter")
+            await until(lambda: "Queued offline" in text(app, "#workspace-info"), pilot)
+            assert "(rename pending)" in text(app, "#workspace-info")
+            await until(lambda: "↑ 1 pending" in screen_lines(app)[-2], pilot)
+            [entry] = cache.outbox.entries()
+            assert entry.state is EntryState.PENDING and entry.changes == {"name": "Queued offline"}
+            await pilot.press("escape", "y")
+            await settle(pilot)
+            pending = text(app, "#pending")
+            assert "workspace" in pending and "Queued offline" in pending, pending
+            assert server_name(service) == workspace["name"]
+        link = EngineLink(profile(service, service.key), cache)
+        app = make_app(cache=cache, sync=link, admin=link, profile="demo")
+        async with app.run_test(size=SIZE) as pilot:
+            await until(lambda: server_name(service) == "Queued offline", pilot)
+            await until(lambda: cache.outbox.entry(entry.id).state is EntryState.DONE, pilot)
+    rename_back(service, workspace)
+
+
+def rename_back(service: DemoService, workspace: dict[str, Any]) -> None:
+    """The service is shared by the module's tests: its workspace gets its name back."""
+    headers = {"Authorization": f"Bearer {service.key.reveal()}"}
+    path = f"{service.base_url}/workspaces/{workspace['id']}"
+    httpx.patch(path, json={"name": workspace["name"]}, headers=headers).raise_for_status()
 
 
 async def test_every_tab_fits_80_by_24(service: DemoService, tmp_path: Path) -> None:

@@ -94,8 +94,10 @@ def headless(self, *args, **kwargs):
 
 
 App.run = headless
+import tracker_tui.cli
 from tracker_tui.cli import main
 
+tracker_tui.cli.require_terminal = lambda: None  # headless: no terminal, on purpose
 sys.exit(main([]))
 """
 

@@ -37,6 +37,12 @@ class ScriptedLink:
     def sync_now(self) -> None:
         self.syncs += 1
 
+    def issue_opened(self, issue_id: str) -> None:
+        return None
+
+    def search_typed(self, text: str) -> None:
+        return None
+
     async def stop(self) -> None:
         self.stopped = True
 

@@ -13,6 +13,7 @@ import importlib.util
 from typing import Any
 
 from tracker_tui.errors import UsageError
+from tracker_tui.needs_terminal import require_terminal
 
 SERVICE_PACKAGES = ("fastapi", "uvicorn")
 """What the `service` extra of pyproject.toml installs, which the demo's service runs on."""
@@ -49,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
             f"the demo runs the reference service, which needs {' and '.join(missing)}, from "
             "the 'service' extra: pip install 'tracker-tui[service]' (in a checkout: make demo)"
         )
+    require_terminal()
     from demo.launch import run_demo
 
     return run_demo(issues=args.issues, another_user=args.another_user, read_only=args.read_only)

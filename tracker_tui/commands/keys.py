@@ -32,7 +32,7 @@ from tracker_tui.output import ask, notice, print_json, print_table
 
 if TYPE_CHECKING:
     from accounts.credentials import ResolvedProfile
-    from sync.admin import AdminApi
+    from sync.admin import AdminApi, OwnKey
     from sync.models import ApiKey, Workspace
 
 EXPIRY_MAX_DAYS = 36_500
@@ -120,11 +120,8 @@ def run_list(args: argparse.Namespace) -> int:
     resolved = chosen_profile(args)
     require(resolved, ADMIN, "list the API keys")
 
-    async def work(api: AdminApi) -> list[ApiKey]:
-        return await api.list_keys()
-
-    found = run_online(resolved, work)
-    own = current_key_id(resolved)
+    found, granted = run_online(resolved, _keys_and_me)
+    own = current_key_id(resolved) or _told(found, granted).mine
     if args.json:
         print_json([{**_as_json(key), "this_profile": key.id == own} for key in found])
         return Exit.OK
@@ -241,9 +238,9 @@ def _save(
 def run_revoke(args: argparse.Namespace) -> int:
     resolved = chosen_profile(args)
     require(resolved, ADMIN, "revoke API keys")
-    own = current_key_id(resolved)
-    if (args.id == own or own is None) and not _confirmed(
-        args, resolved.name or "the environment's", own is not None
+    own, maybe = _which_is_mine(resolved, args.id)
+    if (args.id == own or maybe) and not _confirmed(
+        args, resolved.name or "the environment's", args.id == own
     ):
         return Exit.INTERRUPTED
 
@@ -256,6 +253,40 @@ def run_revoke(args: argparse.Namespace) -> int:
     else:
         print(f"Revoked key {args.id}{f' ({revoked.name})' if revoked and revoked.name else ''}")
     return Exit.OK
+
+
+async def _keys_and_me(api: AdminApi) -> tuple[list[ApiKey], frozenset[str] | None]:
+    """The workspace's keys, and the permissions `/me` gives the caller's (None without it)."""
+    from sync.admin import ABSENT
+
+    keys = await api.list_keys()
+    try:
+        return keys, frozenset((await api.me()).value.permissions)
+    except ABSENT:
+        return keys, None
+
+
+def _told(keys: list[ApiKey], granted: frozenset[str] | None) -> OwnKey:
+    """Which keys may be the profile's own (`sync.admin.own_key`); all of them when unknown."""
+    from sync.admin import OwnKey, own_key
+
+    if granted is None:
+        return OwnKey(frozenset(key.id for key in keys))
+    return own_key(keys, granted, datetime.now(UTC))
+
+
+def _which_is_mine(resolved: ResolvedProfile, key_id: str) -> tuple[str | None, bool]:
+    """The profile's own key id where known, and whether `key_id` may be it otherwise: known
+    when this client made the key (`--save-as`), else told by the listing's permissions
+    against `/me`'s (one request more); a key that cannot be ours is revoked without asking."""
+    stored = current_key_id(resolved)
+    if stored is not None:
+        return stored, False
+    keys, granted = run_online(resolved, _keys_and_me)
+    told = _told(keys, granted)
+    if key_id not in {key.id for key in keys}:
+        return told.mine, False  # the server's 404 says so
+    return told.mine, told.may_be(key_id) and told.mine is None
 
 
 def _confirmed(args: argparse.Namespace, profile: str, known: bool) -> bool:

@@ -24,10 +24,12 @@ from accounts.keystore import KeyringStore
 from accounts.profiles import AppPaths, Profile, ProfileStore, validate_profile_name
 from accounts.secret import Secret
 from cache import open_cache
+from sync.errors import NetworkError
 from sync.permissions import KeyPermissions, keep_granted, key_tag, remembered_permissions
-from tracker_tui.errors import EXPECTED, TrackerTuiError, UsageError
+from tracker_tui.errors import EXPECTED, TrackerTuiError, UsageError, describe
 
 if TYPE_CHECKING:
+    from cache import Cache
     from sync.admin import AdminApi
 
 T = TypeVar("T")
@@ -35,6 +37,16 @@ T = TypeVar("T")
 KEY_ID_STATE_KEY = "api_key_id"
 """`{"key": tag, "id": key id}`: which key of the server a profile's key is, when it was made
 here (`keys create --save-as`); `keys revoke` asks before revoking it."""
+
+
+ONLINE_ONLY = (
+    "nothing was done: this needs the server now and is never queued (a new key or webhook "
+    "secret is shown once)"
+)
+
+
+class ServerUnreachable(TrackerTuiError):
+    """An online-only command could not reach the server: nothing was made or queued."""
 
 
 class KeyLacksPermission(TrackerTuiError):
@@ -117,19 +129,30 @@ def current_key_id(resolved: ResolvedProfile) -> str | None:
     return None
 
 
-def run_online(resolved: ResolvedProfile, work: Callable[[AdminApi], Awaitable[T]]) -> T:
+def run_online(
+    resolved: ResolvedProfile,
+    work: Callable[[AdminApi], Awaitable[T]],
+    *,
+    cache: Cache | None = None,
+    unreachable: str = ONLINE_ONLY,
+) -> T:
     """Run `work` on a session of the profile: the same rate limiter, request log and
-    permission learning as every other request of the profile."""
+    permission learning as every other request of the profile (on `cache` when the caller
+    has the profile's open already). A server that cannot be reached fails the command with
+    `unreachable` said after the reason."""
     import asyncio
 
     from sync.admin import AdminApi
     from sync.session import open_session
 
     async def run() -> T:
-        async with open_session(resolved) as session:
+        async with open_session(resolved, cache=cache) as session:
             return await work(AdminApi(session.client))
 
-    return asyncio.run(run())
+    try:
+        return asyncio.run(run())
+    except NetworkError as error:
+        raise ServerUnreachable(f"{describe(error)}; {unreachable}") from None
 
 
 def check_new_profile(name: str) -> str:

@@ -10,7 +10,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from accounts.credentials import cache_name_of
-from cache import IssueFilter, IssueRow, IssueSort, open_cache
+from cache import IssueFilter, IssueRow, IssueSort, open_cache, search_syntax
 from cache.models import JsonValue
 from issuefields import (
     ASSIGNEE,
@@ -24,8 +24,10 @@ from issuefields import (
     Field,
     Kind,
 )
-from tracker_tui.commands import refs
-from tracker_tui.commands.refs import NONE_WORDS, Names, option
+from tracker_tui.commands import projects_write, refs
+from tracker_tui.commands.refs import Names, option
+from tracker_tui.data.cache_source import ME_STATE_KEY
+from tracker_tui.data.people import NONE_WORDS
 from tracker_tui.errors import UsageError
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import print_json, print_table
@@ -53,7 +55,17 @@ def register(subparsers: Any, issue_commands: Any) -> None:
     )
     for field in FILTERS:
         listing.add_argument(option(field), action="append", default=[], help=_help(field))
-    listing.add_argument("--query", "-q", default="", help="words in the title or description")
+    listing.add_argument(
+        "--search",
+        "--query",
+        "-q",
+        dest="query",
+        default="",
+        metavar="TEXT",
+        help="search as in the app: words (title, description, comments, labels), "
+        "'\"a phrase\"', -word to exclude, status:todo, priority:high, assignee:me, "
+        "label:bug, project:KEY, #123",
+    )
     listing.add_argument(
         "--sort",
         default="-updated",
@@ -75,8 +87,9 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 
     projects = subparsers.add_parser(
         "projects",
-        help="list projects from the local cache (offline)",
-        description="Projects, from the local cache.",
+        help="list, create, edit, archive and delete projects",
+        description="Projects: listed from the local cache (offline); created, edited, "
+        "archived and deleted through the outbox, like issue writes.",
     )
     project_commands = projects.add_subparsers(dest="projects_command", metavar="COMMAND")
     projects.set_defaults(run=lambda _args: _usage(projects))
@@ -85,6 +98,7 @@ def register(subparsers: Any, issue_commands: Any) -> None:
     )
     plist.add_argument("--json", action="store_true", help="JSON with the API's field names")
     plist.set_defaults(run=run_projects)
+    projects_write.register(project_commands)
 
 
 def _help(field: Field) -> str:
@@ -169,7 +183,11 @@ def _filter(cache: Cache, args: argparse.Namespace) -> IssueFilter:
         field.word: frozenset(value(field, given) for given in getattr(args, field.word))
         for field in FILTERS
     }
-    return IssueFilter(**values, text=args.query)
+    problems = search_syntax.parse(args.query).problems
+    if problems:
+        raise UsageError(f"--search: {' '.join(problems)}")
+    me = cache.state.get(ME_STATE_KEY)
+    return IssueFilter(**values, text=args.query, me=me if isinstance(me, str) else None)
 
 
 def _sort(text: str) -> IssueSort:

@@ -3,8 +3,8 @@ what a user reads (`#42`, a name, a project key), so no message shows an interna
 readable one exists.
 
 Issues go through `Cache.reads.resolve_issue`, the one resolver of the cache, so `42`, `#42` and an
-id mean the same issue in every command. Users are matched here, since only the command line
-takes them as typed text: `me`, an id, or a name or the start of one of its words.
+id mean the same issue in every command. Users are matched by `tracker_tui.data.people`: `me`,
+an id, or a name or the start of one of its words, as in the texts edited in `$EDITOR`.
 """
 
 from __future__ import annotations
@@ -13,17 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from cache import AmbiguousIssueError, JsonObject, Operation, OutboxEntry, Resource, UserRow
+from cache import AmbiguousIssueError, JsonObject, Operation, OutboxEntry, Resource
 from issuefields import FIELDS, Field, Kind
 from tracker_tui.data.cache_source import ME_STATE_KEY
+from tracker_tui.data.people import ME_WORD, NONE_WORDS, matching_users
 from tracker_tui.errors import UsageError
 
 if TYPE_CHECKING:
     from cache import Cache
 
-NONE_WORDS = frozenset({"none", "null", "-"})
-"""What unassigns (`--assignee none`) or clears the project (`--project none`)."""
-ME_WORD = "me"
 TITLE_SHOWN = 40
 """Characters of a title quoted in a message."""
 
@@ -83,22 +81,6 @@ def user_id(cache: Cache, given: str, option: str = "--assignee") -> str | None:
     listed = ", ".join(f"{user.name} <{user.email or user.id}>" for user in candidates[:8])
     more = f" and {len(candidates) - 8} more" if len(candidates) > 8 else ""
     raise UsageError(f"{option}: {text!r} could be {listed}{more}; say which")
-
-
-def matching_users(users: Sequence[UserRow], text: str) -> list[UserRow]:
-    """The users `text` names: by whole name when one matches exactly, else every user whose
-    name (or one of its words) or email starts with it."""
-    folded = text.casefold()
-    exact = [user for user in users if user.name.casefold() == folded]
-    if exact:
-        return exact
-    return [
-        user
-        for user in users
-        if user.name.casefold().startswith(folded)
-        or any(word.startswith(folded) for word in user.name.casefold().split())
-        or (user.email or "").casefold().startswith(folded)
-    ]
 
 
 def known_value(value: str, allowed: Sequence[str], option: str) -> str:
@@ -174,7 +156,8 @@ class Names:
         return "-" if value is None else str(value)
 
     def entry(self, entry: OutboxEntry) -> str:
-        """`edit of #42`, `comment on #42`, `create of new issue 'Title'`, `edit of project WEB`."""
+        """`edit of #42`, `comment on #42`, `create of new issue 'Title'`, `edit of project WEB`,
+        `rename of the workspace to 'Acme'`."""
         target = entry.target_id
         if entry.resource is Resource.ISSUES:
             what = self.issue(target)
@@ -187,6 +170,8 @@ class Names:
             if entry.operation is Operation.CREATE:
                 return f"comment on {on}"
             return f"{_verb(entry)} of a comment on {on}"
+        if entry.resource is Resource.WORKSPACES:
+            return f"rename of the workspace to {entry.changes.get('name')!r}"
         name = self.project(target) or target
         if name == target and isinstance(entry.changes.get("key"), str):
             name = str(entry.changes["key"])

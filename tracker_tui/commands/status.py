@@ -48,6 +48,9 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 
 def run_status(args: argparse.Namespace) -> int:
     # Here, not at the top: every command imports this module (docs/architecture.md#start-up).
+    from sync.backfill_progress import backfill_text
+    from sync.backfill_progress import pending as backfill_pending
+    from sync.backfill_progress import progress as backfill_progress
     from sync.remembered import LAST_PULL_STATE_KEY, remembered_features, remembered_limits
 
     with open_profile_cache(args) as cache:
@@ -65,6 +68,7 @@ def run_status(args: argparse.Namespace) -> int:
                 "records": cache.server.local_count(resource),
                 "last_full_sweep": cache.server.last_full_sweep(resource),
             }
+        backfill = backfill_progress(cache) if backfill_pending(cache) else None
         pending = len(cache.outbox.entries(ACTIVE_STATES))
         unsure = len(cache.outbox.entries((EntryState.UNSURE,)))
     state: dict[str, Any] = {
@@ -78,6 +82,7 @@ def run_status(args: argparse.Namespace) -> int:
             "day": max(0, plan.per_day - used_day),
         },
         "features": None if features is None else _feature_flags(features),
+        "backfill": None if backfill is None else backfill.to_json(),
     }
     if args.json:
         print_json(state)
@@ -91,6 +96,9 @@ def run_status(args: argparse.Namespace) -> int:
           f"{left['day']}/{plan.per_day} today ({plan.name} plan)")  # fmt: skip
     for name, info in cursors.items():
         print(f"{name:<14} {info['records']} records, cursor {info['cursor'] or '-'}")
+    shown = backfill_text(backfill, long=True)
+    if shown:
+        print(f"{'backfill':<14} {shown.removeprefix('backfill ')}")
     if features is not None:
         flags = _feature_flags(features)
         print("features       " + (", ".join(k for k, v in flags.items() if v is True) or "-"))

@@ -1,8 +1,9 @@
 """`tracker-tui sync [--full] [--json]`: push the outbox, then pull (`sync.engine.sync_once`).
 
 The exit status says how it ended (`tracker_tui.exit_codes`): every write sent and the cache
-up to date (0); writes the server refused or in conflict remain (3, each named); the server
-could not be reached and writes stay queued (4); or the sync failed (1). On a terminal it says
+up to date (0); writes the server refused or in conflict remain, or the key may not read some
+resources, which were left out (3, each named); the server could not be reached and writes stay
+queued (4); or the sync failed (1), as when the key may not read issues. On a terminal it says
 what it is waiting for (a failing server, with when it gives up; the rate limit).
 """
 
@@ -42,8 +43,10 @@ def register(subparsers: Any, issue_commands: Any) -> None:
         description=(
             "Send the outbox of local edits, then pull every change since the last sync into "
             "the local cache, within the server's rate limits. Safe to interrupt: the next "
-            "sync resumes where this one stopped. Exit status: 0 done, 1 failed, 3 writes "
-            "refused or in conflict remain (named), 4 server unreachable with writes queued."
+            "sync resumes where this one stopped. A key that may read only some resources "
+            "pulls those and names the rest. Exit status: 0 done, 1 failed, 3 writes refused "
+            "or in conflict remain, or resources the key may not read were left out (named), "
+            "4 server unreachable with writes queued."
         ),
     )
     parser.add_argument(
@@ -104,7 +107,27 @@ def failure(done: Outcome) -> str:
     if done.gave_up is not None:
         return done.gave_up
     stopped = done.report.push.stopped if done.report is not None else None
-    return stopped.message if stopped is not None else "the sync did not finish"
+    if stopped is not None:
+        return stopped.message
+    withheld = _withheld(done)
+    if withheld:
+        return withheld_line(withheld)
+    return "the sync did not finish"
+
+
+def _withheld(done: Outcome) -> dict[str, str]:
+    """The resources the key may not read, left out of the pull, with what it lacks."""
+    pulled = done.report.pull if done.report is not None else None
+    return {} if pulled is None else pulled.withheld
+
+
+def withheld_line(withheld: dict[str, str]) -> str:
+    """Once per sync: what was not pulled, why, and what to do."""
+    named = ", ".join(f"{name} (lacks {permission})" for name, permission in withheld.items())
+    return (
+        f"not pulled, the API key may not read them: {named}; use a profile whose key has "
+        "the permission, or ask a workspace admin for such a key"
+    )
 
 
 async def _sync(resolved: ResolvedProfile, cache: Cache, args: argparse.Namespace) -> Outcome:
@@ -126,7 +149,7 @@ async def _sync(resolved: ResolvedProfile, cache: Cache, args: argparse.Namespac
             async with open_session(
                 resolved, cache=cache, observer=watch.observe, sleep=watch.sleep
             ) as session:
-                await _learn_me(session)
+                await learn_me(session)
                 work = asyncio.ensure_future(
                     _until_reached(session, args.full, display.update, waits.retry)
                 )
@@ -160,7 +183,7 @@ async def _until_reached(
         await sleep(backoff.delay(failures))
 
 
-async def _learn_me(session: SyncSession) -> None:
+async def learn_me(session: SyncSession) -> None:
     """Who the key belongs to (`--assignee me` needs it offline later) and what it may do
     (write commands check it before anything is sent), once per key. Only a help: when it
     fails, the sync's own requests meet the same failure and say it."""
@@ -179,6 +202,8 @@ def exit_status(cache: Cache, done: Outcome) -> Exit:
     unreachable = isinstance(done.error, NetworkError | ServerError)
     if done.key_refused or (done.error is not None and not unreachable):
         return Exit.FAILED
+    if _withheld(done):
+        return Exit.PARTLY_DONE
     if states & {EntryState.FAILED, EntryState.CONFLICT, EntryState.UNSURE}:
         return Exit.PARTLY_DONE
     pulled = done.report is not None and done.report.pull is not None
@@ -208,7 +233,11 @@ def summary(done: Outcome) -> str:
     parts.append(f"{pulled.requests} requests in {pulled.seconds:.1f} s")
     if pulled.skipped:
         parts.append(f"{len(pulled.skipped)} unreadable records skipped")
-    notes = [f"{name}: {r.note}" for name, r in pulled.resources.items() if r.note]
+    notes = [
+        f"{name}: {r.note}"
+        for name, r in pulled.resources.items()
+        if r.note and name not in pulled.withheld
+    ]
     return "; ".join(parts + notes)
 
 
@@ -230,7 +259,9 @@ def left_over(cache: Cache, done: Outcome) -> list[str]:
     conflicting = [e for e in entries if e.state is EntryState.CONFLICT]
     unsure = [e for e in entries if e.state is EntryState.UNSURE]
     queued = len(entries) - len(failed) - len(conflicting) - len(unsure)
-    lines = [f"failed: {names.entry(e)}: {e.last_error or 'refused'}" for e in failed[:NAMED]]
+    withheld = _withheld(done)
+    lines = [withheld_line(withheld)] if withheld else []
+    lines += [f"failed: {names.entry(e)}: {e.last_error or 'refused'}" for e in failed[:NAMED]]
     if failed:
         more = f"{len(failed) - NAMED} more; " if len(failed) > NAMED else ""
         lines.append(f"  {more}`tracker-tui outbox` lists them; `outbox retry` or `outbox discard`")

@@ -27,10 +27,12 @@ def register(subparsers: Any, issue_commands: Any) -> None:
         help="use of each rate limit this minute and today, and background sync's share (offline)",
         description=(
             "How much of each rate limit this profile used (every process of it: the app, "
-            "sync, commands) in the last minute and the last day, by the client's own request "
-            "log and the limits it learned from the server; and what background sync will "
-            "still spend of its share (half of the day's limit). Requests made elsewhere with "
-            "the same key are not seen here."
+            "sync, commands) in the last minute and today, by the client's own request log "
+            "and the limits it learned from the server; and what background sync will still "
+            "spend of its share (half of the day's limit). Today is the server's day where it "
+            "is known (the reset of its day window, or 00:00 UTC on a server with the "
+            "reference service's extensions), else the last 24 h; the output says which. "
+            "Requests made elsewhere with the same key are not seen here."
         ),
     )
     usage.add_argument("--json", action="store_true", help="print as JSON")
@@ -57,10 +59,12 @@ def run_usage(args: argparse.Namespace) -> int:
     print_table(rows, [*columns, ("left", "LEFT"), ("bar", ""), ("note", "")])
     source = {"me": "from /me", "headers": "from the rate-limit headers", "stored": "learned"}
     said = source.get(usage.plan_source, "assumed until the server says")
-    print(f"\nplan: {usage.plan} ({said}); minute = last 60 s, day = last 24 h")
+    print(f"\nplan: {usage.plan} ({said}); minute = the last 60 s")
+    print(usage.day_window.describe(time.time()))
     print(
         f"background sync will spend at most {usage.background_will_spend} more requests in the "
-        f"day's window, one poll every {usage.poll_every:.0f} s; the rest is yours"
+        f"last 24 h as the client counts them, one poll every {usage.poll_every:.0f} s; the "
+        "rest is yours"
     )
     alert = usage.alert_text()
     if alert:

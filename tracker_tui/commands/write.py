@@ -23,16 +23,27 @@ from typing import TYPE_CHECKING, Any
 
 from accounts.credentials import cache_name_of, resolve_profile
 from cache import CacheError, EntryState, JsonValue, OutboxEntry, Resource, open_cache
-from issuefields import COMMENT_BODY, EDITABLE, STATUS, TRANSITIONS, Field, Kind, problem
+from issuefields import (
+    COMMENT_BODY,
+    DESCRIPTION,
+    EDITABLE,
+    STATUS,
+    TRANSITIONS,
+    Field,
+    Kind,
+    problem,
+)
 from sync.permissions import (
     COMMENTS_WRITE,
     ISSUES_WRITE,
     PERMISSIONS_STATE_KEY,
     remembered_permissions,
 )
-from tracker_tui.commands import refs
+from tracker_tui.commands import in_editor, refs, texts
 from tracker_tui.commands.online import require
 from tracker_tui.commands.refs import Names, option
+from tracker_tui.data.draft_keys import comment_key, editor_key
+from tracker_tui.data.people import NONE_WORDS
 from tracker_tui.errors import UsageError
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import ask, notice
@@ -158,13 +169,14 @@ def _help(field: Field) -> str:
 
 
 def add_field_options(parser: argparse.ArgumentParser, *, creating: bool) -> None:
-    """An option per editable field; a required one (the title) only when creating."""
+    """An option per editable field (a required one, the title, is checked by the command:
+    `--editor` may give it instead)."""
     for field in EDITABLE:
         if field.kind is Kind.LABELS:
             parser.add_argument(option(field), action="append", metavar="L", help=_help(field))
         else:
-            required = creating and field.check.required
-            parser.add_argument(option(field), required=required, help=_help(field))
+            need = " (required unless --editor)" if creating and field.check.required else ""
+            parser.add_argument(option(field), help=_help(field) + need)
 
 
 def add_push_option(parser: argparse.ArgumentParser) -> None:
@@ -213,7 +225,7 @@ def _refuse(problem: str | None, option: str) -> None:
 
 
 def _project(cache: Cache, given: str) -> str | None:
-    if given.lower() in refs.NONE_WORDS:
+    if given.lower() in NONE_WORDS:
         return None
     for project in cache.reads.projects():
         if given in (project.id, project.key):
@@ -240,12 +252,16 @@ def register(subparsers: Any, issue_commands: Any) -> None:
         "create", help="create an issue", description="Create an issue; prints its id."
     )
     add_field_options(create, creating=True)
+    texts.add_file_option(create, "--description-file", "the description")
+    texts.add_editor_option(create, "the issue (fields on top, description below)")
     add_push_option(create)
     create.set_defaults(run=run_create)
 
     edit = issue_commands.add_parser("edit", help="change fields of an issue")
     edit.add_argument("id", metavar="ID", help="issue id, or its number as '#42' or '42'")
     add_field_options(edit, creating=False)
+    texts.add_file_option(edit, "--description-file", "the description")
+    texts.add_editor_option(edit, "the issue (fields on top, description below)")
     add_push_option(edit)
     edit.set_defaults(run=run_edit)
 
@@ -261,7 +277,9 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 
     comment = issue_commands.add_parser("comment", help="comment on an issue")
     comment.add_argument("id", metavar="ID", help="issue id, or its number as '#42' or '42'")
-    comment.add_argument("--body", required=True, help=_help(COMMENT_BODY))
+    comment.add_argument("--body", help=_help(COMMENT_BODY))
+    texts.add_file_option(comment, "--body-file", "the comment")
+    texts.add_editor_option(comment, "the comment (starting from --body or --body-file)")
     add_push_option(comment)
     comment.set_defaults(run=run_comment)
 
@@ -282,9 +300,19 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 
 
 def run_create(args: argparse.Namespace) -> int:
+    texts.refuse_stdin_with_editor(args.editor, args.description_file)
+    if args.title is None and not args.editor:
+        raise UsageError("--title is required (or write the issue with --editor)")
     with open_for_writing(args) as cache:
-        fields = issue_fields(args, cache)
+        fields = issue_fields(args, cache) | _description_file(args)
+        if args.editor:
+            try:
+                fields = in_editor.create(cache, fields)
+            except texts.Cancelled as why:
+                return _cancelled(why)
         local = cache.outbox.create(Resource.ISSUES, fields)
+        if args.editor:
+            cache.drafts.discard(editor_key(None))
         [entry] = [e for e in cache.outbox.entries() if e.record_id == local]
         status = outcome(args, cache, [entry])
         print(cache.outbox.resolve_id(local))
@@ -292,15 +320,26 @@ def run_create(args: argparse.Namespace) -> int:
 
 
 def run_edit(args: argparse.Namespace) -> int:
+    texts.refuse_stdin_with_editor(args.editor, args.description_file)
     with open_for_writing(args) as cache:
         issue_id = refs.issue_id(cache, args.id)
-        fields = issue_fields(args, cache)
+        fields = issue_fields(args, cache) | _description_file(args)
+        if args.editor:
+            try:
+                fields = in_editor.edit(cache, issue_id, fields)
+            except texts.Cancelled as why:
+                return _cancelled(why)
+            if not fields:
+                cache.drafts.discard(editor_key(issue_id))
+                return _cancelled(texts.Cancelled("no field changed"))
         if not fields:
             raise UsageError("nothing to change: give at least one of --title, --status, ...")
         refused = workflow_refusals(cache, [issue_id], fields)
         if refused:
             raise UsageError(_move_refused(cache, issue_id, refused[issue_id]))
         entry = cache.outbox.update(Resource.ISSUES, issue_id, fields)
+        if args.editor:
+            cache.drafts.discard(editor_key(issue_id))
         status = outcome(args, cache, [] if entry is None else [entry])
         what = "already so" if entry is None else _where(cache, entry, "changed", "change")
         print(f"{Names(cache).issue(issue_id)} {what}")
@@ -347,16 +386,43 @@ def run_delete(args: argparse.Namespace) -> int:
 
 
 def run_comment(args: argparse.Namespace) -> int:
-    body = args.body
-    if problem(COMMENT_BODY, body) is not None:
-        raise UsageError(f"--body: {_help(COMMENT_BODY)} ({len(body):,} given)")
+    texts.refuse_stdin_with_editor(args.editor, args.body_file)
+    if args.body is not None and args.body_file is not None:
+        raise UsageError("give --body or --body-file, not both")
+    if args.body is None and args.body_file is None and not args.editor:
+        raise UsageError("give the comment: --body TEXT, --body-file FILE (- is stdin), --editor")
+    body = args.body if args.body_file is None else texts.read_text(args.body_file, "--body-file")
     with open_for_writing(args, COMMENTS_WRITE, "comment") as cache:
         issue_id = refs.issue_id(cache, args.id)
+        if args.editor:
+            try:
+                body = in_editor.comment(cache, issue_id, body or "")
+            except texts.Cancelled as why:
+                return _cancelled(why)
+        given = "--body-file" if args.body_file is not None else "--body"
+        if problem(COMMENT_BODY, body) is not None:
+            raise UsageError(f"{given}: {_help(COMMENT_BODY)} ({len(body.strip()):,} given)")
         local = cache.outbox.create(Resource.COMMENTS, {"issue_id": issue_id, "body": body})
+        if args.editor:
+            cache.drafts.discard(comment_key(issue_id))
         entries = [e for e in cache.outbox.entries() if e.record_id == local]
         status = outcome(args, cache, entries)
         print(cache.outbox.resolve_id(local))
         return status
+
+
+def _description_file(args: argparse.Namespace) -> dict[str, JsonValue]:
+    """`--description-file`'s text (stdin for `-`), checked as `--description` is."""
+    if args.description_file is None:
+        return {}
+    text = texts.read_text(args.description_file, "--description-file")
+    _refuse(problem(DESCRIPTION, text), "--description-file")
+    return {DESCRIPTION.member: text}
+
+
+def _cancelled(why: texts.Cancelled) -> int:
+    notice(f"tracker-tui: cancelled: {why}; nothing is written")
+    return Exit.INTERRUPTED
 
 
 def run_bulk_edit(args: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ against the workflow here: an issue that cannot make the move is left out and na
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -17,6 +18,8 @@ from tracker_tui.data.changes import field_name, value_text
 from tracker_tui.formatting import count_label
 
 BULK_DELETE = "delete"
+BULK_CELLS = "cells"
+"""Each issue its own changes: the cells changed in the table edited in `$EDITOR`."""
 ADD_LABEL, REMOVE_LABEL = "add_label", "remove_label"
 LABEL_ACTIONS = (ADD_LABEL, REMOVE_LABEL)
 SET_FIELDS = tuple(f for f in EDITABLE if f.kind in (Kind.CHOICE, Kind.USER, Kind.PROJECT))
@@ -68,7 +71,8 @@ class BulkPlan:
     blocked: tuple[tuple[str, str], ...] = ()
     """(issue id, reason) of issues left out."""
     moves: tuple[tuple[str, int], ...] = field(default=())
-    """(current value, how many) of the issues that change, for the summary."""
+    """(current value, how many) of the issues that change, for the summary; for
+    `BULK_CELLS`, (the JSON of [field, before, after], how many)."""
 
     @property
     def uniform(self) -> bool:
@@ -79,6 +83,8 @@ class BulkPlan:
         """ "32 issues: status Todo → In progress", "3 cannot move: …", one line each."""
         lines: list[str] = []
         change = self.change
+        if change.action == BULK_CELLS:
+            return self._cells_summary(names)
         if change.action == BULK_DELETE:
             lines.append(f"{count_label(len(self.updates), 'issue')}: delete")
         elif change.action in LABEL_ACTIONS:
@@ -100,6 +106,44 @@ class BulkPlan:
         if self.unchanged:
             lines.append(f"{count_label(self.unchanged, 'issue')} already so (left alone)")
         return lines
+
+    def _cells_summary(self, names: Mapping[str, str]) -> list[str]:
+        """ "3 issues change" ("1 issue changes"), then a line per change ("2 issues: status
+        Todo → In progress"), then each issue left out, named."""
+        count = len(self.updates)
+        lines = [f"{count_label(count, 'issue')} change{'s' if count == 1 else ''}"]
+        for key, count in self.moves:
+            member, before, after = json.loads(key)
+            was, now = value_text(member, before, names), value_text(member, after, names)
+            lines.append(f"{count_label(count, 'issue')}: {field_name(member)} {was} → {now}")
+        lines.extend(f"not changed: {reason}" for _id, reason in self.blocked)
+        return lines
+
+
+def plan_cells(
+    rows: Iterable[IssueRow], edits: Mapping[str, JsonObject], refs: Mapping[str, str]
+) -> BulkPlan:
+    """Each issue's own changes (`edits`, by id), a status checked against the workflow: an
+    issue that cannot make its move is left out whole, and named (by `refs`, "#12")."""
+    updates: list[tuple[str, JsonObject]] = []
+    blocked: list[tuple[str, str]] = []
+    moves: Counter[str] = Counter()
+    for row in rows:
+        changes = edits.get(row.id)
+        if not changes:
+            continue
+        target = changes.get(STATUS.member)
+        if isinstance(target, str) and not can_move(row.status or "", target):
+            was, now = STATUS.label_of(row.status or "—"), STATUS.label_of(target)
+            blocked.append((row.id, f"{refs.get(row.id, row.id)}: {was} → {now} not allowed"))
+            continue
+        updates.append((row.id, changes))
+        for member, value in changes.items():
+            before = list(row.labels) if member == LABELS.member else row.cells.get(member)
+            moves[json.dumps([member, before, value])] += 1
+    return BulkPlan(
+        BulkChange(BULK_CELLS), tuple(updates), 0, tuple(blocked), tuple(moves.most_common())
+    )
 
 
 def plan(rows: Iterable[IssueRow], change: BulkChange) -> BulkPlan:

@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from cache import ME_STATE_KEY as ME_STATE_KEY  # where `GET /me`'s user id is kept
 from cache import IssueFilter, IssueRow
 from issuefields import Field, Kind
 from tracker_tui.data.marks import MarkedSelection
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
 
 NO_VALUE = "-"
 """A picker's value standing for "unassigned" / "no project" (ids never look like this)."""
-ME_STATE_KEY = "me_user_id"
-"""Where the sync engine keeps the current user's id (from `GET /me`) in the cache."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -43,10 +42,11 @@ def parse_time(text: str | None) -> datetime:
 
 
 def to_filter(query: IssueQuery, me: str | None) -> IssueFilter:
-    """The cache's filter for a list query; "mine" with no known user matches nobody."""
+    """The cache's filter for a list query; "mine" (and `assignee:me` in the search) with no
+    known user matches nobody."""
     if not query.mine:
-        return query.filter
-    return dataclasses.replace(query.filter, mine=me or NO_VALUE)
+        return dataclasses.replace(query.filter, me=me) if me else query.filter
+    return dataclasses.replace(query.filter, mine=me or NO_VALUE, me=me)
 
 
 class CacheIssueSource:

@@ -1,4 +1,5 @@
-"""The TUI's settings in a profile's `ui` section: saved views and the theme.
+"""The TUI's settings: a profile's `ui` section (saved views, the theme), and the file's
+`[keymap]` and `[columns]`, which hold for every profile (and the demo).
 
 `accounts.profiles.Profile.ui` is a dict the TUI owns; this module reads it defensively (a hand
 edited file may hold anything) and writes it back whole through `ProfileStore.update`, so the
@@ -9,10 +10,35 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from accounts.profiles import ProfileStore
+from accounts.profiles import AppPaths, Config, ProfileStore
+from tracker_tui.data.columns import ColumnSetup, parse_columns
+from tracker_tui.data.keymap import parse_keymap
 from tracker_tui.data.views import SavedView, view_from_dict, view_to_dict
+
+
+@dataclasses.dataclass(frozen=True)
+class AppTables:
+    """config.toml's `[keymap]` and `[columns]`, read and checked (`KeymapError`,
+    `ColumnsError` name every problem and the file)."""
+
+    keymap: dict[str, str]
+    columns: ColumnSetup
+
+    @classmethod
+    def of(cls, config: Config, source: Path | str) -> AppTables:
+        return cls(
+            keymap=parse_keymap(config.keymap, f"{source} [keymap]"),
+            columns=parse_columns(config.columns, f"{source} [columns]"),
+        )
+
+    @classmethod
+    def load(cls) -> AppTables:
+        """From the user's config.toml (none: the defaults)."""
+        store = ProfileStore(AppPaths.from_env())
+        return cls.of(store.load(), store.paths.config_file)
 
 
 def saved_views(ui: Mapping[str, Any]) -> list[SavedView]:

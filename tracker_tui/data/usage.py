@@ -4,10 +4,11 @@ still spend: what `tracker-tui usage` prints and the settings screen's usage tab
 Everything comes from the profile's cache, offline: the request log every process of the
 profile writes (each request at the moment the limiter let it through, by bucket, background
 polling apart) and the limits the limiter last learned (`/me`'s plan or the rate-limit headers,
-`sync.remembered`). Windows are the limiter's own: a sliding minute and a sliding day, each as
-long as the server's windows (the published "per minute" and "per day":
-docs/api.md#plans-and-their-limits); the server may count requests from elsewhere too, which no
-log here sees.
+`sync.remembered`). The minute is the limiter's own sliding one. The day is the server's when it
+is known (`DayWindow`): from the reset of the day's window, when the headers last described it,
+or from 00:00 UTC on a server with the reference service's extensions, which counts fixed UTC
+days (docs/api.md#rate-limit-windows); otherwise it is the last 24 hours, and says so. The
+server may count requests from elsewhere too, which no log here sees.
 
 The day's alert: once the day's use passes `alert_percent` (80 % unless the profile says
 otherwise), the client says what it does about it, which is what the limiter does anyway:
@@ -20,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from cache import Cache
@@ -75,6 +77,69 @@ class LimitUse:
 
 
 @dataclass(frozen=True)
+class DayWindow:
+    """Which "day" the day's use counts: the server's (known from the reset of its day
+    window, `source` "reset_header", or from 00:00 UTC on a server known to count fixed UTC
+    days, "utc_day") or, when unknown, the last 24 hours (`kind` "last_24h")."""
+
+    kind: str
+    source: str | None
+    start: float
+    """Local time the counted day began."""
+    resets_at: float | None
+    """Local time the server's day ends; None for the last 24 hours."""
+    offset: float = 0.0
+    """The server's clock minus ours, as last measured: times are shown in the server's."""
+
+    @property
+    def server_day(self) -> bool:
+        return self.kind == "server_day"
+
+    def describe(self, now: float) -> str:
+        """For `usage`: what "day" means here, and when it resets."""
+        if self.resets_at is None:
+            return "day = the last 24 h (the server's day is not known to this client)"
+        left = max(0, round(self.resets_at - now))
+        hours, minutes = divmod(left // 60, 60)
+        how = "by the reset the server sent" if self.source == "reset_header" else "UTC days"
+        return (
+            f"day = the server's day ({how}): since {_clock(self.start + self.offset)}, "
+            f"resets at {_clock(self.resets_at + self.offset)} (in {hours} h {minutes:02d} min)"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """Times as the server's Unix times, in whole seconds (as its headers give them; the
+        clock offset they went through is measured to a fraction of one)."""
+        resets_at = None if self.resets_at is None else round(self.resets_at + self.offset)
+        return {
+            "kind": self.kind,
+            "source": self.source,
+            "start": round(self.start + self.offset),
+            "resets_at": resets_at,
+        }
+
+
+def _clock(moment: float) -> str:
+    return datetime.fromtimestamp(round(moment), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def day_window(
+    cache: Cache, now: float, learned: Learned | None, window_seconds: float
+) -> DayWindow:
+    """The day the day's use is counted over at local time `now` (see the module)."""
+    length = window_seconds * MINUTES_PER_DAY
+    offset = cache.state.clock_offset()
+    reset = None if learned is None else learned.day_reset
+    if reset is not None and now < reset <= now + length:
+        return DayWindow("server_day", "reset_header", reset - length, reset, offset)
+    features = remembered_features(cache)
+    if features is not None and features.me:
+        start = math.floor((now + offset) / length) * length - offset
+        return DayWindow("server_day", "utc_day", start, start + length, offset)
+    return DayWindow("last_24h", None, now - length, None, offset)
+
+
+@dataclass(frozen=True)
 class Usage:
     """The profile's use of every limit now, and what background sync will still spend."""
 
@@ -86,6 +151,8 @@ class Usage:
     poll_every: float
     """Seconds between background polls at the pace that fits its share all day."""
     alert_percent: int
+    day_window: DayWindow
+    """Which day the day's row counts (background sync's share is the limiter's last 24 h)."""
 
     @property
     def day(self) -> LimitUse:
@@ -125,6 +192,7 @@ class Usage:
             "poll_every_seconds": round(self.poll_every, 1),
             "alert_percent": self.alert_percent,
             "alert": self.alert_text(),
+            "day_window": self.day_window.to_json(),
         }
 
 
@@ -162,6 +230,7 @@ def measure_usage(
     learned = remembered_limits(cache)
     plan, source = _plan(cache, learned)
     minute_ago, day_ago = now - window_seconds, now - window_seconds * MINUTES_PER_DAY
+    day = day_window(cache, now, learned, window_seconds)
     blocked = _blocks(learned, now)
     limits = [
         LimitUse(
@@ -174,7 +243,7 @@ def measure_usage(
         LimitUse(
             f"{plan.name} plan",
             "day",
-            len(cache.requests.request_times(day_ago)),
+            len(cache.requests.request_times(day.start)),
             plan.per_day,
             blocked.get(KEY_SCOPE),
         ),
@@ -186,8 +255,8 @@ def measure_usage(
         )
     share = math.floor(plan.per_day * BACKGROUND_SHARE)
     spent = len(cache.requests.request_times(day_ago, BACKGROUND_LOG_BUCKET))
-    day = window_seconds * MINUTES_PER_DAY
-    poll_every = day * REQUESTS_PER_POLL / share if share > 0 else day
+    length = window_seconds * MINUTES_PER_DAY
+    poll_every = length * REQUESTS_PER_POLL / share if share > 0 else length
     return Usage(
         plan=plan.name,
         plan_source=source,
@@ -195,6 +264,7 @@ def measure_usage(
         background=LimitUse("background sync", "day", spent, share),
         poll_every=poll_every,
         alert_percent=alert_at,
+        day_window=day,
     )
 
 

@@ -111,3 +111,31 @@ def with_view(views: list[SavedView], view: SavedView) -> list[SavedView] | None
     if len(views) >= MAX_VIEWS:
         return None
     return [*views, view]
+
+
+def renamed(views: list[SavedView], index: int, name: str) -> list[SavedView] | str:
+    """`views` with view `index` renamed, or why not (a blank name, one another view has)."""
+    name = name.strip()
+    if not name:
+        return "A view needs a name."
+    if any(view.name == name for i, view in enumerate(views) if i != index):
+        return f"Another view is already called “{name}”."
+    return [
+        dataclasses.replace(view, name=name) if i == index else view for i, view in enumerate(views)
+    ]
+
+
+def without(views: list[SavedView], index: int) -> list[SavedView]:
+    """`views` with view `index` deleted: the ones after it move down a number key."""
+    return [view for i, view in enumerate(views) if i != index]
+
+
+def moved(views: list[SavedView], index: int, step: int) -> list[SavedView]:
+    """`views` with view `index` moved `step` places (its number key changes with it);
+    unchanged past either end."""
+    target = index + step
+    if not (0 <= index < len(views) and 0 <= target < len(views)):
+        return list(views)
+    order = list(views)
+    order.insert(target, order.pop(index))
+    return order

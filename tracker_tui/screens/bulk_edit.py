@@ -62,8 +62,8 @@ class BulkEditScreen(ModalScreen[None]):
 
     HELP_GROUP: ClassVar[str] = "Bulk edit"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Cancel"),
-        Binding("ctrl+s", "preview_labels", "Preview labels"),
+        Binding("escape", "dismiss(None)", "Cancel", id="bulk.cancel"),
+        Binding("ctrl+s", "preview_labels", "Preview labels", id="bulk.preview_labels"),
     ]
 
     DEFAULT_CSS: ClassVar[str] = """

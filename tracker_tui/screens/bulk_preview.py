@@ -7,7 +7,7 @@ shows the batch's entries as the sync engine moves them through pending, sent, f
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -36,8 +36,8 @@ class BulkPreviewScreen(Screen[None]):
     HELP_GROUP: ClassVar[str] = "Bulk preview"
     CSS_PATH = "bulk_preview.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "queue", "Queue change"),
-        Binding("escape", "close", "Close"),
+        Binding("enter", "queue", "Queue change", id="preview.queue"),
+        Binding("escape", "close", "Close", id="preview.close"),
     ]
 
     @dataclass
@@ -48,10 +48,19 @@ class BulkPreviewScreen(Screen[None]):
     class Results(Message):
         entries: list[OutboxEntry]
 
-    def __init__(self, services: Services, plan: BulkPlan, names: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        services: Services,
+        plan: BulkPlan,
+        names: Mapping[str, str],
+        *,
+        then: Callable[[], object] | None = None,
+    ) -> None:
         super().__init__()
         self._services = services
         self.plan = plan
+        self._then = then
+        """Run in the same worker once the plan is queued (dropping the draft it came from)."""
         self._names = dict(names)
         self.batch_id: str | None = None
         self.queued = False
@@ -91,6 +100,8 @@ class BulkPreviewScreen(Screen[None]):
         def job() -> None:
             try:
                 batch = queue(cache, plan)
+                if self._then is not None:
+                    self._then()
             except Exception as error:
                 app.post_message(SourceFailed("queue the bulk change", describe(error)))
                 return

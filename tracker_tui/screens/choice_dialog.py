@@ -28,13 +28,13 @@ class ChoiceFilter(Input):
 
     HELP_GROUP: ClassVar[str] = "Choice"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("down", "move('cursor_down')", "Next choice", show=False),
-        Binding("up", "move('cursor_up')", "Previous choice", show=False),
-        Binding("pagedown", "move('page_down')", "Page down", show=False),
-        Binding("pageup", "move('page_up')", "Page up", show=False),
-        Binding("home", "move('first')", "First choice", show=False),
-        Binding("end", "move('last')", "Last choice", show=False),
-        Binding("enter", "submit", "Pick"),
+        Binding("down", "move('cursor_down')", "Next choice", show=False, id="choice.next"),
+        Binding("up", "move('cursor_up')", "Previous choice", show=False, id="choice.previous"),
+        Binding("pagedown", "move('page_down')", "Page down", show=False, id="choice.page_down"),
+        Binding("pageup", "move('page_up')", "Page up", show=False, id="choice.page_up"),
+        Binding("home", "move('first')", "First choice", show=False, id="choice.first"),
+        Binding("end", "move('last')", "Last choice", show=False, id="choice.last"),
+        Binding("enter", "submit", "Pick", id="choice.pick"),
     ]
 
     def action_move(self, action: str) -> None:
@@ -47,7 +47,9 @@ class ChoiceDialog(ModalScreen[str | None]):
     """Dismisses with the chosen value, or None when cancelled."""
 
     HELP_GROUP: ClassVar[str] = "Choice"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Cancel", id="choice.cancel")
+    ]
 
     DEFAULT_CSS: ClassVar[str] = """
     ChoiceDialog {

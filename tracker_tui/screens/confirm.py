@@ -16,8 +16,8 @@ class ConfirmDialog(ModalScreen[bool]):
     """Dismisses True for yes, False for no or esc."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "dismiss(True)", "Yes"),
-        Binding("n,escape", "dismiss(False)", "No"),
+        Binding("y", "dismiss(True)", "Yes", id="confirm.yes"),
+        Binding("n,escape", "dismiss(False)", "No", id="confirm.no"),
     ]
 
     DEFAULT_CSS: ClassVar[str] = """

@@ -32,8 +32,8 @@ class FilterDialog(ModalScreen[IssueQuery | None]):
     """Fields on the left, their values on the right; dismisses with the filtered query."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Cancel"),
-        Binding("ctrl+s", "apply", "Apply"),
+        Binding("escape", "dismiss(None)", "Cancel", id="filter.cancel"),
+        Binding("ctrl+s", "apply", "Apply", id="filter.apply"),
     ]
 
     DEFAULT_CSS: ClassVar[str] = """

@@ -25,7 +25,6 @@ from textual.widgets import (
     DataTable,
     Input,
     Label,
-    Markdown,
     OptionList,
     Select,
     SelectionList,
@@ -33,6 +32,8 @@ from textual.widgets import (
     TextArea,
 )
 from textual.widgets._toggle_button import ToggleButton
+
+from tracker_tui.widgets.issue_columns import MARKERS
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,8 @@ def help_groups(
     are left out; `key_display` says how a key is written (`App.get_key_display`: "^d").
     """
     groups: dict[str, dict[str, list[str]]] = {}
+    places: dict[str, dict[str, tuple[int, int]]] = {}
+    owners: dict[str, list[type[DOMNode]]] = {}
     for active in bindings.values():
         description = active.binding.description
         if not description:
@@ -69,20 +72,51 @@ def help_groups(
         title = help_title(active.node, active.binding)
         keys = groups.setdefault(title, {}).setdefault(description, [])
         keys.append(key_display(active.binding))
+        owner, index = _declared_place(type(active.node), active.binding)
+        seen = owners.setdefault(title, [])
+        if owner not in seen:
+            seen.append(owner)
+        place = (seen.index(owner), index)
+        places.setdefault(title, {}).setdefault(description, place)
     kinds = {title for _kind, title in TEXTUAL_KINDS}
     return [
         HelpGroup(
             title,
-            tuple(HelpEntry(tuple(keys), text) for text, keys in entries.items()),
+            tuple(
+                HelpEntry(tuple(keys), text)
+                for text, keys in sorted(entries.items(), key=lambda e: places[title][e[0]])
+            ),
             2 if title == EVERYWHERE else 1 if title in kinds else 0,
         )
         for title, entries in groups.items()
     ]
 
 
+def _declared_place(cls: type[DOMNode], binding: Binding) -> tuple[type[DOMNode], int]:
+    """The class declaring `binding` and its place in that class's BINDINGS: a key moved by
+    the keymap is listed where its binding is declared, not last (where Textual puts it)."""
+    owner = _defining_class(cls, binding)
+    declared = list(Binding.make_bindings(owner.__dict__.get("BINDINGS", ())))
+    for index, candidate in enumerate(declared):
+        same_id = binding.id is not None and candidate.id == binding.id
+        if same_id or (candidate.action, candidate.description) == (
+            binding.action,
+            binding.description,
+        ):
+            return owner, index
+    return owner, len(declared)
+
+
+def marker_group() -> HelpGroup:
+    """What the markers at the start of a row mean (the list's legend line names those shown)."""
+    return HelpGroup(
+        "Row markers", tuple(HelpEntry((glyph,), meaning) for glyph, meaning in MARKERS), 1
+    )
+
+
 EVERYWHERE = "Everywhere"
 
-TEXTUAL_KINDS: tuple[tuple[type[DOMNode], str], ...] = (
+TEXTUAL_KINDS: tuple[tuple[type[DOMNode] | str, str], ...] = (
     (App, EVERYWHERE),
     (Screen, EVERYWHERE),
     (TextArea, "Text editor"),
@@ -93,10 +127,12 @@ TEXTUAL_KINDS: tuple[tuple[type[DOMNode], str], ...] = (
     (Select, "Picker"),
     (ToggleButton, "Checkbox"),
     (Button, "Button"),
-    (Markdown, "Document"),
+    ("textual.widgets._markdown.Markdown", "Document"),
     (ScrollableContainer, "Scrolling"),
 )
-"""What the keys Textual gives a kind of widget are about, most specific kind first."""
+"""What the keys Textual gives a kind of widget are about, most specific kind first. A kind
+named by its path is not imported for this: Markdown brings the markdown parser, which the app
+loads only when it first shows a document (docs/architecture.md#start-up)."""
 
 
 def help_title(node: DOMNode, binding: Binding) -> str:
@@ -107,8 +143,9 @@ def help_title(node: DOMNode, binding: Binding) -> str:
     if not owner.__module__.startswith("textual."):
         title = getattr(node, "HELP_GROUP", None)
         return title if isinstance(title, str) else _words(type(node).__name__)
+    named = {f"{klass.__module__}.{klass.__qualname__}" for klass in owner.__mro__}
     for kind, title in TEXTUAL_KINDS:
-        if issubclass(owner, kind):
+        if kind in named if isinstance(kind, str) else issubclass(owner, kind):
             return title
     return _words(owner.__name__)
 
@@ -133,7 +170,7 @@ class HelpScreen(ModalScreen[None]):
     """The key bindings of the screen below, one table per group."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,question_mark", "dismiss", "Close help"),
+        Binding("escape,q,question_mark", "dismiss", "Close help", id="help.close"),
     ]
 
     DEFAULT_CSS: ClassVar[str] = """
@@ -170,6 +207,17 @@ class HelpScreen(ModalScreen[None]):
                         for group in column:
                             yield Static(_group_table(group), classes="help-group")
             yield Label("esc, q or ? to close", id="help-hint")
+
+    def on_mount(self) -> None:
+        """Name the keys that close it as the keymap has them."""
+        keys = [
+            self.app.get_key_display(active.binding)
+            for active in self.active_bindings.values()
+            if active.binding.id == "help.close"
+        ]
+        if keys:
+            listed = ", ".join(keys[:-1]) + f" or {keys[-1]}" if len(keys) > 1 else keys[0]
+            self.query_one("#help-hint", Label).update(f"{listed} to close")
 
 
 def _columns(groups: list[HelpGroup], count: int) -> list[list[HelpGroup]]:

@@ -11,7 +11,6 @@ screen with one asks before it is thrown away.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import ClassVar
 
 from rich.text import Text
@@ -21,23 +20,19 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Label, Markdown, Static
+from textual.widgets import Footer, Label, Markdown, Static, TextArea
 
 from cache import (
     ACTIVE_STATES,
-    IssueDetail,
     IssueRow,
     JsonObject,
     JsonValue,
-    OutboxEntry,
-    ProjectRow,
     Resource,
 )
 from issuefields import (
     ASSIGNEE,
     COMMENT_BODY,
     LABELS,
-    LISTED,
     PRIORITY,
     PROJECT,
     STATUS,
@@ -45,32 +40,30 @@ from issuefields import (
     Kind,
     status_choices,
 )
-from tracker_tui.data.cache_source import NO_VALUE, parse_time
-from tracker_tui.data.changes import entry_summary, value_text
-from tracker_tui.drafts import DraftKeeper, comment_key
-from tracker_tui.formatting import issue_reference, relative_time
+from tracker_tui.data.cache_source import NO_VALUE
+from tracker_tui.data.draft_keys import comment_key
+from tracker_tui.data.neighbours import Step, step_from
+from tracker_tui.data.source import IssueQuery
+from tracker_tui.drafts import DraftKeeper
+from tracker_tui.formatting import issue_reference
 from tracker_tui.messages import EditIssueRequested
 from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.choice_dialog import ChoiceDialog
 from tracker_tui.screens.confirm import ConfirmDialog
+from tracker_tui.screens.issue_detail_text import (
+    DetailData,
+    comments,
+    fields_text,
+    no_comments,
+    pending_text,
+)
+from tracker_tui.screens.issue_editor import edit_comment, edit_issue
 from tracker_tui.screens.labels_dialog import LabelsDialog
 from tracker_tui.services import Services
+from tracker_tui.widgets.comment_box import CommentBox
+from tracker_tui.widgets.comment_thread import CommentThread
 from tracker_tui.widgets.status_bar import StatusBar
-from tracker_tui.workers import read_in_thread, write_in_thread
-
-
-@dataclass(frozen=True)
-class DetailData:
-    """One read of everything the screen shows."""
-
-    detail: IssueDetail | None
-    users: dict[str, str]
-    projects: list[ProjectRow]
-    labels: list[str]
-    comment_entries: tuple[OutboxEntry, ...] = ()
-    """Unsettled writes to the issue's comments (`IssueDetail.entries` holds the issue's own)."""
-    draft: JsonObject | None = None
-    """The comment typed here earlier and not sent."""
+from tracker_tui.workers import describe, read_in_thread, write_in_thread
 
 
 class IssueDetailScreen(Screen[None]):
@@ -81,14 +74,25 @@ class IssueDetailScreen(Screen[None]):
     CSS_PATH = "issue_detail.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back"),
-        Binding("s", "pick_status", STATUS.label),
-        Binding("p", "pick_priority", PRIORITY.label),
-        Binding("a", "pick_assignee", ASSIGNEE.label),
-        Binding("o", "pick_project", PROJECT.label),
-        Binding("l", "edit_labels", LABELS.label),
-        Binding("e", "edit", "Edit"),
-        Binding("c", "comment", "Comment"),
+        Binding("escape", "back", "Back", id="detail.back"),
+        Binding("s", "pick_status", STATUS.label, id="detail.status"),
+        Binding("p", "pick_priority", PRIORITY.label, id="detail.priority"),
+        Binding("a", "pick_assignee", ASSIGNEE.label, id="detail.assignee"),
+        Binding("o", "pick_project", PROJECT.label, id="detail.project"),
+        Binding("l", "edit_labels", LABELS.label, id="detail.labels"),
+        Binding("e", "edit", "Edit", id="detail.edit"),
+        Binding("E", "edit_in_editor", "Edit in $EDITOR", id="detail.edit_in_editor"),
+        Binding("c", "comment", "Comment", id="detail.comment"),
+        Binding(
+            "J,right_square_bracket", "step(1)", "Next issue", show=False, id="detail.next_issue"
+        ),
+        Binding(
+            "K,left_square_bracket",
+            "step(-1)",
+            "Previous issue",
+            show=False,
+            id="detail.previous_issue",
+        ),
     ]
 
     WRITE_ACTIONS: ClassVar[frozenset[str]] = frozenset(
@@ -99,6 +103,7 @@ class IssueDetailScreen(Screen[None]):
             "pick_project",
             "edit_labels",
             "edit",
+            "edit_in_editor",
             "comment",
         }
     )
@@ -110,14 +115,38 @@ class IssueDetailScreen(Screen[None]):
 
         data: DetailData
 
-    def __init__(self, services: Services, issue_id: str) -> None:
+    @dataclass
+    class Stepped(Message):
+        """Where next/previous leads in the list's order (tracker_tui.data.neighbours)."""
+
+        step: Step
+
+    def __init__(
+        self,
+        services: Services,
+        issue_id: str,
+        *,
+        order: IssueQuery | None = None,
+        then_step: int = 0,
+    ) -> None:
         super().__init__()
         self._services = services
         self.issue_id = issue_id
+        self.order = order or IssueQuery()
+        """The list's query (filter, search and sort) that next and previous follow."""
+        self._stepping = False
+        self._queued = then_step
+        """Next/previous keys pressed while the issue was being found, to take from here."""
         self.data: DetailData | None = None
         self.draft: DraftKeeper | None = None
         """The comment box's draft, once the issue is loaded (the box is disabled until then,
         so the draft is kept under the issue's resolved id)."""
+
+    @property
+    def shown_issue(self) -> IssueRow | None:
+        """The issue on screen once read (`Y` copies it, `O` opens it in a browser)."""
+        detail = self.data.detail if self.data is not None else None
+        return detail.issue if detail is not None else None
 
     def compose(self) -> ComposeResult:
         """Title and fields on top, then the long parts scrolling, then the comment field."""
@@ -126,24 +155,39 @@ class IssueDetailScreen(Screen[None]):
         with VerticalScroll(id="detail-body"):
             yield Markdown("", id="detail-description")
             yield Label("Comments", classes="detail-heading")
-            yield Static("", id="detail-comments")
+            yield CommentThread(id="detail-comments")
             yield Label("Local changes not yet on the server", classes="detail-heading")
             yield Static("", id="detail-pending")
-        box = Input(
-            placeholder="Write a comment (enter sends, esc leaves)",
-            id="comment",
-            disabled=True,
-            select_on_focus=False,  # typing on would replace the draft
-        )
+        box = CommentBox(id="comment", disabled=True)
         box.display = not self._services.read_only
         yield box
         yield StatusBar(self._services.profile, read_only=self._services.read_only)
         yield Footer()
 
     def on_mount(self) -> None:
-        """Read the issue now and whenever the cache changes."""
+        """Read the issue now and whenever the cache changes; take next/previous keys pressed
+        on the way here."""
         self.watch(self.app, "cache_revision", self._load, init=False)
+        self.watch(self.app, "key_permissions", self._permissions_learned, init=False)
         self._load()
+        if queued := self._queued:
+            self._queued = 0
+            self.action_step(queued)
+
+        self._services.sync.issue_opened(self.issue_id)
+
+    def _permissions_learned(self, _permissions: object) -> None:
+        """The key turned out not to write: the write keys and the comment box go (a draft
+        typed in it stays kept)."""
+        if not self._services.read_only:
+            return
+        box = self.query_one(CommentBox)
+        if self.draft is not None:
+            self.draft.flush()
+        box.display = False
+        box.disabled = True
+        self.query_one(StatusBar).read_only = True
+        self.refresh_bindings()
 
     def _load(self) -> None:
         services = self._services
@@ -171,7 +215,7 @@ class IssueDetailScreen(Screen[None]):
         read_in_thread(self, "read the issue", read, self.Loaded)
 
     @on(Loaded)
-    def show_issue(self, message: Loaded) -> None:
+    async def show_issue(self, message: Loaded) -> None:
         """Draw the fresh read (an issue deleted meanwhile says so)."""
         self.data = message.data
         detail = message.data.detail
@@ -187,76 +231,14 @@ class IssueDetailScreen(Screen[None]):
             (issue_reference(issue.number, issue.id), "bold"), "  ", issue.title, (sync, "italic")
         )
         self.query_one("#detail-title", Static).update(title)
-        self.query_one("#detail-fields", Static).update(self._fields_text(message.data))
+        now = self._services.clock()
+        self.query_one("#detail-fields", Static).update(fields_text(message.data, now))
         self.query_one("#detail-description", Markdown).update(
             detail.description or "*No description.*"
         )
-        self.query_one("#detail-comments", Static).update(self._comments_text(message.data))
-        self.query_one("#detail-pending", Static).update(self._pending_text(message.data))
-
-    def _names(self, data: DetailData) -> dict[str, str]:
-        return data.users | {project.id: project.key or project.name for project in data.projects}
-
-    def _fields_text(self, data: DetailData) -> Text:
-        """Every field but those the heading and the body show, four to a line."""
-        assert data.detail is not None
-        issue = data.detail.issue
-        names = self._names(data)
-        now = self._services.clock()
-        pairs = [(f.label, self._value(f, issue, names, now)) for f in LISTED]
-        text = Text()
-        for index, (name, value) in enumerate(pairs):
-            text.append(f"{name} ", style="dim")
-            text.append(value, style="bold")
-            text.append("\n" if index % 4 == 3 else "    ")
-        return text
-
-    @staticmethod
-    def _value(field: Field, issue: IssueRow, names: dict[str, str], now: datetime) -> str:
-        if field.kind is Kind.LABELS:
-            return ", ".join(issue.labels) or "—"
-        value = issue.cells.get(field.member)
-        if field.kind is Kind.TIME:
-            return relative_time(parse_time(None if value is None else str(value)), now)
-        return value_text(field.member, value, names)
-
-    def _comments_text(self, data: DetailData) -> Text:
-        assert data.detail is not None
-        comments = data.detail.comments
-        if not comments:
-            hint = "" if self._services.read_only else " (c to write one)"
-            return Text(f"No comments yet{hint}.", style="dim")
-        now = self._services.clock()
-        text = Text()
-        for comment in comments:
-            author = data.users.get(comment.author or "", comment.author or "you")
-            when = relative_time(parse_time(comment.created_at), now)
-            pending = "" if comment.sync_state == "synced" else f" · {comment.sync_state.value}"
-            text.append(f"{author}", style="bold")
-            text.append(f" · {when}{pending}\n", style="dim")
-            text.append(comment.body.rstrip() + "\n\n")
-        return text
-
-    def _pending_text(self, data: DetailData) -> Text:
-        assert data.detail is not None
-        detail = data.detail
-        entries = (*detail.entries, *data.comment_entries)
-        if not entries and not detail.conflicts:
-            return Text("None: this is the server's copy.", style="dim")
-        names = self._names(data)
-        text = Text()
-        for entry in entries:
-            text.append(f"{entry.state.value:<9}", style="bold")
-            text.append(entry_summary(entry, names))
-            if entry.last_error:
-                text.append(f" — {entry.last_error}", style="red")
-            text.append("\n")
-        for conflict in detail.conflicts:
-            mine = value_text(conflict.field, conflict.mine, names)
-            theirs = value_text(conflict.field, conflict.theirs, names)
-            text.append("conflict ", style="bold red")
-            text.append(f"{conflict.field}: mine {mine}, theirs {theirs} (y: sync panel)\n")
-        return text
+        empty = no_comments(read_only=self._services.read_only)
+        await self.query_one(CommentThread).show(comments(message.data, now), empty)
+        self.query_one("#detail-pending", Static).update(pending_text(message.data))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """With `--read-only` the write keys are not there at all (not merely refused)."""
@@ -267,25 +249,32 @@ class IssueDetailScreen(Screen[None]):
         in it last time."""
         if self._services.read_only:
             return
-        box = self.query_one("#comment", Input)
+        box = self.query_one(CommentBox)
         body = draft.get("body") if draft else None
         self.draft = DraftKeeper(self, self._services.cache, comment_key(self.issue_id), kept=draft)
         if isinstance(body, str) and body:
-            with box.prevent(Input.Changed):
-                box.value = body
+            self._fill_box(body)
             self.notify("Your unsent comment is back in the comment box.", timeout=4)
         box.disabled = False
 
-    @on(Input.Changed, "#comment")
-    def draft_as_typed(self, event: Input.Changed) -> None:
+    def _fill_box(self, body: str) -> None:
+        """Put `body` in the comment box, the cursor after it, without it counting as typing."""
+        box = self.query_one(CommentBox)
+        with box.prevent(TextArea.Changed):
+            box.text = body
+        box.move_cursor(box.document.end)
+
+    @on(TextArea.Changed, "#comment")
+    def draft_as_typed(self, event: TextArea.Changed) -> None:
         """Keep the comment as it is typed, so closing or losing the app does not lose it."""
         if self.draft is not None:
-            self.draft.changed({"body": event.value} if event.value.strip() else None)
+            text = event.text_area.text
+            self.draft.changed({"body": text} if text.strip() else None)
 
     def keep_draft(self) -> None:
         """The app is exiting: keep the comment box as it stands."""
         if self.draft is not None:
-            body = self.query_one("#comment", Input).value
+            body = self.query_one(CommentBox).text
             self.draft.keep({"body": body} if body.strip() else None)
 
     def on_unmount(self) -> None:
@@ -296,11 +285,11 @@ class IssueDetailScreen(Screen[None]):
     def action_back(self) -> None:
         """Back to where the issue was opened from (esc in the comment field leaves it); with
         a comment typed and not sent, ask first."""
-        box = self.query_one("#comment", Input)
+        box = self.query_one(CommentBox)
         if self.focused is box:
             self.set_focus(None)
             return
-        if not box.value.strip():
+        if not box.text.strip():
             self.dismiss(None)
             return
 
@@ -318,6 +307,43 @@ class IssueDetailScreen(Screen[None]):
             ),
             answered,
         )
+
+    def action_step(self, step: int) -> None:
+        """Show the next (1) or previous (-1) issue of the list this one was opened from, in
+        its order, with its filter and search. Keys pressed while one is being found add up,
+        and are taken from the issue it leads to."""
+        if self._stepping:
+            self._queued += step
+            return
+        self._stepping = True
+        source, order, issue_id = self._services.source, self.order, self.issue_id
+
+        def find() -> Step:
+            try:
+                return step_from(source, order, issue_id, step)
+            except Exception as error:
+                return Step(issue_id, None, f"Could not read the list: {describe(error)}")
+
+        read_in_thread(self, "find the next issue", find, self.Stepped)
+
+    @on(Stepped)
+    def show_stepped_issue(self, message: Stepped) -> None:
+        """Replace this screen with the issue found, unless the user has moved on since (another
+        issue or a dialog on top): a late answer never changes what is on screen."""
+        self._stepping = False
+        found = message.step
+        queued, self._queued = self._queued, 0
+        if found.from_id != self.issue_id or self.app.screen is not self:
+            return
+        if found.to_id is None:
+            self.notify(found.why, severity="warning")
+            return
+        if self.query_one(CommentBox).text.strip():
+            self.notify("Your unsent comment is kept with its issue.", timeout=4)
+        following = IssueDetailScreen(
+            self._services, found.to_id, order=self.order, then_step=queued
+        )
+        self.app.switch_screen(following)
 
     def action_pick_status(self) -> None:
         """Offer only the moves the workflow allows from the current status."""
@@ -372,14 +398,39 @@ class IssueDetailScreen(Screen[None]):
         if self._writable_issue() is not None:
             self.post_message(EditIssueRequested(self.issue_id))
 
+    def action_edit_in_editor(self) -> None:
+        """The whole issue as a template in `$EDITOR`; what changed is queued."""
+        if self._writable_issue() is not None:
+            self.run_worker(
+                edit_issue(self, self._services, self.issue_id), group="editor", exclusive=True
+            )
+
     def action_comment(self) -> None:
         if self._writable_issue() is not None:
-            self.query_one("#comment", Input).focus()
+            self.query_one(CommentBox).focus()
 
-    @on(Input.Submitted, "#comment")
-    def send_comment(self, event: Input.Submitted) -> None:
+    @on(CommentBox.EditorRequested)
+    def comment_in_editor(self, event: CommentBox.EditorRequested) -> None:
+        """The comment in `$EDITOR`; what comes back goes in the box, to send with ctrl+s."""
+        if self._writable_issue() is not None and self.draft is not None:
+            self.draft.flush()
+            self.run_worker(
+                edit_comment(self, self._services.cache, self.issue_id, event.text, self._fill),
+                group="editor",
+                exclusive=True,
+            )
+
+    def _fill(self, body: str) -> None:
+        """The editor's comment, in the box as if typed (so the draft keeps it)."""
+        box = self.query_one(CommentBox)
+        box.text = body
+        box.move_cursor(box.document.end)
+        box.focus()
+
+    @on(CommentBox.Send)
+    def send_comment(self, event: CommentBox.Send) -> None:
         """Queue the comment in the outbox; it shows at once, marked pending."""
-        body = event.value.strip()
+        body = event.text.strip()
         if not body:
             self.notify("A comment needs some text.", severity="warning")
             return
@@ -395,8 +446,8 @@ class IssueDetailScreen(Screen[None]):
 
         write = queue if self.draft is None else self.draft.then_discard(queue)
         write_in_thread(self, "queue the comment", write, done="Comment queued.")
-        with event.input.prevent(Input.Changed):
-            event.input.value = ""
+        with event.box.prevent(TextArea.Changed):
+            event.box.text = ""
         self.set_focus(None)
 
     def _picked(self, field: str, value: str | None) -> None:

@@ -10,6 +10,7 @@ after the app was closed or killed.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -22,13 +23,18 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Label, Select, Static, TextArea
 
-from cache import IssueDetail, JsonObject, JsonValue, ProjectRow, Resource
+from cache import IssueDetail, JsonObject, JsonValue, ProjectRow, Resource, UserRow
 from issuefields import EDITABLE, LABELS, STATUS, Field, Kind, problem, status_choices
+from tracker_tui.data import issue_text
 from tracker_tui.data.cache_source import NO_VALUE
-from tracker_tui.drafts import DraftKeeper, issue_key
+from tracker_tui.data.draft_keys import editor_key, issue_key
+from tracker_tui.data.people import Directory
+from tracker_tui.drafts import DraftKeeper
+from tracker_tui.editor import TemplateError
 from tracker_tui.formatting import issue_reference
 from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.confirm import ConfirmDialog
+from tracker_tui.screens.editor_flow import EditorFlow
 from tracker_tui.services import Services
 from tracker_tui.widgets.label_picker import LabelPicker
 from tracker_tui.workers import read_in_thread, write_in_thread
@@ -62,8 +68,9 @@ class IssueFormScreen(Screen[None]):
     CSS_PATH = "issue_form.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+s", "save", "Save", priority=True),
-        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "save", "Save", priority=True, id="form.save"),
+        Binding("ctrl+e", "open_editor", "Edit in $EDITOR", priority=True, id="form.editor"),
+        Binding("escape", "cancel", "Cancel", id="form.cancel"),
     ]
 
     @dataclass
@@ -311,6 +318,59 @@ class IssueFormScreen(Screen[None]):
             else:
                 self.draft.discard()
         self.dismiss(None)
+
+    def action_open_editor(self) -> None:
+        """The form as a template in `$EDITOR` (fields on top, description below); what comes
+        back fills the form, to check and save with ctrl+s."""
+        if self.data is not None:
+            self.run_worker(self._edit_in_editor(self.data), group="editor", exclusive=True)
+
+    async def _edit_in_editor(self, data: FormData) -> None:
+        users = [UserRow(user_id, name, None) for user_id, name in data.users.items()]
+        directory = Directory(users, data.projects, self._services.me)
+        current = None
+        if data.detail is not None:
+            current = {**data.detail.record, "description": data.detail.description}
+        form = self._values()
+        values = {f.member: _saved(f, form[f.member]) for f in EDITABLE}
+        new = self.issue_id is None
+        baseline = issue_text.render(values, directory, new=new)
+        key = editor_key(self.issue_id)
+        kept = await asyncio.to_thread(self._services.cache.drafts.get, key)
+        text = kept.get("text") if kept else None
+        start = baseline
+        if isinstance(text, str) and text.strip():
+            start = text
+            self.notify("Your unsaved text is back in the editor.", timeout=4)
+        options = self._options(data, data.detail.record if data.detail else {})
+
+        def parse(edited: str) -> dict[str, JsonValue]:
+            fields = {**values, **issue_text.parse(edited, directory, current)}
+            shown = {f.member: _initial(f, fields.get(f.member)) for f in EDITABLE}
+            for field in EDITABLE:
+                offered = [value for _label, value in options.get(field.member, ())]
+                if offered and shown[field.member] not in offered:
+                    name = directory.name(str(fields.get(field.member)))
+                    raise TemplateError(None, f"{field.label}: {name} cannot be chosen here")
+            return shown
+
+        flow = EditorFlow[dict[str, JsonValue]](
+            self,
+            self._services.cache,
+            key,
+            parse,
+            help=issue_text.help_lines(values, directory, new=new),
+            again_hint="ctrl+e opens it again",
+        )
+        shown = await flow.run(start, baseline)
+        if shown is None:
+            return
+        editors = self.query_one("#form", VerticalScroll)
+        await editors.remove_children()
+        await editors.mount_all(self._editors(shown, options, data.labels))
+        self.query_one(f"#{EDITABLE[0].member}").focus()
+        self.check_as_typed()
+        self.app.run_worker(flow.discard_after(lambda: None), thread=True, group="drafts")
 
     def _initial_field(self, name: str) -> JsonValue:
         """The issue's stored value of a field, for comparing what changed."""

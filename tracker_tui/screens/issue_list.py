@@ -20,15 +20,20 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
+from cache import IssueRow, search_syntax
 from issuefields import FILTERS, SORT_KEYS
+from tracker_tui.data.columns import ColumnSetup, default_setup
 from tracker_tui.data.source import FilterValue, IssueQuery, IssueSource
 from tracker_tui.data.views import MAX_VIEWS, SavedView, with_view
 from tracker_tui.messages import (
+    BulkEditorRequested,
     BulkEditRequested,
     CreateIssueRequested,
     EditIssueRequested,
+    EditorEditRequested,
+    SearchTyped,
     SourceFailed,
     ViewsChanged,
 )
@@ -37,10 +42,15 @@ from tracker_tui.screens.issue_list_commands import IssueListCommands
 from tracker_tui.screens.read_only import ReadOnlyScreen
 from tracker_tui.screens.save_view_dialog import SaveViewDialog
 from tracker_tui.screens.sort_dialog import SortDialog
+from tracker_tui.screens.views_dialog import ViewsDialog
 from tracker_tui.widgets.filter_chips import FilterChips
 from tracker_tui.widgets.issue_list import IssueList
+from tracker_tui.widgets.marker_legend import MarkerLegend
 from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.widgets.steady_footer import SteadyFooter
+
+SEARCH_HINT = 'Search titles… "a phrase" -word status:todo priority:high assignee:me label:bug #12'
+"""The search field's placeholder: the syntax at a glance (cache.search_syntax)."""
 
 
 class IssueListScreen(ReadOnlyScreen[None]):
@@ -52,26 +62,45 @@ class IssueListScreen(ReadOnlyScreen[None]):
     COMMANDS = {IssueListCommands}
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "search", "Search"),
-        Binding("escape", "clear_search", "Clear search", show=False),
-        Binding("f", "filter", "Filter"),
-        Binding("F", "clear_filters", "Clear filters", show=False),
-        Binding("m", "toggle_mine", "Only mine", show=False),
-        Binding("s", "next_sort", "Sort"),
-        Binding("S", "flip_sort", "Reverse sort", show=False),
-        Binding("o", "pick_sort", "Sort by…", show=False),
-        Binding("e", "edit", "Edit"),
-        Binding("c", "create", "New"),
-        Binding("b", "bulk_edit", "Bulk edit"),
-        Binding("ctrl+s", "save_view", "Save view", show=False),
+        Binding("slash", "search", "Search", id="list.search"),
+        Binding("escape", "clear_search", "Clear search", show=False, id="list.clear_search"),
+        Binding("f", "filter", "Filter", id="list.filter"),
+        Binding("F", "clear_filters", "Clear filters", show=False, id="list.clear_filters"),
+        Binding("m", "toggle_mine", "Only mine", show=False, id="list.toggle_mine"),
+        Binding("s", "next_sort", "Sort", id="list.next_sort"),
+        Binding("S", "flip_sort", "Reverse sort", show=False, id="list.flip_sort"),
+        Binding("o", "pick_sort", "Sort by…", show=False, id="list.pick_sort"),
+        Binding("e", "edit", "Edit", id="list.edit"),
+        Binding("E", "edit_in_editor", "Edit in $EDITOR", show=False, id="list.edit_in_editor"),
+        Binding("c", "create", "New", id="list.create"),
+        Binding("b", "bulk_edit", "Bulk edit", id="list.bulk_edit"),
+        Binding(
+            "B", "bulk_in_editor", "Bulk edit in $EDITOR", show=False, id="list.bulk_in_editor"
+        ),
+        Binding("ctrl+s", "save_view", "Save view", show=False, id="list.save_view"),
+        Binding("v", "manage_views", "Saved views…", show=False, id="list.manage_views"),
         *(
-            Binding(str(slot), f"apply_view({slot - 1})", "Saved view", show=False)
+            Binding(
+                str(slot),
+                f"apply_view({slot - 1})",
+                "Saved view",
+                show=False,
+                id=f"list.view_{slot}",
+            )
             for slot in range(1, MAX_VIEWS + 1)
         ),
     ]
 
     WRITE_ACTIONS: ClassVar[frozenset[str]] = frozenset(
-        {"edit", "create", "bulk_edit", "undo_bulk", *IssueList.MARK_ACTIONS}
+        {
+            "edit",
+            "edit_in_editor",
+            "create",
+            "bulk_edit",
+            "bulk_in_editor",
+            "undo_bulk",
+            *IssueList.MARK_ACTIONS,
+        }
     )
     """The screen's, the list's and the app's actions that change issues."""
 
@@ -96,27 +125,53 @@ class IssueListScreen(ReadOnlyScreen[None]):
         profile: str,
         read_only: bool,
         clock: Callable[[], datetime],
+        columns: ColumnSetup | None = None,
     ) -> None:
         super().__init__()
         self._source = source
+        self._columns = columns or default_setup()
         self.views = list(views)
         self._profile = profile
         self.read_only = read_only
         self._clock = clock
         self.choices: Choices = {}
 
+    @property
+    def shown_issue(self) -> IssueRow | None:
+        """The highlighted issue (`Y` copies it, `O` opens it in a browser)."""
+        return self.query_one(IssueList).highlighted_row
+
     def compose(self) -> ComposeResult:
         """Chips, the search field (hidden until /), the list, status bar and footer."""
         yield FilterChips(id="chips")
-        yield Input(placeholder="Search titles…", id="search", classes="-hidden")
-        yield IssueList(self._source, clock=self._clock, read_only=self.read_only, id="issues")
+        yield Input(placeholder=SEARCH_HINT, id="search", classes="-hidden")
+        yield Static("", id="search-problems", classes="-hidden")
+        yield IssueList(
+            self._source,
+            clock=self._clock,
+            read_only=self.read_only,
+            columns=self._columns,
+            id="issues",
+        )
+        yield MarkerLegend(id="legend")
         yield StatusBar(self._profile, read_only=self.read_only, id="status")
         yield SteadyFooter()
 
     def on_mount(self) -> None:
         """Load the filter values, and reload everything whenever the cache changes."""
         self.watch(self.app, "cache_revision", self._reload, init=False)
+        self.watch(self.app, "key_permissions", self._permissions_learned, init=False)
         self._load_choices()
+
+    def _permissions_learned(self, _permissions: object) -> None:
+        """The key turned out not to write issues: its write keys go from here on."""
+        read_only = bool(getattr(self.app, "read_only", self.read_only))
+        if read_only and not self.read_only:
+            self.read_only = True
+            self._write_keys = None
+            self.query_one(IssueList).go_read_only()
+            self.query_one(StatusBar).read_only = True
+            self.refresh_bindings()
 
     def watch_issue_query(self, query: IssueQuery) -> None:
         """Hand the new query to the list, the chips and the search field.
@@ -129,6 +184,10 @@ class IssueListScreen(ReadOnlyScreen[None]):
         if search.value.strip() != query.filter.text:
             with search.prevent(Input.Changed):
                 search.value = query.filter.text
+        problems = search_syntax.parse(query.filter.text).problems
+        line = self.query_one("#search-problems", Static)
+        line.update(" ".join(problems))
+        line.set_class(not problems, "-hidden")
         if self.view_name and all(
             view.name != self.view_name or view.query != query for view in self.views
         ):
@@ -147,6 +206,16 @@ class IssueListScreen(ReadOnlyScreen[None]):
     def show_marked(self, message: IssueList.MarksChanged) -> None:
         """Show how many issues are marked."""
         self.query_one(FilterChips).marked = message.count
+        self.query_one(MarkerLegend).marked = message.count
+
+    @on(IssueList.SortClicked)
+    def sort_by_clicked_column(self, message: IssueList.SortClicked) -> None:
+        """A click on a column's heading sorts by it; a second click reverses the order."""
+        query = self.issue_query
+        if query.sort.key == message.key:
+            self.issue_query = query.flipped()
+        else:
+            self.issue_query = query.with_sort(message.key)
 
     @on(Input.Changed, "#search")
     def search_as_typed(self, event: Input.Changed) -> None:
@@ -159,6 +228,7 @@ class IssueListScreen(ReadOnlyScreen[None]):
         if event.value != event.input.value:
             return
         self.issue_query = self.issue_query.with_filter(text=event.value.strip())
+        self.post_message(SearchTyped(event.value.strip()))
 
     @on(Input.Submitted, "#search")
     def keep_search(self) -> None:
@@ -228,12 +298,47 @@ class IssueListScreen(ReadOnlyScreen[None]):
         dialog = SaveViewDialog(self.view_name or "", slots_hint=hint)
         self.app.push_screen(dialog, self._save_view)
 
+    def action_manage_views(self) -> None:
+        """Show, rename, reorder and delete the saved views."""
+        dialog = ViewsDialog(self.views, self._views_changed, current=self.view_name)
+        self.app.push_screen(dialog, self._view_picked)
+
+    def _views_changed(self, views: list[SavedView]) -> None:
+        """A view was renamed, moved or deleted: keep the views, and tell the app (which
+        persists them); the chip names the applied view by its new name, or none."""
+        old_names = {view.name for view in self.views}
+        self.views = list(views)
+        if self.view_name is not None and all(view.name != self.view_name for view in views):
+            fresh = [
+                view.name
+                for view in views
+                if view.name not in old_names and view.query == self.issue_query
+            ]
+            self.view_name = fresh[0] if fresh else None
+        self.post_message(ViewsChanged(list(views)))
+
+    def _view_picked(self, index: int | None) -> None:
+        if index is not None:
+            self.action_apply_view(index)
+
     def action_edit(self) -> None:
         """Ask the app to edit the highlighted issue (which the list then keeps highlighted)."""
         issues = self.query_one(IssueList)
         if (row := issues.highlighted_row) is not None:
             issues.chosen = True
             self.post_message(EditIssueRequested(row.id))
+
+    def action_edit_in_editor(self) -> None:
+        """Ask the app to edit the highlighted issue as a template in `$EDITOR`."""
+        issues = self.query_one(IssueList)
+        if (row := issues.highlighted_row) is not None:
+            issues.chosen = True
+            self.post_message(EditorEditRequested(row.id))
+
+    def action_bulk_in_editor(self) -> None:
+        """Ask the app to open the marked issues (none marked: the whole query, after asking)
+        as a table in `$EDITOR`."""
+        self.post_message(BulkEditorRequested(self.query_one(IssueList).selection))
 
     def action_create(self) -> None:
         """Ask the app to create an issue."""

@@ -20,8 +20,8 @@ class LabelsDialog(ModalScreen[list[str] | None]):
 
     HELP_GROUP: ClassVar[str] = "Labels dialog"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+s", "save", "Save labels", priority=True),
-        Binding("escape", "dismiss(None)", "Cancel"),
+        Binding("ctrl+s", "save", "Save labels", priority=True, id="labels.save"),
+        Binding("escape", "dismiss(None)", "Cancel", id="labels.cancel"),
     ]
 
     DEFAULT_CSS: ClassVar[str] = """

@@ -59,8 +59,8 @@ class LoginScreen(Screen[str | None]):
 
     HELP_GROUP: ClassVar[str] = "Login"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+s", "log_in", "Check and save", priority=True),
-        Binding("escape", "dismiss(None)", "Quit"),
+        Binding("ctrl+s", "log_in", "Check and save", priority=True, id="login.save"),
+        Binding("escape", "dismiss(None)", "Quit", id="login.quit"),
     ]
 
     DEFAULT_CSS: ClassVar[str] = """

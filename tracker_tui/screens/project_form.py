@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import ClassVar
 
 from textual import on
@@ -14,28 +13,15 @@ from textual.widgets import Input, Label
 
 from cache import JsonObject, ProjectRow
 from issuefields import DESCRIPTION
-
-_KEY = re.compile(r"[A-Z]{2,10}")
-
-
-def project_problem(key: str, name: str) -> str | None:
-    """What the server would refuse (docs/api.md#field-limits): a key of 2 to 10 capitals, a name of
-    1 to 100 characters."""
-    if not _KEY.fullmatch(key):
-        return "The key is 2 to 10 capital letters (WEB, OPS)."
-    if not name.strip():
-        return "A name is required."
-    if len(name.strip()) > 100:
-        return "A name has at most 100 characters."
-    return None
+from tracker_tui.data.project_checks import project_problem
 
 
 class ProjectFormDialog(ModalScreen[JsonObject | None]):
     """Dismisses with the fields to write (only changed ones on edit), or None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Cancel"),
-        Binding("ctrl+s", "save", "Save", priority=True),
+        Binding("escape", "dismiss(None)", "Cancel", id="project_form.cancel"),
+        Binding("ctrl+s", "save", "Save", priority=True, id="project_form.save"),
     ]
 
     DEFAULT_CSS: ClassVar[str] = """

@@ -1,4 +1,5 @@
-"""The projects screen: list, create, edit, archive; enter shows a project's issues.
+"""The projects screen: list (with each project's open and total issues), create, edit,
+archive; enter shows a project's issues.
 
 Writes go through the outbox like issue writes. Enter dismisses with the project's id and the
 app filters the issue list by it.
@@ -6,7 +7,7 @@ app filters the issue list by it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from rich.text import Text
@@ -17,7 +18,9 @@ from textual.message import Message
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from cache import JsonObject, ProjectRow, Resource
+from cache import IssueFilter, JsonObject, ProjectRow, Resource
+from cache.reads import Reads
+from issuefields import STATUS, Tone
 from tracker_tui.formatting import fit
 from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.project_form import ProjectFormDialog
@@ -25,6 +28,16 @@ from tracker_tui.screens.read_only import ReadOnlyScreen
 from tracker_tui.services import Services
 from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.workers import read_in_thread, write_in_thread
+
+CLOSED = frozenset(choice.value for choice in STATUS.choices if choice.tone is Tone.CLOSED)
+"""The statuses an issue is finished in (done, canceled): the rest count as open."""
+
+
+def issue_counts(reads: Reads, project_id: str) -> tuple[int, int]:
+    """A project's open and total issues, as the list would count them (local edits in)."""
+    total = reads.count(IssueFilter(project=frozenset({project_id})))
+    closed = reads.count(IssueFilter(project=frozenset({project_id}), status=CLOSED))
+    return total - closed, total
 
 
 class ProjectsScreen(ReadOnlyScreen[str | None]):
@@ -34,10 +47,10 @@ class ProjectsScreen(ReadOnlyScreen[str | None]):
     COMMANDS = {BindingCommands}
     HELP_GROUP: ClassVar[str] = "Projects"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Back"),
-        Binding("n", "create", "New project"),
-        Binding("e", "edit", "Edit project"),
-        Binding("a", "archive", "Archive / restore"),
+        Binding("escape", "dismiss(None)", "Back", id="projects.back"),
+        Binding("n", "create", "New project", id="projects.create"),
+        Binding("e", "edit", "Edit project", id="projects.edit"),
+        Binding("a", "archive", "Archive / restore", id="projects.archive"),
     ]
     WRITE_ACTIONS: ClassVar[frozenset[str]] = frozenset({"create", "edit", "archive", "undo_bulk"})
 
@@ -50,7 +63,10 @@ class ProjectsScreen(ReadOnlyScreen[str | None]):
 
     @dataclass
     class Loaded(Message):
+        """The projects, and per project id its open and total issue counts."""
+
         projects: list[ProjectRow]
+        counts: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def __init__(self, services: Services) -> None:
         super().__init__()
@@ -69,7 +85,14 @@ class ProjectsScreen(ReadOnlyScreen[str | None]):
         self._load()
 
     def _load(self) -> None:
-        read_in_thread(self, "read the projects", self._services.cache.reads.projects, self.Loaded)
+        reads = self._services.cache.reads
+
+        def read() -> ProjectsScreen.Loaded:
+            with reads.snapshot():
+                projects = reads.projects()
+                return self.Loaded(projects, {p.id: issue_counts(reads, p.id) for p in projects})
+
+        read_in_thread(self, "read the projects", read, lambda loaded: loaded)
 
     @on(Loaded)
     def show_projects(self, message: Loaded) -> None:
@@ -80,9 +103,11 @@ class ProjectsScreen(ReadOnlyScreen[str | None]):
         for project in message.projects:
             style = "dim" if project.state == "archived" else ""
             marker = "" if project.sync_state == "synced" else f"  [{project.sync_state.value}]"
+            shown, total = message.counts.get(project.id, (0, 0))
             line = Text.assemble(
                 (fit(project.key or "—", 8), "bold"),
                 fit(project.name, 40),
+                (fit(f"{shown:,} open / {total:,}", 20), "" if shown else "dim"),
                 (fit(project.state or "", 10), "italic"),
                 marker,
                 style=style,

@@ -1,4 +1,4 @@
-"""The save-view dialog: a name for the current filter and sort."""
+"""The save-view dialog: a name for the current filter and sort (or a new name for a view)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from textual.widgets import Input, Label
 class SaveViewDialog(ModalScreen[str | None]):
     """Asks for a view name; dismisses with it (trimmed), or None when cancelled."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Cancel", id="save_view.cancel")
+    ]
 
     DEFAULT_CSS: ClassVar[str] = """
     SaveViewDialog {
@@ -32,15 +34,18 @@ class SaveViewDialog(ModalScreen[str | None]):
     }
     """
 
-    def __init__(self, name: str = "", *, slots_hint: str = "") -> None:
+    def __init__(
+        self, name: str = "", *, slots_hint: str = "", title: str = "Save view as"
+    ) -> None:
         super().__init__()
         self._name = name
         self._slots_hint = slots_hint
+        self._title = title
 
     def compose(self) -> ComposeResult:
         """A title, the name field, and what enter and esc do."""
         with Vertical():
-            yield Label("Save view as", classes="dialog-title")
+            yield Label(self._title, classes="dialog-title")
             yield Input(self._name, placeholder="View name", id="view-name")
             yield Label(
                 f"enter saves · esc cancels {self._slots_hint}".strip(), classes="dialog-hint"

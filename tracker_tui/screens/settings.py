@@ -1,11 +1,13 @@
 """The settings screen (`,`): the workspace, API keys, webhooks with their recent deliveries,
 and the use of the rate limits; what the service's web settings area does, in the terminal.
 
-The first three tabs work on the server directly, through the sync engine's session
-(`tracker_tui.admin_link`), in workers: a new key or webhook shows its secret once, here, and
-is never queued or written anywhere; offline they say they are online only. What the key may
-not do (`Services.permissions`, from `/me` or earlier 403s) is disabled and says why, rather
-than failing after the user tried. The usage tab reads the profile's cache (offline).
+The workspace tab (`tracker_tui.widgets.workspace_pane`) shows the cache's workspace and queues
+a rename in the outbox like any write. The keys and webhooks tabs work on the server directly,
+through the sync engine's session (`tracker_tui.admin_link`), in workers: a new key or webhook
+shows its secret once, here, and is never queued or written anywhere; offline they say they
+are online only. What the key may not do (`Services.permissions`, from `/me` or 403s, learned
+at start or while the app runs) is disabled and says why, rather than failing after the user
+tried. The usage tab reads the profile's cache (offline).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from textual import on, work
@@ -20,9 +23,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Input, Label, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 
-from sync.admin import ABSENT
+from sync.admin import own_key
 from sync.permissions import ADMIN, KNOWN, WEBHOOKS
 from tracker_tui.admin_link import OFFLINE_NOTICE, AdminUnavailable
 from tracker_tui.data.usage import Usage, measure_usage
@@ -33,11 +36,12 @@ from tracker_tui.screens.read_only import ReadOnlyScreen
 from tracker_tui.services import Services
 from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.widgets.usage_bars import UsageBars
+from tracker_tui.widgets.workspace_pane import WorkspacePane
 from tracker_tui.workers import read_in_thread
 
 if TYPE_CHECKING:
     from sync.admin import AdminApi
-    from sync.models import ApiKey, DeliveryAttempt, Webhook, Workspace
+    from sync.models import ApiKey, DeliveryAttempt, Webhook
 
 T = TypeVar("T")
 
@@ -53,9 +57,9 @@ class SettingsScreen(ReadOnlyScreen[None]):
     COMMANDS = {BindingCommands}
     HELP_GROUP: ClassVar[str] = "Settings"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back"),
-        Binding("ctrl+r", "reload", "Reload"),
-        Binding("d", "remove", "Revoke / delete"),
+        Binding("escape", "back", "Back", id="settings.back"),
+        Binding("ctrl+r", "reload", "Reload", id="settings.reload"),
+        Binding("d", "remove", "Revoke / delete", id="settings.remove"),
     ]
     WRITE_ACTIONS: ClassVar[frozenset[str]] = frozenset({"remove"})
 
@@ -68,10 +72,10 @@ class SettingsScreen(ReadOnlyScreen[None]):
         self._services = services
         self._tab = tab if tab in TABS else "workspace"
         self.read_only = False
-        self.workspace: Workspace | None = None
         self.keys: list[ApiKey] = []
+        self._mine: str | None = None
+        """The app's own key among them, where the listing tells (`sync.admin.own_key`)."""
         self.hooks: list[Webhook] = []
-        self._granted: list[str] | None = None
         self._told_offline = False
 
     # --- layout --------------------------------------------------------------------------
@@ -80,11 +84,7 @@ class SettingsScreen(ReadOnlyScreen[None]):
         yield Static("Settings", id="settings-title")
         with TabbedContent(initial=f"tab-{self._tab}"):
             with TabPane("Workspace", id="tab-workspace"):
-                yield Static("…", id="workspace-info", classes="info")
-                with Horizontal(classes="row"):
-                    yield Label("Rename to")
-                    yield Input(placeholder="a new name, enter renames", id="workspace-name")
-                yield Static("", id="workspace-note", classes="note")
+                yield WorkspacePane(self._services, id="workspace")
             with TabPane("API keys", id="tab-keys"):
                 yield DataTable(id="keys", cursor_type="row", zebra_stripes=True)
                 with Horizontal(classes="row"):
@@ -112,24 +112,33 @@ class SettingsScreen(ReadOnlyScreen[None]):
         self.query_one("#deliveries", DataTable).add_columns(
             "EVENT", "TYPE", "#", "STATUS", "CODE", "ERROR"
         )
-        for tab, permission in NEEDS.items():
-            if self._services.permissions.lacks(permission):
-                self._refuse(tab, permission)
+        self._apply_permissions()
         self.watch(self.app, "sync_status", lambda _status: self._read_usage(), init=False)
+        self.watch(self.app, "key_permissions", self._permissions_learned, init=False)
         self._read_usage()
         self.action_reload()
 
-    def _refuse(self, tab: str, permission: str) -> None:
+    def _apply_permissions(self) -> None:
         """Disable what this key may not do, and say so where it would be."""
+        permissions = self._services.permissions
+        self.query_one(WorkspacePane).allow(permissions)
         inputs = {
-            "workspace": ("#workspace-name",),
             "keys": ("#key-name", "#key-permissions", "#key-days"),
             "webhooks": ("#hook-url", "#hook-events"),
-        }[tab]
-        for selector in inputs:
-            self.query_one(selector, Input).disabled = True
-        note = f"This key lacks `{permission}`: use a profile whose key has it."
-        self.query_one(f"#{tab}-note", Static).update(note)
+        }
+        for tab, selectors in inputs.items():
+            lacks = permissions.lacks(NEEDS[tab])
+            for selector in selectors:
+                self.query_one(selector, Input).disabled = lacks
+            note = f"This key lacks `{NEEDS[tab]}`: use a profile whose key has it."
+            self.query_one(f"#{tab}-note", Static).update(note if lacks else "")
+
+    def _permissions_learned(self, _permissions: object) -> None:
+        """The app learned what the key may do while this screen was open: follow it."""
+        self._apply_permissions()
+        self.refresh_bindings()
+        if self._allowed("keys"):
+            self._load_keys()  # which key is this app's shows once its permissions are known
 
     def _allowed(self, tab: str) -> bool:
         return not self._services.permissions.lacks(NEEDS[tab])
@@ -155,7 +164,7 @@ class SettingsScreen(ReadOnlyScreen[None]):
 
     def action_reload(self) -> None:
         """Ask the server again for the workspace, the keys and the webhooks."""
-        self._load_workspace()
+        self.query_one(WorkspacePane).load()
         if self._allowed("keys"):
             self._load_keys()
         if self._allowed("webhooks"):
@@ -179,54 +188,6 @@ class SettingsScreen(ReadOnlyScreen[None]):
             self.notify(f"Could not {what}: {describe(error)}", severity="error", timeout=8)
             return None
 
-    @work(group="workspace", exclusive=True, exit_on_error=False)
-    async def _load_workspace(self) -> None:
-        async def call(api: AdminApi) -> tuple[Workspace, list[str] | None]:
-            workspace = (await api.workspace()).value
-            try:
-                return workspace, list((await api.me()).value.permissions)
-            except ABSENT:  # a server without `/me`
-                return workspace, None
-
-        found = await self._online("read the workspace", call)
-        if found is not None:
-            workspace, self._granted = found
-            self._show_workspace(workspace)
-
-    def _show_workspace(self, workspace: Workspace) -> None:
-        self.workspace = workspace
-        granted = self._granted if self._granted is not None else None
-        if granted is None and self._services.permissions.granted is not None:
-            granted = list(self._services.permissions.granted)
-        allowed = ", ".join(sorted(granted)) if granted is not None else "unknown"
-        self.query_one("#workspace-info", Static).update(
-            f"[b]{workspace.name or '-'}[/b]  {workspace.id}\n"
-            f"plan {workspace.plan or '-'}\nthis key may: {allowed}"
-        )
-
-    @on(Input.Submitted, "#workspace-name")
-    def _rename(self, event: Input.Submitted) -> None:
-        name = event.value.strip()
-        if not name or len(name) > 100:
-            self.notify("A workspace name is 1 to 100 characters.", severity="warning")
-            return
-        if self.workspace is None:
-            said = OFFLINE_NOTICE if self._told_offline else "The workspace is still being read."
-            self.notify(said, severity="warning")
-            return
-        self._do_rename(self.workspace.id, name)
-
-    @work(group="rename", exclusive=True, exit_on_error=False)
-    async def _do_rename(self, workspace_id: str, name: str) -> None:
-        async def call(api: AdminApi) -> Workspace:
-            return (await api.rename_workspace(workspace_id, name)).value
-
-        renamed = await self._online("rename the workspace", call)
-        if renamed is not None:
-            self._show_workspace(renamed)
-            self.query_one("#workspace-name", Input).value = ""
-            self.notify(f"Workspace renamed to {renamed.name}.")
-
     @work(group="keys", exclusive=True, exit_on_error=False)
     async def _load_keys(self) -> None:
         async def call(api: AdminApi) -> list[ApiKey]:
@@ -236,10 +197,12 @@ class SettingsScreen(ReadOnlyScreen[None]):
         if found is None:
             return
         self.keys = found
+        granted = self._services.permissions.granted
+        self._mine = None if granted is None else own_key(found, granted, datetime.now(UTC)).mine
         table = self.query_one("#keys", DataTable)
         table.clear()
         for key in found:
-            state = "revoked" if key.revoked else "active"
+            state = "revoked" if key.revoked else "this key" if key.id == self._mine else "active"
             table.add_row(key.id, key.name or "", state, ",".join(key.permissions), key=key.id)
 
     @on(Input.Submitted, "#key-name")
@@ -355,9 +318,13 @@ class SettingsScreen(ReadOnlyScreen[None]):
         if table.row_count == 0:
             return
         record_id = str(table.get_row_at(table.cursor_row)[0])
+        yours = (
+            "It is the key this app uses: syncing stops at once."
+            if record_id == self._mine
+            else "If this profile uses it, the app stops syncing."
+        )
         question = (
-            f"Revoke key {record_id}? Every request with it is refused from then on; if this "
-            "profile uses it, the app stops syncing."
+            f"Revoke key {record_id}? Every request with it is refused from then on. {yours}"
             if tab == "keys"
             else f"Delete webhook {record_id}? Its pending deliveries are dropped."
         )

@@ -19,7 +19,9 @@ from tracker_tui.data.source import IssueQuery
 class SortDialog(ModalScreen[IssueQuery | None]):
     """A list of sort columns; dismisses with the re-sorted query, or None when cancelled."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Cancel", id="sort.cancel")
+    ]
 
     DEFAULT_CSS: ClassVar[str] = """
     SortDialog {

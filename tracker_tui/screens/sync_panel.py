@@ -41,6 +41,7 @@ from tracker_tui.screens.choice_dialog import ChoiceDialog
 from tracker_tui.services import Services
 from tracker_tui.widgets.status_bar import TICK, StatusBar
 from tracker_tui.widgets.sync_text import (
+    backfill_text,
     budget_text,
     connection_text,
     has_countdown,
@@ -75,14 +76,14 @@ class SyncPanelScreen(Screen[None]):
     HELP_GROUP: ClassVar[str] = "Sync panel"
     CSS_PATH = "sync_panel.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Back"),
-        Binding("r", "retry", "Retry failed"),
-        Binding("x", "discard", "Discard failed"),
-        Binding("e", "edit", "Edit failed"),
-        Binding("m", "resolve('mine')", "Keep mine"),
-        Binding("t", "resolve('theirs')", "Take theirs"),
-        Binding("s", "same", "Unsure: it is on the server"),
-        Binding("n", "send_anyway", "Unsure: send anyway"),
+        Binding("escape", "dismiss(None)", "Back", id="sync.back"),
+        Binding("r", "retry", "Retry failed", id="sync.retry"),
+        Binding("x", "discard", "Discard failed", id="sync.discard"),
+        Binding("e", "edit", "Edit failed", id="sync.edit"),
+        Binding("m", "resolve('mine')", "Keep mine", id="sync.keep_mine"),
+        Binding("t", "resolve('theirs')", "Take theirs", id="sync.take_theirs"),
+        Binding("s", "same", "Unsure: it is on the server", id="sync.same"),
+        Binding("n", "send_anyway", "Unsure: send anyway", id="sync.send_anyway"),
     ]
 
     @dataclass
@@ -162,6 +163,9 @@ class SyncPanelScreen(Screen[None]):
         progress = progress_text(status.progress) if status is not None else None
         if progress:
             parts.append(f"\n{progress}")
+        backfill = backfill_text(status.backfill, long=True) if status is not None else None
+        if backfill:
+            parts.append(f"\n{backfill}")
         if connection is not None and connection.detail:
             parts.append((f"\n{connection.detail}", "$text-muted"))
         if connection is not None and connection.kind is Connection.KEY_REFUSED:
@@ -393,6 +397,8 @@ def targets(cache: Cache, entries: Iterable[OutboxEntry], names: dict[str, str])
         elif entry.resource is Resource.PROJECTS:
             key = names.get(entry.target_id)
             found[entry.id] = f"project {key}" if key else "new project"
+        elif entry.resource is Resource.WORKSPACES:
+            found[entry.id] = "workspace"
         else:
             found[entry.id] = entry.resource.value.rstrip("s")
     return found

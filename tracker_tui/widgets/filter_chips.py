@@ -1,4 +1,5 @@
-"""The chip bar above the list: the active view, each active filter, the sort, and the counts.
+"""The chip bar above the list: the active view, each active filter and search qualifier, the
+sort, and the counts.
 
 It only displays; the screen sets its reactives. Assignee and project filters hold ids, so the
 screen also hands over the labels it loaded for them (an id shows as itself until then).
@@ -12,12 +13,14 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from cache import search_syntax
 from issuefields import FILTERS, Field, Kind
 from tracker_tui.data.source import FilterValue, IssueQuery
 from tracker_tui.formatting import count_label
 
 CHIP_STYLE = "$text-primary on $primary-muted"
 SEARCH_STYLE = "$text-accent on $accent-muted"
+PROBLEM_STYLE = "bold $text-error on $error-muted"
 VIEW_STYLE = "bold $text-secondary on $secondary-muted"
 
 
@@ -61,8 +64,8 @@ class FilterChips(Widget):
                 parts += [(f" {field.word}: {shown} ", CHIP_STYLE), " "]
         if query.mine:
             parts += [(" mine ", CHIP_STYLE), " "]
-        if text := query.filter.text:
-            parts += [(f" “{text}” ", SEARCH_STYLE), " "]
+        if query.filter.text:
+            parts += self._search_chips(query.filter.text)
         if not query.is_filtered:
             parts += ["all issues "]
         counted = "counting…" if self.count is None else count_label(self.count, "issue")
@@ -72,6 +75,25 @@ class FilterChips(Widget):
         arrow = "▼" if query.sort.descending else "▲"
         parts += [" · ", f"sort: {query.sort.key} {arrow}"]
         return Content.assemble(*parts)
+
+    def _search_chips(self, text: str) -> list[str | tuple[str, str]]:
+        """The search taken apart: each qualifier a chip like the filter's, the words, phrases
+        and exclusions as the search chip, a warning when part of it was not understood."""
+        search = search_syntax.parse(text)
+        parts: list[str | tuple[str, str]] = []
+        for word, values in search.qualifiers:
+            if values:
+                parts += [(f" {word}: {', '.join(values)} ", CHIP_STYLE), " "]
+        typed: list[str] = [f"#{search.number}"] if search.exact_number else []
+        typed += [f"“{' '.join(search.words)}”"] if search.words else []
+        typed += [f"“{phrase}”" for phrase in search.phrases]
+        typed += [f"-{word}" for word in search.excluded]
+        if typed:
+            parts += [(f" {' '.join(typed)} ", SEARCH_STYLE), " "]
+        if search.problems:
+            count = len(search.problems)
+            parts += [(f" ⚠ {count} not understood ", PROBLEM_STYLE), " "]
+        return parts
 
     def _label(self, field: Field, value: FilterValue) -> str:
         """How one filter value reads in its chip: a choice by its label, an id by the name

@@ -15,8 +15,9 @@ from rich.style import Style
 from textual.strip import Strip
 
 from cache import IssueRow, SyncState
-from issuefields import ISSUE_FIELDS, SORTS, STATUS, Field, Kind, Tone
+from issuefields import SORTS, STATUS, TITLE, Field, Kind, Tone
 from tracker_tui.data.cache_source import parse_time
+from tracker_tui.data.columns import ColumnSetup, default_setup
 from tracker_tui.formatting import fit, issue_reference, relative_time
 
 MARK_GLYPH = "●"
@@ -28,17 +29,21 @@ SYNC_GLYPHS = {
 }
 """One cell each: unsent edits, a conflict to settle, a write the server rejected."""
 
+MARKERS: tuple[tuple[str, str], ...] = (
+    (MARK_GLYPH, "marked"),
+    (SYNC_GLYPHS[SyncState.PENDING], "not sent yet"),
+    (SYNC_GLYPHS[SyncState.CONFLICT], "conflict to settle (sync panel)"),
+    (SYNC_GLYPHS[SyncState.FAILED], "refused by the server (sync panel)"),
+)
+"""What each marker at the start of a row means, in a few words: the legend line and the help
+screen say it."""
+
 GUTTER = 3
 """Mark glyph, sync glyph, one space."""
 
 CELL_KINDS = (*Tone, "marked", SyncState.PENDING, SyncState.CONFLICT, SyncState.FAILED)
 """The styles a cell of a row can have (component classes `issue-list--<kind>`, but "plain"):
 the tones of values (`issuefields.Tone`), a mark, and the sync markers."""
-
-MIN_TITLE = 30
-"""Cells the title keeps before the optional columns give way: the title is what a row is
-read by, so at 80 columns it gets 35 cells (dropping labels, project and assignee) rather than
-19 beside full-width columns of values that repeat from row to row."""
 
 
 @dataclass(frozen=True)
@@ -57,35 +62,22 @@ def _column(field: Field, width: int) -> Column:
     return Column(field, header or field.label, width, sort)
 
 
-_COLUMNS = [(f, f.column) for f in ISSUE_FIELDS if f.column is not None]
-"""The list's fields and columns, in the table's order."""
-_DROP_ORDER = [
-    f
-    for f, column in sorted(
-        ((f, column) for f, column in _COLUMNS if column.width and column.keep is not None),
-        key=lambda pair: pair[1].keep or 0,
-    )
-]
-"""Which columns give way first when the terminal is too narrow for a readable title."""
+DEFAULT_SETUP = default_setup()
 
 
-def layout_columns(width: int) -> list[Column]:
-    """The columns to show in `width` cells, the title (width 0) taking whatever is left over.
+def layout_columns(width: int, setup: ColumnSetup = DEFAULT_SETUP) -> list[Column]:
+    """The columns to show in `width` cells, the title taking whatever is left over.
 
-    Columns are dropped in `_DROP_ORDER` until the title gets `MIN_TITLE` cells (or none is
-    left: then the title takes what there is).
+    Columns give way in `setup.drop_order` until the title gets `setup.min_title` cells (or
+    none is left to go: then the title takes what there is).
     """
-    kept = [f for f, column in _COLUMNS if column.width]
-    for gone in (None, *_DROP_ORDER):
+    kept = list(setup.shown)
+    for gone in (None, *setup.drop_order):
         kept = [f for f in kept if f is not gone]
-        fixed = GUTTER + sum(column.width + 1 for f, column in _COLUMNS if f in kept)
-        if width - fixed >= MIN_TITLE:
+        fixed = GUTTER + sum(setup.width(f) + 1 for f in kept if f is not TITLE)
+        if width - fixed >= setup.min_title:
             break
-    return [
-        _column(f, column.width or max(width - fixed, 1))
-        for f, column in _COLUMNS
-        if f in kept or not column.width
-    ]
+    return [_column(f, setup.width(f) or max(width - fixed, 1)) for f in kept]
 
 
 @dataclass(frozen=True)
@@ -126,6 +118,17 @@ class RowStyles:
                 for over, overlay in overlays.items()
             },
         )
+
+
+def sort_at(columns: list[Column], x: int) -> str | None:
+    """The sort of the column drawn at cell `x` of the header (columns are separated by one
+    space, which belongs to the column on its left), None outside any sortable column."""
+    left = GUTTER
+    for column in columns:
+        if left <= x < left + column.width + 1:
+            return column.sort
+        left += column.width + 1
+    return None
 
 
 def render_header(columns: list[Column], sort: str, descending: bool, styles: RowStyles) -> Strip:

@@ -31,10 +31,12 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from cache import IssueRow
+from cache import IssueRow, search_syntax
+from tracker_tui.data.columns import ColumnSetup
 from tracker_tui.data.marks import MarkedSelection, Marks
 from tracker_tui.data.source import IssueQuery, IssueSource
 from tracker_tui.widgets.issue_columns import (
+    DEFAULT_SETUP,
     Column,
     RowStyles,
     layout_columns,
@@ -42,8 +44,13 @@ from tracker_tui.widgets.issue_columns import (
     render_message,
     render_placeholder,
     render_row,
+    sort_at,
 )
 from tracker_tui.widgets.issue_window import HEADER_LINES, MARGIN, Anchor, IssueWindow
+
+NUMBER_LOOKAHEAD = 100
+"""How many of a number search's first rows are looked through for the issue of that number
+(the rest are issues that mention it)."""
 
 
 class _RenderPass(NamedTuple):
@@ -61,21 +68,25 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
     HELP_GROUP: ClassVar[str] = "Issue list"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j,down", "move(1)", "Next issue", show=False),
-        Binding("k,up", "move(-1)", "Previous issue", show=False),
-        Binding("g,home", "move_to_first", "First issue", show=False),
-        Binding("G,end", "move_to_last", "Last issue", show=False),
-        Binding("pagedown", "move_pages(1)", "Page down", show=False),
-        Binding("pageup", "move_pages(-1)", "Page up", show=False),
-        Binding("ctrl+d", "move_pages(0.5)", "Half page down", show=False),
-        Binding("ctrl+u", "move_pages(-0.5)", "Half page up", show=False),
-        Binding("enter", "open", "Open"),
-        Binding("space", "toggle_mark", "Mark"),
-        Binding("shift+down", "extend_marks(1)", "Mark downwards", show=False),
-        Binding("shift+up", "extend_marks(-1)", "Mark upwards", show=False),
-        Binding("asterisk", "mark_all", "Mark all", show=False),
-        Binding("exclamation_mark", "invert_marks", "Invert marks", show=False),
-        Binding("x", "clear_marks", "Clear marks", show=False),
+        Binding("j,down", "move(1)", "Next issue", show=False, id="list.next"),
+        Binding("k,up", "move(-1)", "Previous issue", show=False, id="list.previous"),
+        Binding("g,home", "move_to_first", "First issue", show=False, id="list.first"),
+        Binding("G,end", "move_to_last", "Last issue", show=False, id="list.last"),
+        Binding("pagedown", "move_pages(1)", "Page down", show=False, id="list.page_down"),
+        Binding("pageup", "move_pages(-1)", "Page up", show=False, id="list.page_up"),
+        Binding(
+            "ctrl+d", "move_pages(0.5)", "Half page down", show=False, id="list.half_page_down"
+        ),
+        Binding("ctrl+u", "move_pages(-0.5)", "Half page up", show=False, id="list.half_page_up"),
+        Binding("enter", "open", "Open", id="list.open"),
+        Binding("space", "toggle_mark", "Mark", id="list.mark"),
+        Binding("shift+down", "extend_marks(1)", "Mark downwards", show=False, id="list.mark_down"),
+        Binding("shift+up", "extend_marks(-1)", "Mark upwards", show=False, id="list.mark_up"),
+        Binding("asterisk", "mark_all", "Mark all", show=False, id="list.mark_all"),
+        Binding(
+            "exclamation_mark", "invert_marks", "Invert marks", show=False, id="list.invert_marks"
+        ),
+        Binding("x", "clear_marks", "Clear marks", show=False, id="list.clear_marks"),
     ]
 
     MARK_ACTIONS: ClassVar[frozenset[str]] = frozenset(
@@ -168,6 +179,18 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
             """The list whose marks changed."""
             return self.issue_list
 
+    @dataclass
+    class SortClicked(Message):
+        """The user clicked the heading of the column that sorts by `key`."""
+
+        issue_list: IssueList
+        key: str
+
+        @property
+        def control(self) -> IssueList:
+            """The list whose heading was clicked."""
+            return self.issue_list
+
     def __init__(
         self,
         source: IssueSource,
@@ -175,16 +198,20 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         clock: Callable[[], datetime],
         query: IssueQuery | None = None,
         read_only: bool = False,
+        columns: ColumnSetup = DEFAULT_SETUP,
         id: str | None = None,
     ) -> None:
         super().__init__(source, query=query, id=id)
         self._clock = clock
+        self._columns = columns
         self._read_only = read_only
         self._highlighted: str | None = None
         self.chosen = False
         """Whether the user picked the highlighted issue since the query began: from then on
         reloads and new sorts keep it highlighted (before, the cursor stays on the first row)."""
         self._pass: _RenderPass | None = None
+        self._wanted_number: int | None = None
+        """The issue number a `#123` search asked for, until the query's first rows came."""
         self._styles: RowStyles | None = None
 
     @property
@@ -204,6 +231,8 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         if old.filter_key != new.filter_key and self.marks.all_in_query:
             self.marks = Marks()
             self.notify("Marks cleared: they were “all issues” of the previous filter.")
+        if old.filter_key != new.filter_key:
+            self._wanted_number = search_syntax.parse(new.filter.text).number
         super().watch_issue_query(old, new)
 
     def keeps_anchor(self, old: IssueQuery, new: IssueQuery) -> bool:
@@ -262,10 +291,24 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
             if anchor is not None:
                 self._follow(anchor, position)
             self.cursor = self.cursor
+            self._find_wanted_number()
             if self.marks.all_in_query:
                 self.post_message(self.MarksChanged(self, self.marks.count(self.count or 0)))
         self.refresh()
         self._announce_highlight()
+
+    def _find_wanted_number(self) -> None:
+        """A search for `#123` or `123` puts the issue with that number on the top line,
+        highlighted, when it is among the first rows read (enter then opens it)."""
+        wanted, self._wanted_number = self._wanted_number, None
+        if wanted is None:
+            return
+        for index in range(min(self.count or 0, NUMBER_LOOKAHEAD)):
+            row = self.row(index)
+            if row is not None and row.cells.get("number") == wanted:
+                self.scroll_to(y=index, animate=False, immediate=True)
+                self.cursor = index
+                return
 
     def _follow(self, anchor: Anchor, position: int | None) -> None:
         """Put the cursor on the anchor's issue at `position`, on the line it was on; when the
@@ -336,12 +379,18 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
             styles = self._styles = RowStyles.resolve(
                 base, lambda name: self.get_component_rich_style(f"issue-list--{name}")
             )
-        return _RenderPass(width, layout_columns(width), styles, self._clock())
+        return _RenderPass(width, layout_columns(width, self._columns), styles, self._clock())
 
     def on_click(self, event: events.Click) -> None:
-        """Put the cursor on the clicked row; a double click opens it."""
+        """Put the cursor on the clicked row; a double click opens it. A click on a column's
+        heading asks the screen to sort by it."""
         offset = event.get_content_offset(self)
-        if offset is None or offset.y < HEADER_LINES:
+        if offset is None:
+            return
+        if offset.y < HEADER_LINES:
+            width = self.scrollable_content_region.width
+            if (key := sort_at(layout_columns(width), offset.x)) is not None:
+                self.post_message(self.SortClicked(self, key))
             return
         self.chosen = True
         self.cursor = self.scroll_offset.y + offset.y - HEADER_LINES
@@ -377,6 +426,12 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Read-only mode hides the marking keys (marks only serve bulk edits)."""
         return not (self._read_only and action in self.MARK_ACTIONS)
+
+    def go_read_only(self) -> None:
+        """Changes turned off while the list is shown (the key may not write): marks go."""
+        self._read_only = True
+        self.marks = Marks()
+        self.refresh_bindings()
 
     def action_toggle_mark(self) -> None:
         """Mark or unmark the highlighted issue."""

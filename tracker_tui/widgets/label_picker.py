@@ -87,8 +87,8 @@ class LabelInput(Input):
 
     HELP_GROUP: ClassVar[str] = LABELS.label
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "submit", "Tick the highlighted label"),
-        Binding("down", "app.focus_next", "To the label list", show=False),
+        Binding("enter", "submit", "Tick the highlighted label", id="picker.tick"),
+        Binding("down", "app.focus_next", "To the label list", show=False, id="picker.to_list"),
     ]
 
 
@@ -97,7 +97,9 @@ class LabelList(OptionList):
     back to the field."""
 
     HELP_GROUP: ClassVar[str] = LABELS.label
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("space", "select", "Tick / untick label")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("space", "select", "Tick / untick label", id="picker.toggle")
+    ]
 
     def action_cursor_up(self) -> None:
         if self.highlighted in (None, 0):

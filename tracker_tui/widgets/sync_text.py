@@ -12,11 +12,14 @@ from typing import TYPE_CHECKING
 
 from textual.content import Content
 
+from sync.backfill_progress import backfill_text
 from sync.connection import Connection, ConnectionState, seconds_until
 from tracker_tui.data.outbox_counts import OutboxCounts
 
 if TYPE_CHECKING:
     from sync.pull import PullProgress
+
+__all__ = ["backfill_text"]
 
 _LOOKS: dict[Connection, tuple[str, str]] = {
     Connection.CONNECTING: ("◌ connecting", "$text-muted"),

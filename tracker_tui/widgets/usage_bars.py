@@ -3,6 +3,8 @@ spend, and the day's alert (`tracker_tui.data.usage` measures; this draws)."""
 
 from __future__ import annotations
 
+import time
+
 from textual.widgets import Static
 
 from tracker_tui.data.usage import Usage
@@ -20,6 +22,7 @@ class UsageBars(Static):
             for limit in (*usage.limits, usage.background)
         ]
         lines.append("")
+        lines.append(usage.day_window.describe(time.time()).capitalize() + ".")
         lines.append(
             f"Background sync will spend at most {usage.background_will_spend} more today "
             f"(a poll every {usage.poll_every:.0f} s); the rest is yours."
