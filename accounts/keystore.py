@@ -25,7 +25,6 @@ command may take, and the commands that need no key never pay it
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -210,6 +209,7 @@ def _bounded(task: Callable[[], T], timeout: float, action: str) -> T:
     A daemon thread rather than an executor: an executor's worker is joined at exit, so a stuck
     keyring call would hang the app's exit instead of its start.
     """
+    import threading  # only when a key is read or stored: reads of the cache need none
     from concurrent.futures import Future
 
     future: Future[T] = Future()

@@ -14,10 +14,8 @@ owner-only from their first byte, and replaced whole so that a crash never leave
 from __future__ import annotations
 
 import contextlib
-import hmac
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import NoReturn
 
@@ -48,6 +46,8 @@ class Secret:
         # Constant time, so that comparing keys does not leak how much of them matched.
         if not isinstance(other, Secret):
             return NotImplemented
+        import hmac  # with OpenSSL's hashlib behind it: only keys are compared
+
         return hmac.compare_digest(self._value.encode(), other._value.encode())
 
     def __copy__(self) -> Secret:
@@ -92,6 +92,8 @@ def write_private_file(path: Path, data: bytes) -> None:
     target = path.resolve() if path.is_symlink() else path
     directory = target.parent
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    import tempfile  # with shutil and the compressors behind it: only to write
+
     fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as file:

@@ -18,7 +18,6 @@ keys, labels) are resolved there.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -151,6 +150,8 @@ def parse(typed: str) -> Search:
             problems.append(f"{word}: needs a value, e.g. {_example(word)}.")
             continue
         if key is not None:
+            import difflib  # only for a mistake
+
             close = difflib.get_close_matches(key.lower(), QUALIFIERS, n=1)
             if close:
                 problems.append(f"{key}: is not a qualifier; did you mean {close[0]}:?")

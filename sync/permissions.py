@@ -16,7 +16,6 @@ Apart from the HTTP client, so that the command line's checks before a write loa
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -50,6 +49,8 @@ have others: they are kept as text)."""
 
 
 def key_tag(key: str) -> str:
+    import hashlib  # with OpenSSL behind it: reads never tag a key
+
     return hashlib.sha256(key.strip().encode()).hexdigest()[:12]
 
 

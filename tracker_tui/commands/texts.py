@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, TypeVar
 
 from cache import JsonObject
 from tracker_tui.data.people import Directory
-from tracker_tui.editor import TemplateError, edited, run_editor, with_help, without_help
 from tracker_tui.errors import UsageError
 from tracker_tui.output import ask, notice
 
@@ -83,6 +82,8 @@ def edit(
     `baseline`, what "unchanged" compares with), or from the draft under `key` when one is
     kept. Raises `Cancelled` for an empty or unchanged text, `UsageError` for one kept as a
     draft with a mistake in it, `EditorError` when the editor failed (the text kept)."""
+    from tracker_tui.editor import TemplateError, edited, run_editor, with_help, without_help
+
     keep_as = draft_of or (lambda text: {"text": text} if text.strip() else None)
 
     def keep(text: str) -> None:

@@ -39,7 +39,7 @@ from sync.permissions import (
     PERMISSIONS_STATE_KEY,
     remembered_permissions,
 )
-from tracker_tui.commands import in_editor, refs, texts
+from tracker_tui.commands import refs, texts
 from tracker_tui.commands.online import require
 from tracker_tui.commands.refs import Names, option
 from tracker_tui.data.draft_keys import comment_key, editor_key
@@ -306,6 +306,8 @@ def run_create(args: argparse.Namespace) -> int:
     with open_for_writing(args) as cache:
         fields = issue_fields(args, cache) | _description_file(args)
         if args.editor:
+            from tracker_tui.commands import in_editor  # the editor's modules
+
             try:
                 fields = in_editor.create(cache, fields)
             except texts.Cancelled as why:
@@ -325,6 +327,8 @@ def run_edit(args: argparse.Namespace) -> int:
         issue_id = refs.issue_id(cache, args.id)
         fields = issue_fields(args, cache) | _description_file(args)
         if args.editor:
+            from tracker_tui.commands import in_editor  # the editor's modules
+
             try:
                 fields = in_editor.edit(cache, issue_id, fields)
             except texts.Cancelled as why:
@@ -395,6 +399,8 @@ def run_comment(args: argparse.Namespace) -> int:
     with open_for_writing(args, COMMENTS_WRITE, "comment") as cache:
         issue_id = refs.issue_id(cache, args.id)
         if args.editor:
+            from tracker_tui.commands import in_editor  # the editor's modules
+
             try:
                 body = in_editor.comment(cache, issue_id, body or "")
             except texts.Cancelled as why:
