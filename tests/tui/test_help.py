@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from textual.binding import Binding
-from textual.widgets import Markdown, MarkdownViewer
+from textual.widgets import DataTable, Markdown, MarkdownViewer, TextArea
 from tui_support import AppFactory, box_text, dialog_box, screen_lines, settle
 
 from tracker_tui.screens.help import HelpScreen, help_title
@@ -58,10 +58,12 @@ async def test_help_fits_80_by_24_with_the_screens_keys_on_top(app_factory: AppF
         assert "esc, q or ? to close" in text
 
 
-def test_a_documents_keys_are_grouped_as_the_documents() -> None:
-    """Markdown is named by its path in the help's kinds (so that the help screen, imported
-    with the app, does not bring the markdown parser: tests/tui/test_start_imports.py): a
-    Markdown widget's keys are still the "Document"'s, and only its."""
+def test_the_keys_of_kinds_named_by_path_are_grouped_as_those_kinds() -> None:
+    """The text editor, the table and Markdown are named by their path in the help's kinds (so
+    that the help screen, imported with the app, does not bring them and the markdown parser:
+    tests/tui/test_start_imports.py); their keys are still grouped as theirs, and only theirs."""
     binding = Binding("x", "scroll_home", "Top")
     assert help_title(Markdown(), binding) == "Document"
+    assert help_title(TextArea(), binding) == "Text editor"
+    assert help_title(DataTable(), binding) == "Table"
     assert help_title(MarkdownViewer(), binding) == "Scrolling"

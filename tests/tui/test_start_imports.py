@@ -41,6 +41,7 @@ NOT_BEFORE_SYNC = (
     *("sync.pull", "sync.push", "sync.admin", "tracker_tui.engine_link", "sqlite_utils"),
     *("keyring", "markdown_it", "tracker_tui.screens.issue_detail", "tracker_tui.screens.login"),
     *("tracker_tui.screens.settings", "tracker_tui.screens.issue_form"),
+    *("textual.widgets._text_area", "textual.widgets._data_table"),
 )
 """What the app must not have imported by the time it asks the sync engine to start."""
 

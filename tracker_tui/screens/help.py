@@ -22,14 +22,12 @@ from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.widgets import (
     Button,
-    DataTable,
     Input,
     Label,
     OptionList,
     Select,
     SelectionList,
     Static,
-    TextArea,
 )
 from textual.widgets._toggle_button import ToggleButton
 
@@ -119,11 +117,11 @@ EVERYWHERE = "Everywhere"
 TEXTUAL_KINDS: tuple[tuple[type[DOMNode] | str, str], ...] = (
     (App, EVERYWHERE),
     (Screen, EVERYWHERE),
-    (TextArea, "Text editor"),
+    ("textual.widgets._text_area.TextArea", "Text editor"),
     (Input, "Text field"),
     (SelectionList, "List"),
     (OptionList, "List"),
-    (DataTable, "Table"),
+    ("textual.widgets._data_table.DataTable", "Table"),
     (Select, "Picker"),
     (ToggleButton, "Checkbox"),
     (Button, "Button"),
@@ -131,8 +129,9 @@ TEXTUAL_KINDS: tuple[tuple[type[DOMNode] | str, str], ...] = (
     (ScrollableContainer, "Scrolling"),
 )
 """What the keys Textual gives a kind of widget are about, most specific kind first. A kind
-named by its path is not imported for this: Markdown brings the markdown parser, which the app
-loads only when it first shows a document (docs/architecture.md#start-up)."""
+named by its path is not imported for this (the help screen is imported with the app): the
+text editor, the table and Markdown (with the markdown parser) load only when a screen first
+shows one (docs/architecture.md#start-up)."""
 
 
 def help_title(node: DOMNode, binding: Binding) -> str:
