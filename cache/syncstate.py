@@ -8,10 +8,12 @@ features) describes the server itself and survives a reset.
 from __future__ import annotations
 
 import json
-import sqlite3
+from typing import TYPE_CHECKING
 
 from cache.models import Cursor, JsonValue, Resource
-from cache.resources import dumps
+
+if TYPE_CHECKING:
+    import sqlite3
 
 CLOCK_OFFSET_KEY = "server_clock_offset"
 ME_STATE_KEY = "me_user_id"
@@ -38,7 +40,7 @@ def set_state(conn: sqlite3.Connection, key: str, value: JsonValue) -> None:
     conn.execute(
         "INSERT INTO sync_state (key, value) VALUES (?, ?) "
         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        (key, dumps(value)),
+        (key, _dumps(value)),
     )
 
 
@@ -56,7 +58,7 @@ def get_cursor(conn: sqlite3.Connection, key: str) -> Cursor | None:
 
 def set_cursor(conn: sqlite3.Connection, key: str, cursor: Cursor | None) -> None:
     updated_at = None if cursor is None else cursor.updated_at
-    ids = "[]" if cursor is None else dumps(sorted(cursor.ids))
+    ids = "[]" if cursor is None else _dumps(sorted(cursor.ids))
     conn.execute(
         "INSERT INTO cursors (key, updated_at, ids) VALUES (?, ?, ?) "
         "ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at, ids = excluded.ids",
@@ -75,3 +77,12 @@ def set_last_full_sweep(conn: sqlite3.Connection, key: str, at: float) -> None:
         "ON CONFLICT (key) DO UPDATE SET swept_at = excluded.swept_at",
         (key, at),
     )
+
+
+def _dumps(value: object) -> str:
+    """`cache.resources.dumps`, imported when a value is first written: this module is
+    imported for its keys by commands that open no cache (`tracker-tui --help`), and orjson
+    brings uuid and platform with it (docs/architecture.md#start-up)."""
+    from cache.resources import dumps
+
+    return dumps(value)

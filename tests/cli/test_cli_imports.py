@@ -156,6 +156,23 @@ def test_a_write_queued_offline_imports_no_network_or_ui(
     assert loaded(modules, NOT_FOR_WRITES) == []
 
 
+NO_CACHE = (("--help",), ("--version",), ("profiles",), ("config", "path"))
+"""Commands that open no cache."""
+
+
+@pytest.mark.parametrize("argv", NO_CACHE, ids=" ".join)
+def test_a_command_without_a_cache_loads_no_store(
+    env: dict[str, str], argv: tuple[str, ...], tmp_path: Path
+) -> None:
+    """What only an open cache needs (the store, SQLite, orjson and the uuid and platform
+    modules orjson brings) stays out of the commands that open none: the modules every
+    command imports name the cache's types and keys without loading it."""
+    status, out, modules = run_read(env, argv, tmp_path)
+    assert status == 0
+    assert out.strip()
+    assert loaded(modules, ("cache.store", "cache.db", "sqlite3", "orjson", "uuid")) == []
+
+
 def test_version_is_the_installed_one(env: dict[str, str], tmp_path: Path) -> None:
     """`--version` prints the package's version without reading the installed metadata."""
     status, out, modules = run_read(env, ("--version",), tmp_path)
