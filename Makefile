@@ -41,8 +41,8 @@ typecheck: $(STAMP)
 TEST_WORKERS ?= 4
 # The tests' files (tmp_path, the model's worlds) go to a RAM disk where there is one: each test
 # seeds a service and opens caches, SQLite syncs every commit, and on a shared disk those syncs
-# took a third of the tests' time (tests/sync/test_push_outcomes.py with test_cache_outbox.py:
-# 52 s on /tmp, 33 s on /dev/shm, the same CPU). Only a failed test's folder is kept.
+# took a quarter of the tests' time (tests/sync, serially: 382 s on /tmp, 286 s on /dev/shm,
+# the same CPU). Only a failed test's folder is kept (a RAM disk holds them).
 TEST_TMPDIR ?= $(shell test -d /dev/shm -a -w /dev/shm && echo /dev/shm || echo $${TMPDIR:-/tmp})
 
 test: lint typecheck
