@@ -43,7 +43,10 @@ TEST_WORKERS ?= 4
 # seeds a service and opens caches, SQLite syncs every commit, and on a shared disk those syncs
 # took a quarter of the tests' time (tests/sync, serially: 382 s on /tmp, 286 s on /dev/shm,
 # the same CPU). Only a failed test's folder is kept (a RAM disk holds them).
-TEST_TMPDIR ?= $(shell test -d /dev/shm -a -w /dev/shm && echo /dev/shm || echo $${TMPDIR:-/tmp})
+# A small RAM disk (a container's 64 MB /dev/shm) would fill: it needs 2 GB free.
+TEST_TMPDIR ?= $(shell test -d /dev/shm -a -w /dev/shm \
+	&& test "$$(df -Pk /dev/shm | awk 'NR==2 {print $$4}')" -ge 2097152 \
+	&& echo /dev/shm || echo $${TMPDIR:-/tmp})
 
 test: lint typecheck
 	TMPDIR=$(TEST_TMPDIR) $(BIN)/python -m pytest -q -p no:cacheprovider \
