@@ -40,6 +40,7 @@ from issuefields import (
     Kind,
     status_choices,
 )
+from tracker_tui import key_order
 from tracker_tui.data.cache_source import NO_VALUE
 from tracker_tui.data.draft_keys import comment_key
 from tracker_tui.data.neighbours import Step, step_from
@@ -169,6 +170,7 @@ class IssueDetailScreen(Screen[None]):
         on the way here."""
         self.watch(self.app, "cache_revision", self._load, init=False)
         self.watch(self.app, "key_permissions", self._permissions_learned, init=False)
+        key_order.loading(self)
         self._load()
         if queued := self._queued:
             self._queued = 0
@@ -221,6 +223,7 @@ class IssueDetailScreen(Screen[None]):
         detail = message.data.detail
         if detail is None:
             self.query_one("#detail-title", Static).update("This issue is no longer in the cache.")
+            key_order.loaded(self)
             return
         self.issue_id = detail.issue.id
         if self.draft is None:
@@ -239,6 +242,7 @@ class IssueDetailScreen(Screen[None]):
         empty = no_comments(read_only=self._services.read_only)
         await self.query_one(CommentThread).show(comments(message.data, now), empty)
         self.query_one("#detail-pending", Static).update(pending_text(message.data))
+        key_order.loaded(self)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """With `--read-only` the write keys are not there at all (not merely refused)."""

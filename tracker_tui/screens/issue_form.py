@@ -25,6 +25,7 @@ from textual.widgets import Footer, Input, Label, Select, Static, TextArea
 
 from cache import IssueDetail, JsonObject, JsonValue, ProjectRow, Resource, UserRow
 from issuefields import EDITABLE, LABELS, STATUS, Field, Kind, problem, status_choices
+from tracker_tui import key_order
 from tracker_tui.data import issue_text
 from tracker_tui.data.cache_source import NO_VALUE
 from tracker_tui.data.draft_keys import editor_key, issue_key
@@ -118,6 +119,7 @@ class IssueFormScreen(Screen[None]):
                 refused,
             )
 
+        key_order.loading(self)
         read_in_thread(self, "read the issue", read, self.Loaded)
 
     @on(Loaded)
@@ -127,6 +129,7 @@ class IssueFormScreen(Screen[None]):
         record = data.detail.record if data.detail else {}
         if self.issue_id is not None and data.detail is None:
             self.notify("This issue is no longer in the cache.", severity="error")
+            key_order.loaded(self)
             self.dismiss(None)
             return
         if data.detail is not None:
@@ -144,6 +147,7 @@ class IssueFormScreen(Screen[None]):
         await form.remove_children()
         await form.mount_all(self._editors(shown, options, data.labels))
         self.query_one(f"#{EDITABLE[0].member}").focus()
+        key_order.loaded(self)
         self._check()
         if data.refused:
             self.notify("The refused change is filled in: saving replaces it.", timeout=4)
