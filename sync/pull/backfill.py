@@ -96,8 +96,10 @@ async def backfill(
 
 
 def finish_backfill(run: ResourceRun) -> None:
-    """Forget the floor, the backfill cursor and its query: nothing is left below the head."""
+    """Forget the floor, the backfill cursor and its query: nothing is left below the head,
+    and no issue is the server search's alone."""
     cache = run.session.cache
+    cache.server.searched_reached()
     state.set_floor(cache, None)
     cache.server.clear_cursor(Resource.ISSUES, scope=state.BACKFILL)
     cache.state.set(state.WALK_KEY, None)
