@@ -88,6 +88,14 @@ class ResourceRun:
             )
 
         response = await self.retrier.run(attempt)
+        return self.adopt(response, page=page, asked=asked, per_page=per_page)
+
+    def adopt(
+        self, response: Response[Page[Any]], *, page: int, asked: int, per_page: int | None
+    ) -> Response[Page[Any]]:
+        """Learn what a page of this resource's list says (its page size, skipped records,
+        tombstones), whether `fetch` asked for it or it came another way (the probe's page:
+        sync.pull.head)."""
         listing = response.value
         if per_page is None:
             self._learn_size(listing, asked, page)

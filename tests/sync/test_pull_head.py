@@ -154,6 +154,48 @@ async def test_the_newest_issues_arrive_in_two_requests_and_the_backfill_reads_e
     assert len(twice - recorder.view_ids) <= backfilled + 2
 
 
+async def test_a_first_start_takes_its_oldest_page_from_the_features_probe(
+    tmp_path: Path, cache: Cache
+) -> None:
+    """The probe lists the same first page the head asks first: a first start on a cache that
+    has never seen the server sends two issue lists in all (the probe's, the newest page)
+    before the newest issues are in, and the probe's records are not read again."""
+    async with served(tmp_path, ISSUES) as service:
+        recorder = Recorder(service.transport())
+        real = await server_issues(service)
+        seen: list[tuple[int, set[str]]] = []
+
+        def progress(_: object) -> None:
+            if not seen:
+                seen.append((len(recorder.lists), set(local_issues(cache))))
+
+        async with session_on(service, cache, transport=recorder) as session:
+            assert len(recorder.lists) == 1  # the probe's
+            probed = set(recorder.ids)
+            await pull(session, head_first=True, finish_backfill=False, progress=progress)
+            assert session.probe_page is None  # taken once
+        requests, held = seen[0]
+        assert requests == 2
+        assert newest(real, 50) <= held
+        async with session_on(service, cache, transport=recorder) as session:
+            assert session.probe_page is None  # a known server is not probed again
+            await pull(session, retry=FAST_RETRY)
+        assert local_issues(cache) == real
+    first = recorder.lists[0]
+    assert first["updated_after"] and first["per_page"] == ["100"]
+    oldest_pages = [
+        params
+        for params in recorder.lists
+        if params.get("updated_after", [""])[0].startswith("1970-01-01")
+        and params.get("page", ["1"]) == ["1"]
+        and "assignee" not in params
+    ]
+    assert oldest_pages == [first]  # asked once, by the probe
+    reread = {key for key in probed if recorder.ids[key] > 1} - recorder.view_ids
+    # the backfill's next page overlaps the probe's by one record, the delete check reads one
+    assert len(probed) == 100 and len(reread) <= 2
+
+
 async def test_a_server_without_sync_order_or_filters_still_shows_the_head_first(
     tmp_path: Path, cache: Cache
 ) -> None:
