@@ -23,6 +23,7 @@ from test_pull_support import (
     local_issues,
     query_of,
     refusing_tombstones,
+    resolved,
     rewriting_bodies,
     served,
     server_issues,
@@ -37,6 +38,7 @@ from sync.pull.backfill import Stop
 from sync.pull.engine import backfill_step
 from sync.pull.head import HEAD_MAX, WINDOW_TRIES
 from sync.ratelimit import BACKGROUND_LOG_BUCKET
+from sync.session import open_session
 
 ISSUES = 1_000
 
@@ -297,6 +299,56 @@ async def test_the_days_budget_stops_the_backfill_until_its_share_is_free(
         assert cursor is not None
         assert local_issues(cache) == await server_issues(service)
     assert len(recorder.lists) == before  # the resumed backfill went out on its own transport
+
+
+class Slow(httpx.AsyncBaseTransport):
+    """A server that takes `step` seconds of the virtual clock `now` to answer each issue list;
+    `sent` holds the virtual time each one was sent at."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, now: list[float], step: float) -> None:
+        self.inner, self.now, self.step = inner, now, step
+        self.sent: list[float] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "GET" and request.url.path.endswith("/issues"):
+            self.sent.append(self.now[0])
+            self.now[0] += self.step
+        return await self.inner.handle_async_request(request)
+
+
+async def test_a_slow_backfill_spends_at_most_its_share_in_any_day(
+    tmp_path: Path, cache: Cache
+) -> None:
+    """Virtual time, a server that answers an issue list every 3 hours: the backfill's share
+    (80 % of Free's 500 background requests) is counted in requests sent, whatever the time
+    they took, so no day (any 24 hours, so every server day) holds more than 400 background
+    requests; it stops when they are spent and resumes the next day from its cursor."""
+    day, share = 86_400.0, 400
+    now = [1_900_000_000.0]
+    async with served(tmp_path, ISSUES, plan="free") as service:
+        async with session_on(service, cache) as session:
+            await pull(session, head_first=True, finish_backfill=False)
+        slow = Slow(service.transport(), now, step=3 * 3_600.0)
+        spent = [now[0] - 3_600 + index for index in range(share - 5)]  # today's polls so far
+        for at in spent:
+            cache.requests.reserve_request(at, BACKGROUND_LOG_BUCKET, [])
+        stops: list[float] = []
+        async with open_session(
+            resolved(service.key), cache=cache, transport=slow, clock=lambda: now[0]
+        ) as session:
+            while backfill_state.pending(cache):
+                step = await backfill_step(session, should_yield=lambda: False, retry=FAST_RETRY)
+                assert step is not None
+                if step.stop is Stop.BUDGET:
+                    assert step.resumes_at is not None and step.resumes_at > now[0]
+                    stops.append(now[0])
+                    now[0] = step.resumes_at
+        assert local_issues(cache) == await server_issues(service)
+    background = sorted([*spent, *slow.sent])
+    busiest = max(sum(1 for at in background if start <= at < start + day) for start in background)
+    assert busiest <= share
+    assert len(slow.sent) == 5 + sum(1 for at in slow.sent if at >= stops[0])  # 5 on day one
+    assert len(stops) == 1 and stops[0] - spent[0] < day
 
 
 def open_with_clock(service: Service, cache: Cache, clock: Callable[[], float]):  # type: ignore[no-untyped-def]
