@@ -50,6 +50,9 @@ class ResourceRun:
     news: bool = False
     """Records new to the cache are news for the inbox (cache.changelog): a pull that began
     from a cursor after a complete one, not a first load."""
+    gate: Callable[[], None] | None = None
+    """Called before every attempt of a request, retries included: raises to send no more
+    (the backfill's day share, spent: sync.pull.backfill)."""
     _received: int = field(default=0, repr=False)
     """Records received in this phase (the report counts the whole resource)."""
     _expected: int | None = field(default=None, repr=False)
@@ -78,6 +81,8 @@ class ResourceRun:
         def attempt() -> Awaitable[Response[Page[Any]]]:
             # Counted per attempt, not as a difference of the retrier's total: a keyset pass
             # has a second fetch running meanwhile (sync.pull.ahead).
+            if self.gate is not None:
+                self.gate()
             self.report.requests += 1
             return self.list(
                 page=page,

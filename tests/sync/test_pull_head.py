@@ -351,6 +351,43 @@ async def test_a_slow_backfill_spends_at_most_its_share_in_any_day(
     assert len(stops) == 1 and stops[0] - spent[0] < day
 
 
+class Unavailable(httpx.AsyncBaseTransport):
+    """A server whose issue lists answer 503 (a proxy in trouble); `lists` counts them."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+        self.lists = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "GET" and request.url.path.endswith("/issues"):
+            self.lists += 1
+            return httpx.Response(503, json={"error": {"code": "unavailable", "message": "x"}})
+        return await self.inner.handle_async_request(request)
+
+
+async def test_the_retries_of_the_last_request_of_the_share_do_not_go_past_it(
+    tmp_path: Path, cache: Cache
+) -> None:
+    """One request left of the day's share, and the server answers it 503: the retry that
+    would follow is not sent (each would count against the day), the backfill stops for the
+    day instead of failing, and its cursor stays where it was."""
+    now = [1_900_000_000.0]
+    async with served(tmp_path, ISSUES, plan="free") as service:
+        async with session_on(service, cache) as session:
+            await pull(session, head_first=True, finish_backfill=False)
+        for index in range(500 - 101):  # the polls' 100 and one request are left
+            cache.requests.reserve_request(now[0] - 3_600 + index, BACKGROUND_LOG_BUCKET, [])
+        cursor = backfill_state.backfill_cursor(cache)
+        failing = Unavailable(service.transport())
+        async with open_session(
+            resolved(service.key), cache=cache, transport=failing, clock=lambda: now[0]
+        ) as session:
+            step = await backfill_step(session, should_yield=lambda: False, retry=FAST_RETRY)
+        assert step is not None and step.stop is Stop.BUDGET and step.resumes_at is not None
+        assert failing.lists == 1
+        assert backfill_state.backfill_cursor(cache) == cursor and backfill_state.pending(cache)
+
+
 def open_with_clock(service: Service, cache: Cache, clock: Callable[[], float]):  # type: ignore[no-untyped-def]
     from test_pull_support import resolved
 
