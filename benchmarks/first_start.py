@@ -64,6 +64,7 @@ class Counting(httpx.AsyncBaseTransport):
     def __init__(self) -> None:
         self.inner = httpx.AsyncHTTPTransport()
         self.lists = 0
+        self.view_lists = 0
         self.requests = 0
         self.refused = 0
         self.ids: Counter[str] = Counter()
@@ -85,6 +86,7 @@ class Counting(httpx.AsyncBaseTransport):
                 self.ids.update(ids)
                 if "assignee" in request.url.params:
                     self.view_ids.update(ids)
+                    self.view_lists += 1
             return httpx.Response(response.status_code, headers=response.headers, content=content)
         return response
 
@@ -264,7 +266,7 @@ def pro_rows(folder: pathlib.Path, n: int, *, oldest_first: bool) -> list[tuple[
         *rows,
         (
             "head, views and whole backfill: issue requests",
-            f"{wire.lists} (the views' included)",
+            f"{wire.lists} (the views' {wire.view_lists} and the probe's page included)",
             f"{math.ceil(n / PAGE)} + ≤ 2 % = {math.ceil(n / PAGE * 1.02)} (+ views)",
         ),
         ("records read twice (not the views')", f"{wire.twice():,}", "one per request"),

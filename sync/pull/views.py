@@ -7,16 +7,17 @@ each query is checked: a record that does not match says the server does not fil
 views are left to the backfill (the page's records are stored all the same: they are current).
 Each open status costs one request, and one more for the newest of a status with more than a
 page of issues (keyset order: its last page, as the head's). The queries ask only for issues
-updated within `VIEW_SPAN` times the head's span of time back from now: in a large workspace
-that is the newest few thousand issues, which holds the user's recent work with one page per
-status, where the whole history cost two (the oldest page, then the newest); the backfill
-brings the older ones. In a small one it is the whole history, as before.
+updated within `VIEW_SPAN` times the head's span of time back from its newest record: in a
+large workspace that is the newest few thousand issues, which holds the user's recent work with
+one page per status, where the whole history cost two (the oldest page, then the newest); the
+backfill brings the older ones. In a small one it is the whole history, as before.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from cache import Resource
 from issuefields import STATUS, Tone
 from sync.client import Response
 from sync.models import Issue, Page
@@ -34,7 +35,7 @@ furthest along the workflow first."""
 
 
 VIEW_SPAN = 20
-"""How many of the head's spans of time back from now the views reach."""
+"""How many of the head's spans of time back from its newest record the views reach."""
 
 
 async def pull_views(run: ResourceRun) -> str:
@@ -61,14 +62,15 @@ async def pull_views(run: ResourceRun) -> str:
 
 
 def _since(run: ResourceRun) -> str:
-    """The views' `updated_after`: `VIEW_SPAN` times the head's span back from the server's
-    now (the head's floor is its oldest record, or its window's start), or the epoch."""
-    floor = state.floor(run.session.cache)
-    if floor is None or floor.updated_at == EPOCH:
+    """The views' `updated_after`: `VIEW_SPAN` times the head's span of time back from its
+    newest record (the incremental cursor; its oldest is the floor), or the epoch."""
+    cache = run.session.cache
+    floor, newest = state.floor(cache), cache.server.cursor(Resource.ISSUES)
+    if floor is None or newest is None or floor.updated_at == EPOCH:
         return EPOCH
-    now = run.session.limiter.server_now()
+    top = sort_key(newest.updated_at).timestamp()
     oldest = sort_key(floor.updated_at).timestamp()
-    start = now - VIEW_SPAN * max(1.0, now - oldest)
+    start = top - VIEW_SPAN * max(1.0, top - oldest)
     return EPOCH if start <= 0 else from_unix(start, whole=False)
 
 
