@@ -400,6 +400,12 @@ STEPS: tuple[tuple[str, Callable[[Database], None]], ...] = (
             "CREATE INDEX changes_unread ON changes (read, id);"
         ),
     ),
+    # Issues the server's search brought in ahead of the backfill (cache.searched), marked in
+    # the list until a pull reaches them.
+    (
+        "searched_issues",
+        _script("CREATE TABLE searched (id TEXT PRIMARY KEY) WITHOUT ROWID;"),
+    ),
 )
 KNOWN_STEPS = tuple(name for name, _ in STEPS)
 
