@@ -80,6 +80,9 @@ needs (a month, day, hour, minute or second that is not one cannot pass; a leap 
 can)."""
 
 
+_stamp_shape = STAMP_SHAPE.fullmatch
+
+
 def stamp_order(stamp: Cell) -> Cell:
     """What the issues table sorts a timestamp column's value by (the `*_key` columns,
     `KEY_COLUMNS`): the canonical text of `as_timestamp` as an integer in the same order,
@@ -92,12 +95,11 @@ def stamp_order(stamp: Cell) -> Cell:
     and the largest (year 9999) stays under 2**63. Any other value is kept as it is: SQLite
     (and `cache.ordering.value_key`) sorts text after every number, so a value that is not a
     timestamp sorts after all timestamps rather than among them by its characters."""
-    if type(stamp) is not str or STAMP_SHAPE.fullmatch(stamp) is None:
+    if type(stamp) is not str or _stamp_shape(stamp) is None:
         return stamp
-    key = int(stamp[0:4])
-    for start, radix in ((5, 20), (8, 40), (11, 30), (14, 60), (17, 70)):
-        key = key * radix + int(stamp[start : start + 2])
-    return key * 1_000_000 + int(stamp[20:26])
+    date = (int(stamp[0:4]) * 20 + int(stamp[5:7])) * 40 + int(stamp[8:10])
+    time = ((date * 30 + int(stamp[11:13])) * 60 + int(stamp[14:16])) * 70 + int(stamp[17:19])
+    return time * 1_000_000 + int(stamp[20:26])
 
 
 def stamp_key(value: object) -> Cell:
