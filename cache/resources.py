@@ -75,7 +75,7 @@ def as_timestamp(value: object) -> str | None:
 STAMP_SHAPE = re.compile(
     r"[0-9]{4}-[01][0-9]-[0-3][0-9]T[012][0-9]:[0-5][0-9]:[0-6][0-9]\.[0-9]{6}Z"
 )
-"""The canonical form of `as_timestamp`, each field's first digit bounded as `stamp_key`
+"""The canonical form of `as_timestamp`, each field's first digit bounded as `stamp_order`
 needs (a month, day, hour, minute or second that is not one cannot pass; a leap second
 can)."""
 
