@@ -8,6 +8,7 @@ import re
 
 import pytest
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 from tui_support import AppFactory, screen_lines, settle
 
 from tracker_tui.bindings_table import app_bindings, unnamed_bindings
@@ -150,3 +151,29 @@ async def test_the_help_says_which_keys_close_it(app_factory: AppFactory) -> Non
         assert isinstance(app.screen, HelpScreen), "q no longer closes it"
         await pilot.press("h")
         assert not isinstance(app.screen, HelpScreen)
+
+
+async def footer_keys(app_factory: AppFactory, keymap: dict[str, str]) -> list[list[str]]:
+    """The footer's keys, left to right, on the list and then on an issue's screen."""
+    app = app_factory(keymap=keymap)
+    shown: list[list[str]] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for _screen in ("list", "detail"):
+            keys = app.screen.query_one(Footer).query(FooterKey)
+            shown.append([f"{key.key_display} {key.description}" for key in keys])
+            await pilot.press(keymap.get("list.open", "enter"))
+            await settle(pilot)
+    return shown
+
+
+async def test_a_remapped_key_keeps_its_place_in_the_footer(app_factory: AppFactory) -> None:
+    """Textual re-adds a moved binding last; the footer lists it where it is declared."""
+    default = await footer_keys(app_factory, {})
+    keymap = {"list": {"search": "ctrl+f", "open": "l"}, "detail": {"edit": "w"}}
+    moved = await footer_keys(app_factory, parse_keymap(keymap))
+    on_list = {"/ Search": "^f Search", "⏎ Open": "l Open"}
+    assert "^f Search" in moved[0]
+    assert moved[0] == [on_list.get(entry, entry) for entry in default[0]], "as declared"
+    assert "w Edit" in moved[1]
+    assert moved[1] == ["w Edit" if e == "e Edit" else e for e in default[1]], "as declared"

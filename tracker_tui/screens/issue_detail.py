@@ -19,7 +19,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Label, Markdown, Static, TextArea
 
 from cache import (
@@ -46,10 +45,12 @@ from tracker_tui.data.neighbours import Step, step_from
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.drafts import DraftKeeper
 from tracker_tui.formatting import issue_reference
+from tracker_tui.key_names import hint_keys
 from tracker_tui.messages import EditIssueRequested
 from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.choice_dialog import ChoiceDialog
 from tracker_tui.screens.confirm import ConfirmDialog
+from tracker_tui.screens.declared_keys import DeclaredKeyOrder
 from tracker_tui.screens.issue_detail_text import (
     DetailData,
     comments,
@@ -66,7 +67,7 @@ from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.workers import describe, read_in_thread, write_in_thread
 
 
-class IssueDetailScreen(Screen[None]):
+class IssueDetailScreen(DeclaredKeyOrder[None]):
     """One issue: fields, description, comments, pending changes; edit and comment."""
 
     COMMANDS = {BindingCommands}
@@ -236,9 +237,12 @@ class IssueDetailScreen(Screen[None]):
         self.query_one("#detail-description", Markdown).update(
             detail.description or "*No description.*"
         )
-        empty = no_comments(read_only=self._services.read_only)
+        empty = no_comments(
+            read_only=self._services.read_only, comment_key=hint_keys(self, "detail.comment")
+        )
         await self.query_one(CommentThread).show(comments(message.data, now), empty)
-        self.query_one("#detail-pending", Static).update(pending_text(message.data))
+        pending = pending_text(message.data, hint_keys(self, "app.sync_panel"))
+        self.query_one("#detail-pending", Static).update(pending)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """With `--read-only` the write keys are not there at all (not merely refused)."""
