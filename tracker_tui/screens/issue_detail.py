@@ -63,6 +63,7 @@ from tracker_tui.screens.labels_dialog import LabelsDialog
 from tracker_tui.services import Services
 from tracker_tui.widgets.comment_box import CommentBox
 from tracker_tui.widgets.comment_thread import CommentThread
+from tracker_tui.widgets.markdown_text import line_break_parser
 from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.workers import describe, read_in_thread, write_in_thread
 
@@ -154,7 +155,7 @@ class IssueDetailScreen(DeclaredKeyOrder[None]):
         yield Static("Loading…", id="detail-title")
         yield Static("", id="detail-fields")
         with VerticalScroll(id="detail-body"):
-            yield Markdown("", id="detail-description")
+            yield Markdown("", id="detail-description", parser_factory=line_break_parser)
             yield Label("Comments", classes="detail-heading")
             yield CommentThread(id="detail-comments")
             yield Label("Local changes not yet on the server", classes="detail-heading")
