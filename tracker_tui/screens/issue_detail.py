@@ -76,15 +76,17 @@ class IssueDetailScreen(DeclaredKeyOrder[None]):
     CSS_PATH = "issue_detail.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        # The footer's order: at 80 columns it shows up to the assignee, at 120 the app's sync
+        # panel too. The project, $EDITOR and next/previous are in the help and the palette.
         Binding("escape", "back", "Back", id="detail.back"),
+        Binding("c", "comment", "Comment", id="detail.comment"),
+        Binding("e", "edit", "Edit", id="detail.edit"),
         Binding("s", "pick_status", STATUS.label, id="detail.status"),
         Binding("p", "pick_priority", PRIORITY.label, id="detail.priority"),
         Binding("a", "pick_assignee", ASSIGNEE.label, id="detail.assignee"),
-        Binding("o", "pick_project", PROJECT.label, id="detail.project"),
         Binding("l", "edit_labels", LABELS.label, id="detail.labels"),
-        Binding("e", "edit", "Edit", id="detail.edit"),
-        Binding("E", "edit_in_editor", "Edit in $EDITOR", id="detail.edit_in_editor"),
-        Binding("c", "comment", "Comment", id="detail.comment"),
+        Binding("o", "pick_project", PROJECT.label, show=False, id="detail.project"),
+        Binding("E", "edit_in_editor", "Edit in $EDITOR", show=False, id="detail.edit_in_editor"),
         Binding(
             "J,right_square_bracket", "step(1)", "Next issue", show=False, id="detail.next_issue"
         ),
