@@ -4,9 +4,7 @@ of the server's count instants the answers allow ever puts more than a limit in 
 
 from __future__ import annotations
 
-import asyncio
 import random
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -116,10 +114,11 @@ async def test_no_placement_the_answers_allow_exceeds_a_limit(
 
 
 async def test_creates_pushed_past_a_wide_margin_meet_no_429(tmp_path: Path) -> None:
-    """Against the reference service (a second's window, a margin of half of it): the 31st
-    create goes a window after the first one's answer, well before the margin would let it,
-    and the service refuses none of the 40. The push starts early in a service window, so
-    that the full window's own block (its reset plus the margin) ends before that too."""
+    """Against the reference service (a second's window, a margin of half of it): the service
+    refuses none of the 40 creates, and no window of the client's own log holds more than 30
+    of them. How soon the 31st goes (a window after the first one's answer, well before the
+    margin would let it) is a time, measured by `benchmarks/ratelimit_answered.py`; the same
+    placement on virtual time is asserted by the tests above."""
     db = tmp_path / "server.db"
     key = seed_workspace(db, "acme", 0, plan="free")
     wire = Wire(create_app(db, window_seconds=1.0))
@@ -130,13 +129,12 @@ async def test_creates_pushed_past_a_wide_margin_meet_no_429(tmp_path: Path) -> 
             for n in range(40):
                 cache.outbox.create(Resource.ISSUES, {"title": f"created {n}"})
             wire.reset()
-            await asyncio.sleep((0.4 - time.time() % 1.0) % 1.0)
             report = await push_outbox(session, bulk_creates=False)
             sent = cache.requests.request_times(0.0, Bucket.ISSUES_CREATE)
     assert report.done == 40 and report.remaining == 0
     assert wire.count("POST", "/issues") == 40 and wire.statuses.count(429) == 0
     assert len(sent) == 40
-    assert sent[0] + 1.0 < sent[30] < sent[0] + 1.0 + 0.4
+    assert max(sum(1 for t in sent if at <= t < at + 1.0) for at in sent) <= CREATES
 
 
 async def test_a_request_far_from_the_limits_reads_no_times_from_the_log(
