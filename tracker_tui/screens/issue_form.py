@@ -19,7 +19,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Label, Select, Static, TextArea
 
@@ -33,8 +32,10 @@ from tracker_tui.data.people import Directory
 from tracker_tui.drafts import DraftKeeper
 from tracker_tui.editor import TemplateError
 from tracker_tui.formatting import issue_reference
+from tracker_tui.key_names import hint_keys
 from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.confirm import ConfirmDialog
+from tracker_tui.screens.declared_keys import DeclaredKeyOrder
 from tracker_tui.screens.editor_flow import EditorFlow
 from tracker_tui.services import Services
 from tracker_tui.widgets.label_picker import LabelPicker
@@ -61,7 +62,7 @@ class FormData:
     """The fields of the refused write the form replaces, as the form shows them."""
 
 
-class IssueFormScreen(Screen[None]):
+class IssueFormScreen(DeclaredKeyOrder[None]):
     """Create an issue (no id) or edit one."""
 
     COMMANDS = {BindingCommands}
@@ -364,7 +365,7 @@ class IssueFormScreen(Screen[None]):
             key,
             parse,
             help=issue_text.help_lines(values, directory, new=new),
-            again_hint="ctrl+e opens it again",
+            again_hint=f"{hint_keys(self, 'form.editor')} opens it again",
         )
         shown = await flow.run(start, baseline)
         if shown is None:
