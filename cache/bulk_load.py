@@ -33,7 +33,7 @@ REPACKED_AFTER_LOAD = (
     "issues_by_project",
 )
 """The indexes a cold load keeps (their filters stay fast while it runs) and rebuilds at its
-end (`finish_bulk_load`). Each lists its field, then `updated_at DESC`; a load in sync order
+end (`finish_bulk_load`). Each lists its field, then `updated_key DESC`; a load in sync order
 (`updated_at` ascending) puts every row at the front of its field's range, and each page that
 splits there keeps half its space unused for good: at 100,000 issues these four took 48.7 MB
 of which 23.5 MB unused, 240 B an issue (issue 18). Rebuilt by sorting, they come out full

@@ -6,7 +6,7 @@ Status and priority filters test the rank columns (they are in every sort index)
 the `status`/`priority` text only for unknown values, which share the last rank.
 
 A filter on a field with an index of its own (assignee, project, priority, status) can also
-be *driven* by that index: each index lists its field, then the default order (`updated_at
+be *driven* by that index: each index lists its field, then the default order (`updated_key
 DESC, rid DESC`), so the rows of one value are a range already in that order, and the ranges
 of a few values merge in order (see cache.query). That walks only the matching rows instead of
 testing every entry of the sort index; it pays for fields whose values each hold a small part

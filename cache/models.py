@@ -174,6 +174,9 @@ class IssueRow:
     cells: Mapping[str, Cell]
     labels: tuple[str, ...]
     sync_state: SyncState
+    searched: bool = False
+    """Brought in by the server's search ahead of the backfill, which has not reached it yet
+    (cache.searched): the list marks it as from the server."""
 
     @property
     def number(self) -> int | None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import total_ordering
 
 from cache.models import Cell
-from cache.resources import rank_column
+from cache.resources import KEY_COLUMNS, rank_column
 from issuefields import SORTS, Kind, Sort
 
 _ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -82,14 +82,19 @@ def _plain(column: str, index: str, *, nocase: bool = False) -> Ordering:
     )
 
 
+UPDATED = KEY_COLUMNS["updated_at"]
+"""Time orders read the key column of a timestamp (`cache.resources.stamp_order`), which
+sorts as its text does and is what the indexes hold."""
+
+
 def _ranked(rank: str, index: str) -> Ordering:
-    """Within a rank, the default order (`updated_at DESC, rid DESC`), so one rank of the
-    index is also a range in that order (cache.filtering drives filters with it)."""
+    """Within a rank, the default order (newest first: `updated_key DESC, rid DESC`), so one
+    rank of the index is also a range in that order (cache.filtering drives filters with it)."""
     return Ordering(
         index,
-        (rank, "updated_at", "rid"),
-        f"{rank}, updated_at DESC, rid DESC",
-        f"{rank} DESC, updated_at, rid",
+        (rank, UPDATED, "rid"),
+        f"{rank}, {UPDATED} DESC, rid DESC",
+        f"{rank} DESC, {UPDATED}, rid",
         lambda v: (v[0], Desc(value_key(v[1])), Desc((v[2],))),
     )
 
@@ -100,9 +105,9 @@ def _ranked_high_first(rank: str, index: str) -> Ordering:
     ascending is its exact reverse (least first, oldest first within a rank)."""
     return Ordering(
         index,
-        (rank, "updated_at", "rid"),
-        f"{rank} DESC, updated_at, rid",
-        f"{rank}, updated_at DESC, rid DESC",
+        (rank, UPDATED, "rid"),
+        f"{rank} DESC, {UPDATED}, rid",
+        f"{rank}, {UPDATED} DESC, rid DESC",
         lambda v: (Desc((v[0],)), value_key(v[1]), v[2]),
     )
 
@@ -110,12 +115,14 @@ def _ranked_high_first(rank: str, index: str) -> Ordering:
 def _ordering(sort: Sort) -> Ordering:
     """A sort by a choice field ranks its values (`_ranked_high_first` when it first sorts
     descending, so that direction walks the index forwards too), by one line of text folds
-    ASCII case, by anything else compares values. Its index is `issues_by_<key>`."""
+    ASCII case, by a time its key column, by anything else compares values. Its index is
+    `issues_by_<key>`."""
     field, index = sort.field, f"issues_by_{sort.key}"
     if field.kind is Kind.CHOICE:
         ranked = _ranked_high_first if sort.descending else _ranked
         return ranked(rank_column(field), index)
-    return _plain(field.member, index, nocase=field.kind is Kind.TEXT)
+    column = KEY_COLUMNS[field.member] if field.kind is Kind.TIME else field.member
+    return _plain(column, index, nocase=field.kind is Kind.TEXT)
 
 
 ORDERINGS: dict[str, Ordering] = {sort.key: _ordering(sort) for sort in SORTS}

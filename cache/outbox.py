@@ -384,7 +384,10 @@ def rebase_later(
     """For each field of `moves` (field: (old, new)), the first later write of the record
     that sets it was based on this entry's doing: its base goes from `old` to `new`. Writes
     after that one were based on it, not on this entry, and keep their bases; a base that is
-    not `old` was taken some other way and is left alone."""
+    not `old` was taken some other way and is left alone. A later write that sets the field
+    to `new` keeps `old`, the value it was typed over: rebased, it would read as changing
+    nothing, and a conflict with a colleague's value would show the user's value as the base
+    (seed 12008 of issue 15's model: low, then medium again, the low settled for theirs)."""
     waiting = dict(moves)
     for later in chain(conn, entry.resource, entry.target_id):
         if not waiting:
@@ -395,7 +398,8 @@ def rebase_later(
         rebased = dict(later.base)
         for name in touched:
             old, new = waiting.pop(name)
-            if name in rebased and same(rebased[name], old):
+            back = name in later.changes and same(later.changes[name], new)
+            if name in rebased and same(rebased[name], old) and not back:
                 rebased[name] = new
         if rebased != later.base:
             conn.execute("UPDATE outbox SET base = ? WHERE id = ?", (dumps(rebased), later.id))

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 
-from cache import outbox, overlay, query, views
+from cache import outbox, overlay, query, searched, views
 from cache.db import Connector
 from cache.errors import AmbiguousIssueError
 from cache.models import (
@@ -39,9 +40,14 @@ class Reads:
     def window(
         self, filter: IssueFilter, sort: IssueSort, offset: int, limit: int
     ) -> list[IssueRow]:
-        """Rows `[offset, offset + limit)` of the effective issue list."""
-        with self._db.read():
-            return query.window(query.prepare(self._db.state(), filter), sort, offset, limit)
+        """Rows `[offset, offset + limit)` of the effective issue list; those the server's
+        search brought in ahead of the backfill say so (`IssueRow.searched`)."""
+        with self._db.read() as conn:
+            rows = query.window(query.prepare(self._db.state(), filter), sort, offset, limit)
+            marked = searched.among(conn, (row.id for row in rows))
+        if not marked:
+            return rows
+        return [replace(row, searched=True) if row.id in marked else row for row in rows]
 
     def count(self, filter: IssueFilter) -> int:
         with self._db.read():

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -352,6 +353,78 @@ def _extra_of(columns: tuple[str, ...], row: tuple[object, ...]) -> str:
     return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
 
 
+TIMESTAMP_KEY_INDEXES_SQL = """
+CREATE INDEX issues_by_updated
+    ON issues (updated_key, rid, status_rank, priority_rank, assignee, project_id, label_mask);
+CREATE INDEX issues_by_created
+    ON issues (created_key, rid, status_rank, priority_rank, assignee, project_id, label_mask);
+CREATE INDEX issues_by_status ON issues (status_rank, updated_key DESC, rid DESC, priority_rank,
+    assignee, project_id, label_mask);
+CREATE INDEX issues_by_priority ON issues (priority_rank, updated_key DESC, rid DESC,
+    status_rank, assignee, project_id, label_mask);
+CREATE INDEX issues_by_assignee ON issues (assignee, updated_key DESC, rid DESC, status_rank,
+    priority_rank, project_id, label_mask);
+CREATE INDEX issues_by_project ON issues (project_id, updated_key DESC, rid DESC, status_rank,
+    priority_rank, assignee, label_mask);
+"""
+"""The indexes that ordered by `created_at` or `updated_at` text, ordering by the key columns
+instead (the same columns otherwise)."""
+
+TIMESTAMP_KEY_BATCH = 10000
+
+_STAMP_V1 = re.compile(r"[0-9]{4}-[01][0-9]-[0-3][0-9]T[012][0-9]:[0-5][0-9]:[0-6][0-9]\.[0-9]{6}Z")
+
+
+def _stamp_order_v1(stamp: object) -> object:
+    """`cache.resources.stamp_order` as it was when `issue_timestamp_keys` was written (a step
+    must not change what it writes when that code does; a test holds the two equal)."""
+    if type(stamp) is not str or _STAMP_V1.fullmatch(stamp) is None:
+        return stamp
+    key = int(stamp[0:4])
+    for start, radix in ((5, 20), (8, 40), (11, 30), (14, 60), (17, 70)):
+        key = key * radix + int(stamp[start : start + 2])
+    return key * 1_000_000 + int(stamp[20:26])
+
+
+def _issue_timestamp_keys(db: Database) -> None:
+    """The six indexes that order issues by time hold an 8-byte integer key of each timestamp
+    (`created_key`, `updated_key`) instead of its 27-byte text: the text columns stay as they
+    were, for every read and comparison of the values themselves. The key columns are declared
+    without a type, so a value that is not a timestamp is kept as the text it is.
+
+    The indexes are dropped first, so filling the keys rewrites only the rows, and built again
+    once at the end, sorted."""
+    conn = db.conn
+    for index in (
+        "issues_by_updated",
+        "issues_by_created",
+        "issues_by_status",
+        "issues_by_priority",
+        "issues_by_assignee",
+        "issues_by_project",
+    ):
+        conn.execute(f"DROP INDEX {index}")
+    conn.execute("ALTER TABLE issues ADD COLUMN created_key")
+    conn.execute("ALTER TABLE issues ADD COLUMN updated_key")
+    select = (
+        "SELECT rid, created_at, updated_at FROM issues WHERE rid > ? ORDER BY rid "
+        f"LIMIT {TIMESTAMP_KEY_BATCH}"
+    )
+    last = -(1 << 63)
+    while rows := conn.execute(select, (last,)).fetchall():
+        conn.executemany(
+            "UPDATE issues SET created_key = ?, updated_key = ? WHERE rid = ?",
+            [
+                (_stamp_order_v1(created), _stamp_order_v1(updated), rid)
+                for rid, created, updated in rows
+            ],
+        )
+        last = rows[-1][0]
+    for statement in TIMESTAMP_KEY_INDEXES_SQL.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
 STEPS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0001_server_copy", _script(SERVER_COPY_SQL)),
     ("0002_outbox", _script(OUTBOX_SQL)),
@@ -409,6 +482,15 @@ STEPS: tuple[tuple[str, Callable[[Database], None]], ...] = (
             "CREATE INDEX changes_unread ON changes (read, id);"
         ),
     ),
+    # Issues the server's search brought in ahead of the backfill (cache.searched), marked in
+    # the list until a pull reaches them.
+    (
+        "searched_issues",
+        _script("CREATE TABLE searched (id TEXT PRIMARY KEY) WITHOUT ROWID;"),
+    ),
+    # Issues ordered by time in their indexes by an integer key of each timestamp, not its
+    # text (issue 18: 114 B an issue, see docs/architecture.md#the-cache-file).
+    ("issue_timestamp_keys", _issue_timestamp_keys),
 )
 KNOWN_STEPS = tuple(name for name, _ in STEPS)
 

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from cache import bulk_load, changelog, records, syncstate
+from cache import bulk_load, changelog, records, searched, syncstate
 from cache.db import CACHE_SIZE_KIB, Connector, translated
 from cache.models import ApplyResult, Cursor, JsonObject, Resource
 from cache.records import Prepared
@@ -32,14 +32,22 @@ class ServerCopy:
         *,
         scope: str = "",
         news: bool = False,
+        from_search: bool = False,
     ) -> ApplyResult:
         """Store a page of server records (tombstones `{"id", "deleted": true, "updated_at"}`
         included) and, when given, the cursor that follows it, in one transaction. What
         changed in the issues that concern the user goes to the change log (cache.changelog);
         `news`: records new to the cache are news too (an incremental pull's, not a first
-        load's)."""
+        load's). `from_search`: the server's search answered the page, not a pull: the issues
+        the cache did not hold are remembered as the search's alone (cache.searched), which
+        a pull's page holding them ends."""
         return self.apply_prepared(
-            resource, self.prepare(resource, page), cursor, scope=scope, news=news
+            resource,
+            self.prepare(resource, page),
+            cursor,
+            scope=scope,
+            news=news,
+            from_search=from_search,
         )
 
     @staticmethod
@@ -57,15 +65,32 @@ class ServerCopy:
         *,
         scope: str = "",
         news: bool = False,
+        from_search: bool = False,
     ) -> ApplyResult:
         """`apply_page` for records `prepare` made."""
+        ids = [item.key for item in page] if resource is Resource.ISSUES else []
         with self._db.write() as conn:
+            fresh = set(ids) - searched.held(conn, ids) if from_search else set()
             seen = changelog.watch(resource, page, news=news)
             result = records.apply_page(conn, SPECS[resource], page, seen)
             changelog.note(conn, seen, self._clock())
+            if from_search:
+                searched.note(conn, sorted(fresh))
+            elif ids:
+                searched.reached(conn, ids)
             if cursor is not None:
                 syncstate.set_cursor(conn, syncstate.cursor_key(resource, scope), cursor)
         return result
+
+    def searched_reached(self) -> None:
+        """The backfill met its floor: every issue the search brought in is the cache's own."""
+        with self._db.write() as conn:
+            searched.clear(conn)
+
+    def searched_count(self) -> int:
+        """Issues the server's search brought in that no pull has reached yet."""
+        with self._db.read() as conn:
+            return searched.count(conn)
 
     def begin_bulk_load(self, resource: Resource) -> bool:
         """Start a cold load of an empty table: its indexes are built once at the end

@@ -33,7 +33,7 @@ from typing import Any
 from cache.models import ACTIVE_STATES, EntryState, JsonObject, Operation, OutboxEntry, Resource
 from cache.outbox import get
 from cache.outbox_life import transition
-from cache.resources import dumps, loads_object
+from cache.resources import KEY_COLUMNS, dumps, loads_object, stamp_order
 
 RECENT = 3600.0
 """Seconds back from an attempt within which a record the cache holds counts as made near it:
@@ -63,11 +63,19 @@ def note_seen(conn: sqlite3.Connection, entries: Iterable[OutboxEntry], now: flo
 
 
 def _recent(conn: sqlite3.Connection, resource: Resource, now: float) -> list[str]:
+    """Issues are found by their creation time's key (`issues_by_created` orders by it): every
+    issue whose `created_at` text is at least `since` has a key at least `since`'s, and the
+    text test then keeps exactly those."""
     since = datetime.fromtimestamp(now - RECENT, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
     table = _TABLES[resource]
+    where: str = "created_at >= ?"
+    params: list[object] = [since]
+    if resource is Resource.ISSUES:
+        where = f"{KEY_COLUMNS['created_at']} >= ? AND {where}"
+        params.insert(0, stamp_order(f"{since}.000000Z"))
     rows = conn.execute(
-        f"SELECT id FROM {table} WHERE created_at >= ? ORDER BY created_at DESC LIMIT ?",
-        (since, RECENT_LIMIT),
+        f"SELECT id FROM {table} WHERE {where} ORDER BY created_at DESC LIMIT ?",
+        (*params, RECENT_LIMIT),
     )
     return [str(row[0]) for row in rows]
 

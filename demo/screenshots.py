@@ -8,6 +8,7 @@ is driven to each screen in turn with the keys a user would press.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import tempfile
 import time
@@ -31,6 +32,24 @@ from tracker_tui.data.outbox_counts import OutboxCounts
 from tracker_tui.messages import SyncStatusChanged
 
 NOW = datetime(2026, 11, 21, 15, 30, tzinfo=UTC)
+SEARCH = "status:todo label:bug"
+"""What the search shot types: qualifiers beside words, shown as chips."""
+EDITOR_SCRIPT = """import pathlib, re, sys
+path = pathlib.Path(sys.argv[-1])
+lines = path.read_text(encoding="utf-8").split("\\n")
+rows = [i for i, line in enumerate(lines) if re.match(r"\\s*\\d+\\s*\\|", line)]
+for n, i in enumerate(rows[:5]):
+    cells = lines[i].split("|")
+    cells[2] = " low "
+    if n == 1:
+        cells[1] = " done "
+    if n == 3:
+        cells[5] = " Speed up the export of large projects"
+    lines[i] = "|".join(cells)
+path.write_text("\\n".join(lines), encoding="utf-8")
+"""
+"""The editor of the bulk-edit shot: lowers five issues' priority, closes one and renames one,
+as a user would in the table, so the preview shows changes and a refused move."""
 SIZE = (130, 38)
 Step = Callable[[Pilot[Any]], Awaitable[None]]
 
@@ -142,7 +161,37 @@ async def _settings_usage(pilot: Pilot[Any], outdir: Path) -> None:
     app.save_screenshot("settings_usage.svg", str(outdir))
 
 
-async def _shoot(app: TrackerApp, outdir: Path, shots: list[tuple[str, list[str]]]) -> None:
+async def _save(pilot: Pilot[Any], outdir: Path, name: str) -> None:
+    """The screen as it stands, without the notices left by the steps before."""
+    pilot.app.clear_notifications()
+    await _settle(pilot)
+    pilot.app.save_screenshot(f"{name}.svg", str(outdir))
+
+
+async def _search_palette_bulk_editor(pilot: Pilot[Any], outdir: Path, tmp: Path) -> None:
+    """Search with qualifiers (the chips show them), the command palette, and the bulk edit
+    in `$EDITOR` come back as its preview (the editor a script: `EDITOR_SCRIPT`)."""
+    await pilot.press("escape", "x", "slash", *SEARCH, "enter")
+    await _save(pilot, outdir, "search")
+    await pilot.press("slash", "ctrl+u", "escape", "ctrl+p", *"sort by")
+    await _settle(pilot)
+    await _save(pilot, outdir, "palette")
+    script = tmp / "editor.py"
+    script.write_text(EDITOR_SCRIPT, encoding="utf-8")
+    saved = {name: os.environ.pop(name, None) for name in ("VISUAL", "EDITOR")}
+    os.environ["EDITOR"] = f"{sys.executable} {script}"
+    try:
+        await pilot.press("escape", "home", *["space", "j"] * 4, "space", "B")
+        await _settle(pilot)
+    finally:
+        os.environ.pop("EDITOR")
+        os.environ.update({name: value for name, value in saved.items() if value is not None})
+    await _save(pilot, outdir, "bulk_editor_preview")
+
+
+async def _shoot(
+    app: TrackerApp, outdir: Path, shots: list[tuple[str, list[str]]], tmp: Path
+) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await _settle(pilot)
         await _report(pilot)
@@ -150,12 +199,13 @@ async def _shoot(app: TrackerApp, outdir: Path, shots: list[tuple[str, list[str]
             await pilot.press(*keys)
             await _settle(pilot)
             app.save_screenshot(f"{name}.svg", str(outdir))
+        await _search_palette_bulk_editor(pilot, outdir, tmp)
         await _settings_usage(pilot, outdir)
 
 
 async def make_screenshots(outdir: Path) -> list[Path]:
-    """Write list, detail, bulk preview, sync panel, inbox, help and settings (usage) SVGs
-    into `outdir`."""
+    """Write list, detail, bulk preview, sync panel, inbox, help, search, palette, bulk edit in
+    the editor and settings (usage) SVGs into `outdir`."""
     outdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         cache = Cache.open(Path(tmp) / "cache.db", clock=NOW.timestamp)
@@ -176,6 +226,7 @@ async def make_screenshots(outdir: Path) -> list[Path]:
                     ("sync_panel", ["escape", "y"]),
                     ("bulk_preview", ["escape", "b", "enter", "down", "down", "enter"]),
                 ],
+                Path(tmp),
             )
         finally:
             cache.close()

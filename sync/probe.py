@@ -52,7 +52,21 @@ a 429 needs none, since the limiter holds the next request for as long as the se
 T = TypeVar("T")
 
 
-async def detect_features(client: ApiClient, *, retries: int = 0) -> ServerFeatures:
+@dataclass(frozen=True)
+class ProbePage:
+    """The first page of the issues the probe listed, oldest first from `PROBE_SINCE`, with
+    tombstones and `PROBE_PAGE_SIZE` records: the very query a head-first start asks first
+    (docs/sync.md#head-first), so that start reuses it rather than ask again."""
+
+    response: Response[Page[Issue]]
+
+
+async def detect_features(
+    client: ApiClient,
+    *,
+    retries: int = 0,
+    keep_page: Callable[[ProbePage], None] | None = None,
+) -> ServerFeatures:
     """Probe a server for the optional features with as few requests as possible.
 
     Raises `Unauthorized`, `RateLimited` and `NetworkError` (nothing can be learned then);
@@ -65,6 +79,9 @@ async def detect_features(client: ApiClient, *, retries: int = 0) -> ServerFeatu
     me = await probe.run(client.me)
     listing = await _probe_listing(probe, client)
     page = None if listing.response is None else listing.response.value
+    whole = listing.per_page == PROBE_PAGE_SIZE and listing.tombstones is not False
+    if keep_page is not None and listing.response is not None and whole:
+        keep_page(ProbePage(listing.response))
     first_id = page.data[0].id if page is not None and page.data else None
     etag: bool | None = None
     if listing.response is not None and listing.response.meta.etag:

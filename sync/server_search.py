@@ -48,11 +48,13 @@ def free_words(text: str) -> str | None:
 
 async def search_server(session: SyncSession, text: str) -> ServerHits:
     """One `GET /search` for `text`; its hits are stored as server records (current ones: an
-    older copy in the cache is replaced, a newer one kept)."""
+    older copy in the cache is replaced, a newer one kept), those the cache did not hold
+    marked as the search's until a pull reaches them (the list shows them "from the
+    server")."""
     listing = (await session.client.search(text, page=1, per_page=PAGE)).value
     items = [item for item in listing.items if not isinstance(item, Tombstone)]
     held = {key for key in (item.id for item in items) if _held(session, key)}
-    session.cache.server.apply_page(Resource.ISSUES, [item.raw for item in items])
+    session.cache.server.apply_page(Resource.ISSUES, [item.raw for item in items], from_search=True)
     ids = tuple(item.id for item in items)
     return ServerHits(text, ids, sum(1 for key in ids if key not in held))
 

@@ -26,7 +26,7 @@ from sync.client import ApiClient, Observer
 from sync.errors import Forbidden, NoCredentials, SyncError
 from sync.features import ServerFeatures
 from sync.permissions import key_tag, learn_denied
-from sync.probe import detect_features
+from sync.probe import ProbePage, detect_features
 from sync.ratelimit import RateLimiter, ResponseMeta
 from sync.ratelimit.learned import Learned
 from sync.remembered import keep_features, keep_limits, remembered_features, remembered_limits
@@ -51,16 +51,25 @@ class SyncSession:
     the profile's key may change between sessions."""
     key_tag: str = ""
     """Tells this key's remembered permissions from another's (`sync.permissions`)."""
+    probe_page: ProbePage | None = None
+    """The features' probe's page of issues when this session probed: the first page a
+    head-first start asks for, which it takes from here instead (sync.pull.head)."""
 
 
 async def known_features(
-    cache: Cache, client: ApiClient, server: str, *, refresh: bool = False
+    cache: Cache,
+    client: ApiClient,
+    server: str,
+    *,
+    refresh: bool = False,
+    keep_page: Callable[[ProbePage], None] | None = None,
 ) -> ServerFeatures:
-    """The server's features, probed only when not remembered for this very server URL."""
+    """The server's features, probed only when not remembered for this very server URL;
+    `keep_page` hears the probe's page of issues when it was a whole first page."""
     remembered = None if refresh else remembered_features(cache, server)
     if remembered is not None:
         return remembered
-    features = await detect_features(client, retries=PROBE_RETRIES)
+    features = await detect_features(client, retries=PROBE_RETRIES, keep_page=keep_page)
     keep_features(cache, server, features)
     return features
 
@@ -141,7 +150,8 @@ async def open_session(
             limiter=limiter,
             observer=_learning(observer, store, resolved.server, tag),
         ) as client:
-            features = await known_features(store, client, resolved.server)
+            probed: list[ProbePage] = []
+            features = await known_features(store, client, resolved.server, keep_page=probed.append)
             if features.plan and learned is None:
                 # A cache from before limits were remembered: the plan `/me` named at the probe.
                 # Remembered limits are newer (that probe's answer was stored with them).
@@ -154,6 +164,7 @@ async def open_session(
                 limiter=limiter,
                 features=features,
                 key_tag=tag,
+                probe_page=probed[0] if probed else None,
             )
     finally:
         if owned:

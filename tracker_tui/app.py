@@ -36,6 +36,7 @@ from tracker_tui.data.source import IssueSource
 from tracker_tui.data.usage import DEFAULT_ALERT_PERCENT, alert_words, day_used_percent
 from tracker_tui.data.views import SavedView
 from tracker_tui.drafts import KeepsDraft
+from tracker_tui.key_names import hint_keys
 from tracker_tui.messages import (
     CacheChanged,
     InboxChanged,
@@ -328,7 +329,8 @@ class TrackerApp(NavigatingApp):
         if percent is not None and percent >= alert_at and not self._budget_alerted:
             self._budget_alerted = True
             self.notify(
-                f"{alert_words(percent)}. The settings' usage tab (,) shows each limit.",
+                f"{alert_words(percent)}. The settings' usage tab "
+                f"({hint_keys(self, 'app.settings')}) shows each limit.",
                 title="Rate limits",
                 severity="warning",
                 timeout=10,

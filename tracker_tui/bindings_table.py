@@ -19,7 +19,8 @@ from textual.dom import DOMNode
 
 from tracker_tui.data.keymap import BindingInfo, normalize_key
 
-ROOTS = ("tracker_tui.app", "tracker_tui.navigation")
+ROOTS = ("tracker_tui.app", "tracker_tui.navigation", "tracker_tui.copy_open")
+"""The modules of the app class and its mixins (their bindings reach every screen)."""
 PACKAGES = ("tracker_tui.screens", "tracker_tui.widgets")
 
 

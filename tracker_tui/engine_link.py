@@ -120,6 +120,7 @@ class EngineLink:
         self._permissions_told: KeyPermissions | None = None
         self._fetches: set[asyncio.Future[None]] = set()
         self._search: ServerSearch | None = None
+        self._searched = 0
 
     async def start(self, post: Poster) -> None:
         self._post = post
@@ -149,6 +150,7 @@ class EngineLink:
     def _hits(self, hits: ServerHits) -> None:
         if self._post is not None:
             self._post(ServerHitsArrived(hits.text, len(hits.ids), hits.new))
+            self._report()  # the legend names the new marker
 
     def _fetch_now(self, issue_id: str) -> None:
         """On the engine's loop: the opened issue's comments, as a task of their own beside
@@ -416,6 +418,7 @@ class EngineLink:
         with contextlib.suppress(CacheError):  # the last counts stand; the next report retries
             self._outbox = count_outbox(self._cache)
             self._backfill = backfill_progress(self._cache) if pending(self._cache) else None
+            self._searched = self._cache.server.searched_count() if self._backfill else 0
         self._post(
             SyncStatusChanged(
                 profile=self._resolved.name or "env",
@@ -427,5 +430,6 @@ class EngineLink:
                 progress=self._progress,
                 last_sync=self._last_sync,
                 backfill=self._backfill,
+                searched=self._searched,
             )
         )

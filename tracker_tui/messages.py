@@ -50,6 +50,9 @@ class SyncStatusChanged(Message):
     """When the last pass finished, None before the first."""
     backfill: BackfillProgress | None = None
     """A head-first start's backfill while one is pending (docs/sync.md#head-first)."""
+    searched: int = 0
+    """Issues the server's search brought in that the backfill has not reached (the list
+    marks them)."""
 
     def can_replace(self, message: Message) -> bool:
         """A newer report makes any queued older one pointless."""

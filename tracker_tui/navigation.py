@@ -27,6 +27,7 @@ from tracker_tui.copy_open import CopyOpenApp
 from tracker_tui.crash_guard import GuardedApp
 from tracker_tui.data import undo
 from tracker_tui.data.source import IssueQuery
+from tracker_tui.key_names import hint_keys
 from tracker_tui.key_order import KeyOrderApp
 from tracker_tui.messages import (
     BulkEditorRequested,
@@ -55,9 +56,10 @@ class JumpFound(Message):
     why: str = ""
 
 
-def find_issue(cache: Cache, ref: str) -> JumpFound:
+def find_issue(cache: Cache, ref: str, sync_key: str = "ctrl+r") -> JumpFound:
     """The issue a user typed (`123`, `#123`, an id), or a sentence saying why not: a number
-    past the newest cached one is not cached yet, another is not in the cache."""
+    past the newest cached one is not cached yet (`sync_key` syncs now), another is not in the
+    cache."""
     try:
         issue_id = cache.reads.resolve_issue(ref)
     except AmbiguousIssueError as error:
@@ -72,7 +74,7 @@ def find_issue(cache: Cache, ref: str) -> JumpFound:
     if not isinstance(top, int) or int(digits) > top:
         seen = f" (the newest cached is #{top})" if isinstance(top, int) else ""
         return JumpFound(
-            None, f"Issue #{digits} is not in the local cache yet{seen}: ctrl+r syncs now."
+            None, f"Issue #{digits} is not in the local cache yet{seen}: {sync_key} syncs now."
         )
     return JumpFound(
         None, f"No issue #{digits} in the local cache: it was deleted, or is not pulled yet."
@@ -234,10 +236,13 @@ class NavigatingApp(GuardedApp, KeyOrderApp, CopyOpenApp):
         if isinstance(self.screen, JumpDialog) or (services := self._services()) is None:
             return
         cache = services.cache
+        sync_key = hint_keys(self, "app.sync_now")
 
         def jump(ref: str | None) -> None:
             if ref:
-                read_in_thread(self, "find the issue", lambda: find_issue(cache, ref), lambda x: x)
+                read_in_thread(
+                    self, "find the issue", lambda: find_issue(cache, ref, sync_key), lambda x: x
+                )
 
         self.push_screen(JumpDialog(), jump)
 

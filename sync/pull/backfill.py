@@ -73,7 +73,15 @@ async def backfill(
                 stop = Stop.BUDGET
                 break
         before_requests, before_received = run.report.requests, run.report.received
-        finished = await _step(run)
+        run.gate = _share_gate(run) if budgeted else None
+        try:
+            finished = await _step(run)
+        except ShareSpent:
+            finished = False  # a retry would have gone past the day's share: what was stored stays
+            resumes_at = _spent_until(run)
+            stop = Stop.BUDGET
+        finally:
+            run.gate = None
         requests += run.report.requests - before_requests
         received += run.report.received - before_received
         shown = replace(
@@ -85,6 +93,8 @@ async def backfill(
         shown = replace(shown, finish_at=estimate_finish(run, shown))
         state.save_progress(cache, shown)
         run.tell(expected=shown.expected)
+        if stop is Stop.BUDGET:
+            break
         if finished:
             finish_backfill(run)
             shown = replace(shown, done=True, finish_at=None)
@@ -96,8 +106,10 @@ async def backfill(
 
 
 def finish_backfill(run: ResourceRun) -> None:
-    """Forget the floor, the backfill cursor and its query: nothing is left below the head."""
+    """Forget the floor, the backfill cursor and its query: nothing is left below the head,
+    and no issue is the server search's alone."""
     cache = run.session.cache
+    cache.server.searched_reached()
     state.set_floor(cache, None)
     cache.server.clear_cursor(Resource.ISSUES, scope=state.BACKFILL)
     cache.state.set(state.WALK_KEY, None)
@@ -182,6 +194,21 @@ async def _walk_step(run: ResourceRun) -> bool:
     run.store(items, None)
     cache.state.set(state.WALK_KEY, {"page": page + 1, "total": listing.pagination.total})
     return run.is_last(listing, page + 1)
+
+
+class ShareSpent(Exception):
+    """A retry of a backfill request would go past the day's share."""
+
+
+def _share_gate(run: ResourceRun) -> Callable[[], None]:
+    """Checked before every attempt, so the retries of the step that spends the share's last
+    request (a 5xx, a dropped connection) do not spend more than the share."""
+
+    def gate() -> None:
+        if _spent_until(run) is not None:
+            raise ShareSpent
+
+    return gate
 
 
 def _spent_until(run: ResourceRun) -> float | None:

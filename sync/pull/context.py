@@ -50,6 +50,9 @@ class ResourceRun:
     news: bool = False
     """Records new to the cache are news for the inbox (cache.changelog): a pull that began
     from a cursor after a complete one, not a first load."""
+    gate: Callable[[], None] | None = None
+    """Called before every attempt of a request, retries included: raises to send no more
+    (the backfill's day share, spent: sync.pull.backfill)."""
     _received: int = field(default=0, repr=False)
     """Records received in this phase (the report counts the whole resource)."""
     _expected: int | None = field(default=None, repr=False)
@@ -78,6 +81,8 @@ class ResourceRun:
         def attempt() -> Awaitable[Response[Page[Any]]]:
             # Counted per attempt, not as a difference of the retrier's total: a keyset pass
             # has a second fetch running meanwhile (sync.pull.ahead).
+            if self.gate is not None:
+                self.gate()
             self.report.requests += 1
             return self.list(
                 page=page,
@@ -88,6 +93,14 @@ class ResourceRun:
             )
 
         response = await self.retrier.run(attempt)
+        return self.adopt(response, page=page, asked=asked, per_page=per_page)
+
+    def adopt(
+        self, response: Response[Page[Any]], *, page: int, asked: int, per_page: int | None
+    ) -> Response[Page[Any]]:
+        """Learn what a page of this resource's list says (its page size, skipped records,
+        tombstones), whether `fetch` asked for it or it came another way (the probe's page:
+        sync.pull.head)."""
         listing = response.value
         if per_page is None:
             self._learn_size(listing, asked, page)

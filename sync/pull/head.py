@@ -6,7 +6,8 @@ Keyset order: the first request is the backfill's first page (`updated_after` th
 oldest first), stored with the backfill cursor; its `pagination.total` says how many issues
 there are, so the second asks the same query's last page, with a page size chosen to hold 50
 to 100 records: the newest. Its oldest record becomes the floor, its newest the incremental
-cursor. Two requests, both of which read records nothing else will read again.
+cursor. Two requests, both of which read records nothing else will read again; one on a first
+start, whose features' probe listed that very first page a moment before (`ProbePage`).
 
 Page walking: the order of a page is unknown, so the head is a window of time instead:
 `updated_after = now - w`, with `w` narrowed or widened from the density the first page
@@ -21,9 +22,12 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime
+from typing import Any
 
 from cache import Cursor
-from sync.models import Record, Tombstone
+from sync.client import Response
+from sync.models import Page, Record, Tombstone
+from sync.probe import PROBE_PAGE_SIZE
 from sync.pull import backfill_state as state
 from sync.pull.backfill import KEYSET_KEY
 from sync.pull.context import ResourceRun
@@ -53,6 +57,18 @@ async def head_first(run: ResourceRun) -> bool:
     return await _walk_head(run)
 
 
+async def _first_page(run: ResourceRun, since: str, resume: Cursor | None) -> Response[Page[Any]]:
+    """The oldest page: the features' probe's, when this session probed with the same query
+    (a whole page with tombstones from the epoch, the head's own page size), so a first start
+    asks one request fewer; else fetched. Taken once: a later start asks afresh."""
+    session = run.session
+    probed, session.probe_page = session.probe_page, None
+    same = resume is None and run.tombstones is True and run.size == PROBE_PAGE_SIZE
+    if probed is not None and same:
+        return run.adopt(probed.response, page=1, asked=PROBE_PAGE_SIZE, per_page=None)
+    return await run.fetch(page=1, updated_after=since)
+
+
 def last_page(total: int, size: int) -> tuple[int, int]:
     """(page, per_page) of the page of a query of `total` records that ends it and holds
     between `HEAD_MIN` and `size` records: page offsets are multiples of the page size, so
@@ -69,7 +85,7 @@ async def _keyset_head(run: ResourceRun) -> bool:
     cache = run.session.cache
     resume = state.backfill_cursor(cache)
     since = EPOCH if resume is None else before(resume.updated_at)
-    first = (await run.fetch(page=1, updated_after=since)).value
+    first = (await _first_page(run, since, resume)).value
     items = list(first.items)
     check_order(items, since)
     total = first.pagination.total

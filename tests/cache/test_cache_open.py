@@ -157,7 +157,7 @@ def test_filter_indexes_of_an_old_cache_are_rebuilt_in_the_default_order(tmp_pat
     assert "SEARCH issues USING COVERING INDEX issues_by_assignee (assignee=?)" in plans
     indexes = dict(sqlite3.connect(path).execute("SELECT name, sql FROM sqlite_master"))
     for field in ("status_rank", "priority_rank", "assignee", "project_id"):
-        found = [sql for sql in indexes.values() if sql and f"({field}, updated_at DESC" in sql]
+        found = [sql for sql in indexes.values() if sql and f"({field}, updated_key DESC" in sql]
         assert len(found) == 1, field
 
 

@@ -17,7 +17,7 @@ from sqlite_utils import Database
 
 from cache import Cache, IssueFilter, IssueSort, Resource
 from cache.labels import mask_of
-from cache.resources import SPECS, dumps, labels_of
+from cache.resources import KEY_COLUMNS, SPECS, dumps, labels_of
 from cache.schema import KNOWN_STEPS, MIGRATIONS
 
 ODD_ISSUES: list[Record] = [
@@ -97,15 +97,16 @@ def old_cache(path: Path, issues: list[Record], comments: list[Record]) -> None:
     conn = db.conn
     bits: dict[str, int | None] = {}
     spec = SPECS[Resource.ISSUES]
+    kept = [n for n, name in enumerate(spec.column_names) if name not in KEY_COLUMNS.values()]
+    columns = [spec.column_names[n] for n in kept]  # the key columns came later
     for rid, record in enumerate(issues, start=1):
         found = labels_of(record)
         for label in found:
             bits.setdefault(label, len(bits))
+        cells = spec.cells(record)
         conn.execute(
-            OLD_ISSUE.format(
-                columns=", ".join(spec.column_names), marks=", ".join("?" * len(spec.columns))
-            ),
-            (rid, record["id"], *spec.cells(record), mask_of(found, bits), dumps(record)),
+            OLD_ISSUE.format(columns=", ".join(columns), marks=", ".join("?" * len(columns))),
+            (rid, record["id"], *(cells[n] for n in kept), mask_of(found, bits), dumps(record)),
         )
         conn.executemany(
             "INSERT INTO issue_labels (label, issue) VALUES (?, ?)", [(x, rid) for x in found]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
-from model_machine import Model, model_for
+from model_machine import PRIORITIES, Model, model_for
 from model_wire import Fault, Kill
 from model_world import FULL, PUBLISHED_ONLY, Config
 
@@ -149,4 +149,30 @@ def test_an_edit_back_of_an_issue_a_colleague_deleted_is_not_dropped(
     state.colleague_delete(pick=0)
     state.pull(c=0, faults=[], kill=None, full=False)
     state.edit(c=0, pick=0, name="priority", choice=2)
+    state.end()
+
+
+def test_an_edit_back_over_a_conflict_settled_for_theirs_is_asked_again_truthfully(
+    steps: Callable[[Config], Steps],
+) -> None:
+    """Found by the long run (seed 12008): a priority edit in conflict with a colleague's,
+    the user sets the priority back to what it was, then settles the conflict for theirs.
+    The edit back was rebased onto the value it restores, and its conflict with the
+    colleague's value showed the user's value as the base: medium against medium."""
+    state = steps(FULL)
+    state.start(clients=2)
+    machine = state.machine
+    client = machine.client(0)
+    key = machine.visible(client)[0]
+    original = machine._shown(client, key)["priority"]
+    back = PRIORITIES.index(original)
+    state.edit(c=0, pick=0, name="priority", choice=back + 1)
+    state.colleague_clash(pick=0, choice=back + 2)
+    state.push(c=0, faults=[], kill=None)
+    assert client.cache.outbox.conflicts(), "the colleague's value makes a conflict"
+    state.edit(c=0, pick=0, name="priority", choice=back)
+    state.resolve(c=0, pick=0, mine=False)
+    state.push(c=0, faults=[], kill=None)
+    [conflict] = client.cache.outbox.conflicts()
+    assert conflict.mine == original and conflict.base != original
     state.end()

@@ -23,6 +23,7 @@ from test_pull_support import (
     local_issues,
     query_of,
     refusing_tombstones,
+    resolved,
     rewriting_bodies,
     served,
     server_issues,
@@ -37,6 +38,7 @@ from sync.pull.backfill import Stop
 from sync.pull.engine import backfill_step
 from sync.pull.head import HEAD_MAX, WINDOW_TRIES
 from sync.ratelimit import BACKGROUND_LOG_BUCKET
+from sync.session import open_session
 
 ISSUES = 1_000
 
@@ -154,6 +156,48 @@ async def test_the_newest_issues_arrive_in_two_requests_and_the_backfill_reads_e
     assert len(twice - recorder.view_ids) <= backfilled + 2
 
 
+async def test_a_first_start_takes_its_oldest_page_from_the_features_probe(
+    tmp_path: Path, cache: Cache
+) -> None:
+    """The probe lists the same first page the head asks first: a first start on a cache that
+    has never seen the server sends two issue lists in all (the probe's, the newest page)
+    before the newest issues are in, and the probe's records are not read again."""
+    async with served(tmp_path, ISSUES) as service:
+        recorder = Recorder(service.transport())
+        real = await server_issues(service)
+        seen: list[tuple[int, set[str]]] = []
+
+        def progress(_: object) -> None:
+            if not seen:
+                seen.append((len(recorder.lists), set(local_issues(cache))))
+
+        async with session_on(service, cache, transport=recorder) as session:
+            assert len(recorder.lists) == 1  # the probe's
+            probed = set(recorder.ids)
+            await pull(session, head_first=True, finish_backfill=False, progress=progress)
+            assert session.probe_page is None  # taken once
+        requests, held = seen[0]
+        assert requests == 2
+        assert newest(real, 50) <= held
+        async with session_on(service, cache, transport=recorder) as session:
+            assert session.probe_page is None  # a known server is not probed again
+            await pull(session, retry=FAST_RETRY)
+        assert local_issues(cache) == real
+    first = recorder.lists[0]
+    assert first["updated_after"] and first["per_page"] == ["100"]
+    oldest_pages = [
+        params
+        for params in recorder.lists
+        if params.get("updated_after", [""])[0].startswith("1970-01-01")
+        and params.get("page", ["1"]) == ["1"]
+        and "assignee" not in params
+    ]
+    assert oldest_pages == [first]  # asked once, by the probe
+    reread = {key for key in probed if recorder.ids[key] > 1} - recorder.view_ids
+    # the backfill's next page overlaps the probe's by one record, the delete check reads one
+    assert len(probed) == 100 and len(reread) <= 2
+
+
 async def test_a_server_without_sync_order_or_filters_still_shows_the_head_first(
     tmp_path: Path, cache: Cache
 ) -> None:
@@ -255,6 +299,93 @@ async def test_the_days_budget_stops_the_backfill_until_its_share_is_free(
         assert cursor is not None
         assert local_issues(cache) == await server_issues(service)
     assert len(recorder.lists) == before  # the resumed backfill went out on its own transport
+
+
+class Slow(httpx.AsyncBaseTransport):
+    """A server that takes `step` seconds of the virtual clock `now` to answer each issue list;
+    `sent` holds the virtual time each one was sent at."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, now: list[float], step: float) -> None:
+        self.inner, self.now, self.step = inner, now, step
+        self.sent: list[float] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "GET" and request.url.path.endswith("/issues"):
+            self.sent.append(self.now[0])
+            self.now[0] += self.step
+        return await self.inner.handle_async_request(request)
+
+
+async def test_a_slow_backfill_spends_at_most_its_share_in_any_day(
+    tmp_path: Path, cache: Cache
+) -> None:
+    """Virtual time, a server that answers an issue list every 3 hours: the backfill's share
+    (80 % of Free's 500 background requests) is counted in requests sent, whatever the time
+    they took, so no day (any 24 hours, so every server day) holds more than 400 background
+    requests; it stops when they are spent and resumes the next day from its cursor."""
+    day, share = 86_400.0, 400
+    now = [1_900_000_000.0]
+    async with served(tmp_path, ISSUES, plan="free") as service:
+        async with session_on(service, cache) as session:
+            await pull(session, head_first=True, finish_backfill=False)
+        slow = Slow(service.transport(), now, step=3 * 3_600.0)
+        spent = [now[0] - 3_600 + index for index in range(share - 5)]  # today's polls so far
+        for at in spent:
+            cache.requests.reserve_request(at, BACKGROUND_LOG_BUCKET, [])
+        stops: list[float] = []
+        async with open_session(
+            resolved(service.key), cache=cache, transport=slow, clock=lambda: now[0]
+        ) as session:
+            while backfill_state.pending(cache):
+                step = await backfill_step(session, should_yield=lambda: False, retry=FAST_RETRY)
+                assert step is not None
+                if step.stop is Stop.BUDGET:
+                    assert step.resumes_at is not None and step.resumes_at > now[0]
+                    stops.append(now[0])
+                    now[0] = step.resumes_at
+        assert local_issues(cache) == await server_issues(service)
+    background = sorted([*spent, *slow.sent])
+    busiest = max(sum(1 for at in background if start <= at < start + day) for start in background)
+    assert busiest <= share
+    assert len(slow.sent) == 5 + sum(1 for at in slow.sent if at >= stops[0])  # 5 on day one
+    assert len(stops) == 1 and stops[0] - spent[0] < day
+
+
+class Unavailable(httpx.AsyncBaseTransport):
+    """A server whose issue lists answer 503 (a proxy in trouble); `lists` counts them."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+        self.lists = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "GET" and request.url.path.endswith("/issues"):
+            self.lists += 1
+            return httpx.Response(503, json={"error": {"code": "unavailable", "message": "x"}})
+        return await self.inner.handle_async_request(request)
+
+
+async def test_the_retries_of_the_last_request_of_the_share_do_not_go_past_it(
+    tmp_path: Path, cache: Cache
+) -> None:
+    """One request left of the day's share, and the server answers it 503: the retry that
+    would follow is not sent (each would count against the day), the backfill stops for the
+    day instead of failing, and its cursor stays where it was."""
+    now = [1_900_000_000.0]
+    async with served(tmp_path, ISSUES, plan="free") as service:
+        async with session_on(service, cache) as session:
+            await pull(session, head_first=True, finish_backfill=False)
+        for index in range(500 - 101):  # the polls' 100 and one request are left
+            cache.requests.reserve_request(now[0] - 3_600 + index, BACKGROUND_LOG_BUCKET, [])
+        cursor = backfill_state.backfill_cursor(cache)
+        failing = Unavailable(service.transport())
+        async with open_session(
+            resolved(service.key), cache=cache, transport=failing, clock=lambda: now[0]
+        ) as session:
+            step = await backfill_step(session, should_yield=lambda: False, retry=FAST_RETRY)
+        assert step is not None and step.stop is Stop.BUDGET and step.resumes_at is not None
+        assert failing.lists == 1
+        assert backfill_state.backfill_cursor(cache) == cursor and backfill_state.pending(cache)
 
 
 def open_with_clock(service: Service, cache: Cache, clock: Callable[[], float]):  # type: ignore[no-untyped-def]

@@ -80,3 +80,21 @@ async def test_the_issue_form_fits_and_scrolls_to_the_labels(app_factory: AppFac
         await settle(pilot)
         field = app.screen.query_one(LabelInput)
         assert 0 <= field.region.y < SIZE[1] - 1
+
+
+async def test_the_issue_screens_footer_keeps_its_most_used_keys(app_factory: AppFactory) -> None:
+    """At 80 columns back, comment, edit and the three fields most set; at 120 the labels and
+    the app's sync panel too (cut once `E` joined the footer). The rest is in `?` and ctrl+p."""
+    for size, shown in (
+        ((80, 24), ("esc Back", "c Comment", "e Edit", "s Status", "p Priority", "a Assignee")),
+        ((120, 36), ("l Labels", "y Sync panel")),
+    ):
+        app = app_factory()
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            await pilot.press("enter")
+            await settle(pilot)
+            footer = screen_lines(app)[-1]
+            assert footer.rstrip().endswith("^p palette")
+            for key in shown:
+                assert f" {key} " in footer, (size, key, footer)

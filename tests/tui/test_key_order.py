@@ -18,8 +18,11 @@ from tui_support import AppFactory, settle
 from cache import Cache, EntryState
 from tracker_tui import key_order
 from tracker_tui.key_order import KEY_WAIT, KeyOrderApp
+from tracker_tui.screens.issue_detail import IssueDetailScreen
 from tracker_tui.screens.issue_form import IssueFormScreen
 from tracker_tui.screens.issue_list import IssueListScreen
+from tracker_tui.widgets.comment_box import CommentBox
+from tracker_tui.widgets.issue_list import IssueList
 
 SIZE = (120, 36)
 
@@ -62,6 +65,40 @@ async def test_left_and_backspace_in_a_burst_edit_where_they_were_typed(
         burst_keys(app, *"ac", "left", "b", "end", "backspace", "backspace", *"xy")
         await settle(pilot)
         assert app.screen.query_one("#title", Input).value == "axy"
+
+
+@pytest.mark.usefixtures("patient")
+async def test_a_new_issue_and_its_title_typed_in_one_burst_land_in_the_form(
+    app_factory: AppFactory, cache: Cache
+) -> None:
+    """`c` only asks the app for the form, and the form reads its fields in a worker: the
+    title's letters went to the list meanwhile (`E`, `x`, `o` are bindings there)."""
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        burst_keys(app, "c", *"Export fails", "ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, IssueListScreen)
+    [entry] = cache.outbox.entries([EntryState.PENDING])
+    assert entry.changes["title"] == "Export fails"
+
+
+@pytest.mark.usefixtures("patient")
+async def test_an_issue_opened_and_commented_in_one_burst_gets_the_comment(
+    app_factory: AppFactory,
+) -> None:
+    """`enter` then `c` and the text: the comment goes to the issue opened, not `c` to the
+    list (a new-issue form) and the text to its bindings."""
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        opened = app.screen.query_one(IssueList).highlighted_row
+        assert opened is not None
+        burst_keys(app, "enter", "c", *"hello there")
+        await settle(pilot)
+        assert isinstance(app.screen, IssueDetailScreen)
+        assert app.screen.issue_id == opened.id
+        assert app.screen.query_one(CommentBox).text == "hello there"
 
 
 class Slow(Static, can_focus=True):

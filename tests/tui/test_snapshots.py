@@ -135,3 +135,14 @@ def test_sync_panel_screen(
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=open_panel)
+
+
+def test_issue_detail_screen_at_80x24(snap_compare: SnapCompare, app_factory: AppFactory) -> None:
+    app = app_factory(profile="work")
+
+    async def open_issue(pilot: Pilot[Any]) -> None:
+        await report_sync(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=open_issue)

@@ -200,7 +200,8 @@ class Notices:
 
 
 async def settle(pilot: Any) -> None:
-    """Wait until no worker runs and every message they posted has been handled.
+    """Wait until no worker runs, every message they posted has been handled, and every key
+    typed has been (`KeyOrderApp` takes a burst's keys one after the other).
 
     A handled answer can start another read (rows near the viewport), hence the loop; a worker
     superseded by a newer one (exclusive groups) ends cancelled, which is not an error here.
@@ -213,6 +214,12 @@ async def settle(pilot: Any) -> None:
             await pilot.app.workers.wait_for_complete(running)
         await pilot.pause()
     await pilot.pause()
+    if getattr(pilot.app, "keys_waiting", 0):
+        for _ in range(300):
+            await pilot.pause(0.01)
+            if not pilot.app.keys_waiting:
+                await settle(pilot)
+                return
 
 
 def unique(messages: list[Message]) -> list[Message]:

@@ -24,15 +24,23 @@ COLUMNS: tuple[Field, ...] = (STATUS, PRIORITY, ASSIGNEE, LABELS, TITLE)
 """After the number, in this order; the title last."""
 SEPARATOR = " | "
 NUMBERS = re.compile(r"^\s*(\d+)\s*\|", re.MULTILINE)
-HELP = (
-    "One line an issue: number | status | priority | assignee | labels | title.",
-    "Change any cell but the number; the changes are previewed before anything is queued,",
-    "and queued as one bulk change (u undoes it). A line deleted leaves its issue alone.",
-    "Status: " + ", ".join(STATUS.values) + " (moves the workflow allows)",
-    "Priority: " + ", ".join(PRIORITY.values),
-    "Assignee: me, a user's name (or the start of one), or none. Labels: separated by commas.",
-    "An empty file, or one saved unchanged, cancels.",
-)
+
+
+def help_lines(undo_key: str = "u") -> tuple[str, ...]:
+    """The table's help; `undo_key` undoes a bulk change (the app's, as its keymap has it)."""
+    return (
+        "One line an issue: number | status | priority | assignee | labels | title.",
+        "Change any cell but the number; the changes are previewed before anything is queued,",
+        f"and queued as one bulk change ({undo_key} undoes it). A line deleted leaves its issue "
+        "alone.",
+        "Status: " + ", ".join(STATUS.values) + " (moves the workflow allows)",
+        "Priority: " + ", ".join(PRIORITY.values),
+        "Assignee: me, a user's name (or the start of one), or none. Labels: separated by commas.",
+        "An empty file, or one saved unchanged, cancels.",
+    )
+
+
+HELP = help_lines()
 
 
 def _value(row: IssueRow, field: Field) -> JsonValue:
@@ -42,7 +50,7 @@ def _value(row: IssueRow, field: Field) -> JsonValue:
     return value if value is None or isinstance(value, str | int) else str(value)
 
 
-def render(rows: Sequence[IssueRow], directory: Directory) -> str:
+def render(rows: Sequence[IssueRow], directory: Directory, help: Sequence[str] = HELP) -> str:
     """The table of `rows` (those with a number: the table names issues by it), its columns
     aligned, the help below."""
     numbered = [row for row in rows if row.number is not None]
@@ -58,20 +66,22 @@ def render(rows: Sequence[IssueRow], directory: Directory) -> str:
         return SEPARATOR.join([*padded, parts[-1]]).rstrip()
 
     body = "\n".join(["# " + line(heading), *(line(row) for row in cells)])
-    return with_help(body, HELP)
+    return with_help(body, help)
 
 
-def numbers_in(text: str) -> list[int]:
+def numbers_in(text: str, help: Sequence[str] = HELP) -> list[int]:
     """The issue numbers a table names (to read those issues before parsing a kept draft)."""
-    return [int(found) for found in NUMBERS.findall(without_help(text, HELP))]
+    return [int(found) for found in NUMBERS.findall(without_help(text, help))]
 
 
-def parse(text: str, rows: Mapping[int, IssueRow], directory: Directory) -> dict[str, JsonObject]:
+def parse(
+    text: str, rows: Mapping[int, IssueRow], directory: Directory, help: Sequence[str] = HELP
+) -> dict[str, JsonObject]:
     """The changes the edited table makes, by issue id: only cells that differ from the
     issue's value now; `rows` are the issues it may name, by number."""
     edits: dict[str, JsonObject] = {}
     seen: dict[int, int] = {}
-    for index, line in enumerate(without_help(text, HELP).split("\n"), start=1):
+    for index, line in enumerate(without_help(text, help).split("\n"), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         parts = [part.strip() for part in line.split("|", len(COLUMNS))]

@@ -34,10 +34,12 @@ from tracker_tui.data.cache_source import NO_VALUE
 from tracker_tui.data.changes import field_name
 from tracker_tui.data.marks import MarkedSelection
 from tracker_tui.formatting import count_label
+from tracker_tui.key_names import hint_keys
 from tracker_tui.screens.bulk_preview import BulkPreviewScreen
 from tracker_tui.screens.choice_dialog import ChoiceDialog
+from tracker_tui.screens.declared_keys import DeclaredKeyOrder
 from tracker_tui.services import Services
-from tracker_tui.widgets.label_picker import PICKER_KEYS, LabelPicker
+from tracker_tui.widgets.label_picker import LabelInput, LabelList, LabelPicker, picker_keys
 from tracker_tui.workers import read_in_thread
 
 ACTIONS: tuple[tuple[str, str], ...] = (
@@ -57,7 +59,7 @@ class Names:
     labels: list[str]
 
 
-class BulkEditScreen(ModalScreen[None]):
+class BulkEditScreen(DeclaredKeyOrder[None], ModalScreen[None]):
     """Pick an action and a value for the marked issues."""
 
     HELP_GROUP: ClassVar[str] = "Bulk edit"
@@ -102,7 +104,11 @@ class BulkEditScreen(ModalScreen[None]):
             title = f"Change {count_label(self.selection.count, 'marked issue')}"
             yield Label(title, classes="dialog-title")
             yield OptionList(*(Option(label, id=key) for key, label in ACTIONS), id="actions")
-            yield Label("enter picks · esc cancels", classes="dialog-hint", id="bulk-hint")
+            yield Label(
+                f"enter picks · {hint_keys(self, 'bulk.cancel')} cancels",
+                classes="dialog-hint",
+                id="bulk-hint",
+            )
         yield Footer()
 
     def on_mount(self) -> None:
@@ -149,7 +155,10 @@ class BulkEditScreen(ModalScreen[None]):
             return
         picker = LabelPicker([], self.names.labels, id="bulk-labels")
         await self.query_one(Vertical).mount(picker, before="#bulk-hint")
-        self.query_one("#bulk-hint", Label).update(f"{PICKER_KEYS} · ctrl+s previews · esc cancels")
+        self.query_one("#bulk-hint", Label).update(
+            f"{picker_keys(self)} · {hint_keys(self, 'bulk.preview_labels')} previews · "
+            f"{hint_keys(self, 'bulk.cancel')} cancels"
+        )
         picker.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -163,7 +172,9 @@ class BulkEditScreen(ModalScreen[None]):
         labels = self.query_one(LabelPicker).labels
         refused = problem(LABELS, labels)
         if not labels or refused:
-            self.notify(refused or "Tick a label first (space, or type and enter).")
+            tick = hint_keys(self, "picker.toggle", LabelList)
+            enter = hint_keys(self, "picker.tick", LabelInput)
+            self.notify(refused or f"Tick a label first ({tick}, or type and {enter}).")
             return
         self._plan(BulkChange(self._action, list[JsonValue](labels)))
 

@@ -24,6 +24,7 @@ from tracker_tui.data.marks import MarkedSelection, Marks
 from tracker_tui.data.people import Directory
 from tracker_tui.editor import editor_name
 from tracker_tui.formatting import count_label, issue_reference
+from tracker_tui.key_names import hint_keys
 from tracker_tui.screens.bulk_preview import BulkPreviewScreen
 from tracker_tui.screens.confirm import ConfirmDialog
 from tracker_tui.screens.editor_flow import EditorFlow
@@ -32,7 +33,6 @@ from tracker_tui.workers import describe
 
 LIMIT = 500
 """Issues in one table at most: a table longer than a few screens is not read any more."""
-AGAIN = "B opens it again"
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,9 @@ async def edit_in_bulk(screen: Screen[Any], services: Services, selection: Marke
         screen.notify(f"Could not read the issues: {describe(error)}", severity="error")
         return
     by_number = {row.number: row for row in start.rows if row.number is not None}
-    baseline = bulk_table.render(start.opened, start.directory)
+    help_lines = bulk_table.help_lines(hint_keys(screen, "app.undo_bulk"))
+    again = f"{hint_keys(screen, 'list.bulk_in_editor')} opens it again"
+    baseline = bulk_table.render(start.opened, start.directory, help_lines)
     text = baseline
     if start.draft is not None:
         text = start.draft
@@ -106,10 +108,10 @@ async def edit_in_bulk(screen: Screen[Any], services: Services, selection: Marke
         screen,
         services.cache,
         BULK_EDITOR_KEY,
-        lambda edited: bulk_table.parse(edited, by_number, start.directory),
-        help=bulk_table.HELP,
+        lambda edited: bulk_table.parse(edited, by_number, start.directory, help_lines),
+        help=help_lines,
         suffix=".txt",
-        again_hint=AGAIN,
+        again_hint=again,
     )
     edits = await flow.run(text, baseline)
     if edits is None:
@@ -128,6 +130,6 @@ async def edit_in_bulk(screen: Screen[Any], services: Services, selection: Marke
     def closed(_result: None) -> None:
         """Not queued: the table stays a draft for the next `B`."""
         if not preview.queued:
-            app.notify(f"Not queued: the table is kept as a draft ({AGAIN}).", timeout=6)
+            app.notify(f"Not queued: the table is kept as a draft ({again}).", timeout=6)
 
     await app.push_screen(preview, closed)

@@ -17,19 +17,20 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from cache import EntryState, OutboxEntry
 from tracker_tui.data.bulk import BulkPlan, queue
+from tracker_tui.key_names import hint_keys
 from tracker_tui.messages import SourceFailed, WriteQueued
 from tracker_tui.screens.binding_commands import BindingCommands
+from tracker_tui.screens.declared_keys import DeclaredKeyOrder
 from tracker_tui.services import Services
 from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.workers import describe, read_in_thread
 
 
-class BulkPreviewScreen(Screen[None]):
+class BulkPreviewScreen(DeclaredKeyOrder[None]):
     """What the bulk change will do; enter queues it, esc leaves."""
 
     COMMANDS = {BindingCommands}
@@ -71,7 +72,11 @@ class BulkPreviewScreen(Screen[None]):
         with VerticalScroll(id="bulk-body"):
             yield Static(self._preview_text(), id="bulk-summary")
             yield Static("", id="bulk-results")
-        yield Static("enter queues the change · esc cancels", id="bulk-hint")
+        yield Static(
+            f"{hint_keys(self, 'preview.queue')} queues the change · "
+            f"{hint_keys(self, 'preview.close')} cancels",
+            id="bulk-hint",
+        )
         yield StatusBar(self._services.profile, read_only=self._services.read_only)
         yield Footer()
 
@@ -115,7 +120,10 @@ class BulkPreviewScreen(Screen[None]):
         """From now on, show how each issue fares."""
         self.batch_id = message.batch_id
         self.query_one("#bulk-title", Static).update("Bulk change: queued")
-        self.query_one("#bulk-hint", Static).update("u undoes it · esc closes")
+        self.query_one("#bulk-hint", Static).update(
+            f"{hint_keys(self, 'app.undo_bulk')} undoes it · "
+            f"{hint_keys(self, 'preview.close')} closes"
+        )
         self._load_results()
 
     def _load_results(self) -> None:

@@ -22,6 +22,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
+from tracker_tui.key_names import hint_keys
+
 
 class ChoiceFilter(Input):
     """The field that narrows the choices; the list's moving keys work from here."""
@@ -92,9 +94,13 @@ class ChoiceDialog(ModalScreen[str | None]):
             yield ChoiceFilter(placeholder="Type to narrow", compact=True, select_on_focus=False)
             yield OptionList(*self._options(""), id="choices")
             yield Label(
-                " · ".join(part for part in (self._hint, "enter picks · esc cancels") if part),
+                " · ".join(part for part in (self._hint, self._keys_hint()) if part),
                 classes="dialog-hint",
             )
+
+    def _keys_hint(self) -> str:
+        pick = hint_keys(self, "choice.pick", ChoiceFilter)
+        return f"{pick} picks · {hint_keys(self, 'choice.cancel')} cancels"
 
     def on_mount(self) -> None:
         """Start on the current value, so enter alone keeps it."""

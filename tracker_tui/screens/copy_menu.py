@@ -12,6 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label
 
 from issuefields import NUMBER
+from tracker_tui.key_names import hint_keys
 
 
 class CopyMenu(ModalScreen[str | None]):
@@ -53,4 +54,4 @@ class CopyMenu(ModalScreen[str | None]):
             yield Label("Copy", classes="dialog-title")
             for line in self._lines:
                 yield Label(line)
-            yield Label("esc cancels", classes="dialog-hint")
+            yield Label(f"{hint_keys(self, 'copy.cancel')} cancels", classes="dialog-hint")

@@ -23,6 +23,7 @@ from textual.widgets.option_list import Option
 
 from issuefields import FILTERS, Field
 from tracker_tui.data.source import FilterValue, IssueQuery
+from tracker_tui.key_names import hint_keys
 
 Choices = dict[Field, list[tuple[FilterValue, str]]]
 """The `(value, label)` pairs the source offers, per field."""
@@ -89,7 +90,9 @@ class FilterDialog(ModalScreen[IssueQuery | None]):
                 yield Button("Cancel", id="filter-cancel")
                 yield Button("Apply", variant="primary", id="filter-apply")
             yield Label(
-                "space toggles · tab moves · ctrl+s applies · esc cancels", classes="dialog-hint"
+                f"space toggles · tab moves · {hint_keys(self, 'filter.apply')} applies · "
+                f"{hint_keys(self, 'filter.cancel')} cancels",
+                classes="dialog-hint",
             )
 
     def on_mount(self) -> None:

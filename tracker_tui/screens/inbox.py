@@ -20,7 +20,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -28,14 +27,16 @@ from cache import Inbox
 from tracker_tui.data.cache_source import parse_time
 from tracker_tui.data.inbox import IssueChanges, load
 from tracker_tui.formatting import count_label, relative_time
+from tracker_tui.key_names import hint_keys
 from tracker_tui.messages import InboxChanged, OpenIssueRequested
 from tracker_tui.screens.binding_commands import BindingCommands
+from tracker_tui.screens.declared_keys import DeclaredKeyOrder
 from tracker_tui.services import Services
 from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.workers import failed, read_in_thread
 
 
-class InboxScreen(Screen[None]):
+class InboxScreen(DeclaredKeyOrder[None]):
     """The changes of the user's issues; enter opens an issue and marks its changes read."""
 
     CSS_PATH = "inbox.tcss"
@@ -108,7 +109,8 @@ class InboxScreen(Screen[None]):
         empty = self.query_one("#inbox-empty", Static)
         empty.display = not message.groups
         empty.update(
-            "Nothing new since you last looked. `a` shows what was read."
+            f"Nothing new since you last looked. `{hint_keys(self, 'inbox.toggle_read')}` shows "
+            "what was read."
             if not self.show_read
             else "Nothing changed in your issues yet: changes others make to issues assigned "
             "to you, created here or that you commented on show here as syncs bring them in."

@@ -19,7 +19,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Label, Markdown, Static, TextArea
 
 from cache import (
@@ -40,16 +39,19 @@ from issuefields import (
     Kind,
     status_choices,
 )
+from tracker_tui import key_order
 from tracker_tui.data.cache_source import NO_VALUE
 from tracker_tui.data.draft_keys import comment_key
 from tracker_tui.data.neighbours import Step, step_from
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.drafts import DraftKeeper
 from tracker_tui.formatting import issue_reference
+from tracker_tui.key_names import hint_keys
 from tracker_tui.messages import EditIssueRequested
 from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.choice_dialog import ChoiceDialog
 from tracker_tui.screens.confirm import ConfirmDialog
+from tracker_tui.screens.declared_keys import DeclaredKeyOrder
 from tracker_tui.screens.issue_detail_text import (
     DetailData,
     comments,
@@ -62,11 +64,12 @@ from tracker_tui.screens.labels_dialog import LabelsDialog
 from tracker_tui.services import Services
 from tracker_tui.widgets.comment_box import CommentBox
 from tracker_tui.widgets.comment_thread import CommentThread
+from tracker_tui.widgets.markdown_text import line_break_parser
 from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.workers import describe, read_in_thread, write_in_thread
 
 
-class IssueDetailScreen(Screen[None]):
+class IssueDetailScreen(DeclaredKeyOrder[None]):
     """One issue: fields, description, comments, pending changes; edit and comment."""
 
     COMMANDS = {BindingCommands}
@@ -74,15 +77,17 @@ class IssueDetailScreen(Screen[None]):
     CSS_PATH = "issue_detail.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        # The footer's order: at 80 columns it shows up to the assignee, at 120 the app's sync
+        # panel too. The project, $EDITOR and next/previous are in the help and the palette.
         Binding("escape", "back", "Back", id="detail.back"),
+        Binding("c", "comment", "Comment", id="detail.comment"),
+        Binding("e", "edit", "Edit", id="detail.edit"),
         Binding("s", "pick_status", STATUS.label, id="detail.status"),
         Binding("p", "pick_priority", PRIORITY.label, id="detail.priority"),
         Binding("a", "pick_assignee", ASSIGNEE.label, id="detail.assignee"),
-        Binding("o", "pick_project", PROJECT.label, id="detail.project"),
         Binding("l", "edit_labels", LABELS.label, id="detail.labels"),
-        Binding("e", "edit", "Edit", id="detail.edit"),
-        Binding("E", "edit_in_editor", "Edit in $EDITOR", id="detail.edit_in_editor"),
-        Binding("c", "comment", "Comment", id="detail.comment"),
+        Binding("o", "pick_project", PROJECT.label, show=False, id="detail.project"),
+        Binding("E", "edit_in_editor", "Edit in $EDITOR", show=False, id="detail.edit_in_editor"),
         Binding(
             "J,right_square_bracket", "step(1)", "Next issue", show=False, id="detail.next_issue"
         ),
@@ -153,7 +158,7 @@ class IssueDetailScreen(Screen[None]):
         yield Static("Loading…", id="detail-title")
         yield Static("", id="detail-fields")
         with VerticalScroll(id="detail-body"):
-            yield Markdown("", id="detail-description")
+            yield Markdown("", id="detail-description", parser_factory=line_break_parser)
             yield Label("Comments", classes="detail-heading")
             yield CommentThread(id="detail-comments")
             yield Label("Local changes not yet on the server", classes="detail-heading")
@@ -169,6 +174,7 @@ class IssueDetailScreen(Screen[None]):
         on the way here."""
         self.watch(self.app, "cache_revision", self._load, init=False)
         self.watch(self.app, "key_permissions", self._permissions_learned, init=False)
+        key_order.loading(self)
         self._load()
         if queued := self._queued:
             self._queued = 0
@@ -221,6 +227,7 @@ class IssueDetailScreen(Screen[None]):
         detail = message.data.detail
         if detail is None:
             self.query_one("#detail-title", Static).update("This issue is no longer in the cache.")
+            key_order.loaded(self)
             return
         self.issue_id = detail.issue.id
         if self.draft is None:
@@ -236,9 +243,13 @@ class IssueDetailScreen(Screen[None]):
         self.query_one("#detail-description", Markdown).update(
             detail.description or "*No description.*"
         )
-        empty = no_comments(read_only=self._services.read_only)
+        empty = no_comments(
+            read_only=self._services.read_only, comment_key=hint_keys(self, "detail.comment")
+        )
         await self.query_one(CommentThread).show(comments(message.data, now), empty)
-        self.query_one("#detail-pending", Static).update(pending_text(message.data))
+        pending = pending_text(message.data, hint_keys(self, "app.sync_panel"))
+        self.query_one("#detail-pending", Static).update(pending)
+        key_order.loaded(self)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """With `--read-only` the write keys are not there at all (not merely refused)."""

@@ -70,13 +70,15 @@ def comments(data: DetailData, now: datetime) -> list[ShownComment]:
     return shown
 
 
-def no_comments(*, read_only: bool) -> str:
-    hint = "" if read_only else " (c to write one)"
+def no_comments(*, read_only: bool, comment_key: str) -> str:
+    """The thread's empty state; `comment_key` names the key that opens the comment box."""
+    hint = "" if read_only else f" ({comment_key} to write one)"
     return f"No comments yet{hint}."
 
 
-def pending_text(data: DetailData) -> Text:
-    """The issue's and its comments' writes not settled yet, and its conflicts."""
+def pending_text(data: DetailData, sync_panel_key: str) -> Text:
+    """The issue's and its comments' writes not settled yet, and its conflicts (resolved in
+    the sync panel, opened by `sync_panel_key`)."""
     assert data.detail is not None
     detail = data.detail
     entries = (*detail.entries, *data.comment_entries)
@@ -94,5 +96,7 @@ def pending_text(data: DetailData) -> Text:
         mine = value_text(conflict.field, conflict.mine, names)
         theirs = value_text(conflict.field, conflict.theirs, names)
         text.append("conflict ", style="bold red")
-        text.append(f"{conflict.field}: mine {mine}, theirs {theirs} (y: sync panel)\n")
+        text.append(
+            f"{conflict.field}: mine {mine}, theirs {theirs} ({sync_panel_key}: sync panel)\n"
+        )
     return text

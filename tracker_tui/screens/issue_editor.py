@@ -23,11 +23,21 @@ from tracker_tui.data.draft_keys import comment_key, editor_key
 from tracker_tui.data.people import Directory
 from tracker_tui.editor import TemplateError, with_help, without_help
 from tracker_tui.formatting import issue_reference
+from tracker_tui.key_names import hint_keys
 from tracker_tui.screens.editor_flow import EditorFlow
 from tracker_tui.services import Services
 from tracker_tui.workers import describe, write_in_thread
 
-AGAIN = "E on the issue opens it again"
+
+def again_hint(screen: Screen[Any]) -> str:
+    """What opens the issue in the editor again, from the screen it was opened on (the list
+    or the issue's: both have `E`, unless the keymap moved it)."""
+    for binding_id in ("detail.edit_in_editor", "list.edit_in_editor"):
+        try:
+            return f"{hint_keys(screen, binding_id)} on the issue opens it again"
+        except LookupError:
+            continue
+    return "the issue's screen opens it again"
 
 
 @dataclass(frozen=True)
@@ -73,7 +83,7 @@ async def edit_issue(screen: Screen[Any], services: Services, issue_id: str) -> 
         editor_key(detail.issue.id),
         lambda edited: issue_text.parse(edited, directory, record),
         help=issue_text.help_lines(record, directory, new=False),
-        again_hint=AGAIN,
+        again_hint=again_hint(screen),
     )
     fields = await flow.run(text, baseline)
     if fields is None:
@@ -92,10 +102,13 @@ async def edit_issue(screen: Screen[Any], services: Services, issue_id: str) -> 
     )
 
 
-COMMENT_HELP = (
-    "Your comment, as Markdown. Once saved it goes back in the comment box: ctrl+s sends it.",
-    "An empty file, or one saved unchanged, cancels.",
-)
+def comment_help(send_key: str) -> tuple[str, ...]:
+    """The comment template's help; `send_key` sends the comment box (the keymap's key)."""
+    return (
+        f"Your comment, as Markdown. Once saved it goes back in the comment box: {send_key} "
+        "sends it.",
+        "An empty file, or one saved unchanged, cancels.",
+    )
 
 
 async def edit_comment(
@@ -104,15 +117,16 @@ async def edit_comment(
     """The comment box's text in the editor; what comes back (or what was kept when the
     editor failed) goes back in the box with `fill`. The draft is the box's own
     (`comment:<issue id>`), so the box and the draft never disagree."""
+    help_lines = comment_help(hint_keys(screen, "comment.send"))
 
     def body(edited: str) -> str:
-        found = without_help(edited, COMMENT_HELP)
+        found = without_help(edited, help_lines)
         if (wrong := problem(COMMENT_BODY, found)) is not None:
             raise TemplateError(None, wrong)
         return found
 
     def draft(edited: str) -> JsonObject | None:
-        found = without_help(edited, COMMENT_HELP)
+        found = without_help(edited, help_lines)
         return {"body": found} if found.strip() else None
 
     flow = EditorFlow[str](
@@ -120,14 +134,14 @@ async def edit_comment(
         cache,
         comment_key(issue_id),
         body,
-        help=COMMENT_HELP,
+        help=help_lines,
         draft_of=draft,
         again_hint="it is in the comment box",
         drop_on_cancel=False,
     )
-    start = with_help(text, COMMENT_HELP)
+    start = with_help(text, help_lines)
     found = await flow.run(start, start)
     if found is not None:
         fill(found)
-    elif flow.kept is not None and (kept := without_help(flow.kept, COMMENT_HELP)).strip():
+    elif flow.kept is not None and (kept := without_help(flow.kept, help_lines)).strip():
         fill(kept)

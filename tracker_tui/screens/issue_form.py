@@ -19,12 +19,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Label, Select, Static, TextArea
 
 from cache import IssueDetail, JsonObject, JsonValue, ProjectRow, Resource, UserRow
 from issuefields import EDITABLE, LABELS, STATUS, Field, Kind, problem, status_choices
+from tracker_tui import key_order
 from tracker_tui.data import issue_text
 from tracker_tui.data.cache_source import NO_VALUE
 from tracker_tui.data.draft_keys import editor_key, issue_key
@@ -32,8 +32,10 @@ from tracker_tui.data.people import Directory
 from tracker_tui.drafts import DraftKeeper
 from tracker_tui.editor import TemplateError
 from tracker_tui.formatting import issue_reference
+from tracker_tui.key_names import hint_keys
 from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.confirm import ConfirmDialog
+from tracker_tui.screens.declared_keys import DeclaredKeyOrder
 from tracker_tui.screens.editor_flow import EditorFlow
 from tracker_tui.services import Services
 from tracker_tui.widgets.label_picker import LabelPicker
@@ -60,7 +62,7 @@ class FormData:
     """The fields of the refused write the form replaces, as the form shows them."""
 
 
-class IssueFormScreen(Screen[None]):
+class IssueFormScreen(DeclaredKeyOrder[None]):
     """Create an issue (no id) or edit one."""
 
     COMMANDS = {BindingCommands}
@@ -118,6 +120,7 @@ class IssueFormScreen(Screen[None]):
                 refused,
             )
 
+        key_order.loading(self)
         read_in_thread(self, "read the issue", read, self.Loaded)
 
     @on(Loaded)
@@ -127,6 +130,7 @@ class IssueFormScreen(Screen[None]):
         record = data.detail.record if data.detail else {}
         if self.issue_id is not None and data.detail is None:
             self.notify("This issue is no longer in the cache.", severity="error")
+            key_order.loaded(self)
             self.dismiss(None)
             return
         if data.detail is not None:
@@ -144,6 +148,7 @@ class IssueFormScreen(Screen[None]):
         await form.remove_children()
         await form.mount_all(self._editors(shown, options, data.labels))
         self.query_one(f"#{EDITABLE[0].member}").focus()
+        key_order.loaded(self)
         self._check()
         if data.refused:
             self.notify("The refused change is filled in: saving replaces it.", timeout=4)
@@ -360,7 +365,7 @@ class IssueFormScreen(Screen[None]):
             key,
             parse,
             help=issue_text.help_lines(values, directory, new=new),
-            again_hint="ctrl+e opens it again",
+            again_hint=f"{hint_keys(self, 'form.editor')} opens it again",
         )
         shown = await flow.run(start, baseline)
         if shown is None:

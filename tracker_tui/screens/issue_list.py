@@ -27,6 +27,7 @@ from issuefields import FILTERS, SORT_KEYS
 from tracker_tui.data.columns import ColumnSetup, default_setup
 from tracker_tui.data.source import FilterValue, IssueQuery, IssueSource
 from tracker_tui.data.views import MAX_VIEWS, SavedView, with_view
+from tracker_tui.key_names import hint_keys
 from tracker_tui.messages import (
     BulkEditorRequested,
     BulkEditRequested,
@@ -286,7 +287,8 @@ class IssueListScreen(ReadOnlyScreen[None]):
     def action_apply_view(self, index: int) -> None:
         """Show saved view number `index + 1`."""
         if index >= len(self.views):
-            self.notify(f"No view saved on {index + 1} (ctrl+s saves one).", severity="warning")
+            save = hint_keys(self, "list.save_view")
+            self.notify(f"No view saved on {index + 1} ({save} saves one).", severity="warning")
             return
         view = self.views[index]
         self.issue_query = view.query
@@ -300,7 +302,12 @@ class IssueListScreen(ReadOnlyScreen[None]):
 
     def action_manage_views(self) -> None:
         """Show, rename, reorder and delete the saved views."""
-        dialog = ViewsDialog(self.views, self._views_changed, current=self.view_name)
+        dialog = ViewsDialog(
+            self.views,
+            self._views_changed,
+            current=self.view_name,
+            save_key=hint_keys(self, "list.save_view"),
+        )
         self.app.push_screen(dialog, self._view_picked)
 
     def _views_changed(self, views: list[SavedView]) -> None:
@@ -348,7 +355,8 @@ class IssueListScreen(ReadOnlyScreen[None]):
         """Ask the app to change every marked issue."""
         selection = self.query_one(IssueList).selection
         if selection.count == 0:
-            self.notify("Nothing is marked (space marks, * marks all).", severity="warning")
+            mark, every = hint_keys(self, "list.mark"), hint_keys(self, "list.mark_all")
+            self.notify(f"Nothing is marked ({mark} marks, {every} marks all).", severity="warning")
             return
         self.post_message(BulkEditRequested(selection))
 

@@ -11,6 +11,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from tracker_tui.key_names import hint_keys
+
 
 class JumpDialog(ModalScreen[str | None]):
     """Asks which issue to open; dismisses with what was typed (trimmed), None when cancelled."""
@@ -40,7 +42,9 @@ class JumpDialog(ModalScreen[str | None]):
         with Vertical():
             yield Label("Go to issue", classes="dialog-title")
             yield Input(placeholder="#123, 123 or an id", id="jump-to")
-            yield Label("enter opens it · esc cancels", classes="dialog-hint")
+            yield Label(
+                f"enter opens it · {hint_keys(self, 'jump.cancel')} cancels", classes="dialog-hint"
+            )
 
     @on(Input.Submitted, "#jump-to")
     def jump(self, event: Input.Submitted) -> None:

@@ -12,10 +12,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, Static
 
 from issuefields import LABELS, problem
-from tracker_tui.widgets.label_picker import PICKER_KEYS, LabelPicker
+from tracker_tui.key_names import hint_keys
+from tracker_tui.screens.declared_keys import DeclaredKeyOrder
+from tracker_tui.widgets.label_picker import LabelPicker, picker_keys
 
 
-class LabelsDialog(ModalScreen[list[str] | None]):
+class LabelsDialog(DeclaredKeyOrder[list[str] | None], ModalScreen[list[str] | None]):
     """Dismisses with the new labels (they replace the old ones), or None when cancelled."""
 
     HELP_GROUP: ClassVar[str] = "Labels dialog"
@@ -51,7 +53,11 @@ class LabelsDialog(ModalScreen[list[str] | None]):
             yield Label(LABELS.label, classes="dialog-title")
             yield LabelPicker(self._labels, self._known, id="labels")
             yield Label("", id="labels-problem")
-            yield Static(f"{PICKER_KEYS} · ctrl+s saves · esc cancels", classes="dialog-hint")
+            yield Static(
+                f"{picker_keys(self)} · {hint_keys(self, 'labels.save')} saves · "
+                f"{hint_keys(self, 'labels.cancel')} cancels",
+                classes="dialog-hint",
+            )
         yield Footer()
 
     def on_mount(self) -> None:

@@ -21,7 +21,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Footer, Input, Label, Static
 
 from accounts.credentials import save_login
@@ -32,6 +31,7 @@ from accounts.profiles import Profile, normalize_server_url
 from accounts.secret import Secret
 from sync.client import ApiClient
 from sync.errors import Forbidden, NotFound, SyncError, Unauthorized
+from tracker_tui.screens.declared_keys import DeclaredKeyOrder
 from tracker_tui.workers import describe
 
 
@@ -54,7 +54,7 @@ KEY_NOT_KEPT = (
 """The CLI's wording names `--insecure-storage`; here the checkbox is the way on."""
 
 
-class LoginScreen(Screen[str | None]):
+class LoginScreen(DeclaredKeyOrder[str | None]):
     """Dismisses with the saved profile's name, or None when the user quits."""
 
     HELP_GROUP: ClassVar[str] = "Login"

@@ -14,6 +14,7 @@ from textual.widgets import Input, Label
 from cache import JsonObject, ProjectRow
 from issuefields import DESCRIPTION
 from tracker_tui.data.project_checks import project_problem
+from tracker_tui.key_names import hint_keys
 
 
 class ProjectFormDialog(ModalScreen[JsonObject | None]):
@@ -56,7 +57,11 @@ class ProjectFormDialog(ModalScreen[JsonObject | None]):
                 id="project-description",
             )
             yield Label("", id="project-problem")
-            yield Label("ctrl+s or enter saves · esc cancels", classes="dialog-hint")
+            yield Label(
+                f"{hint_keys(self, 'project_form.save')} or enter saves · "
+                f"{hint_keys(self, 'project_form.cancel')} cancels",
+                classes="dialog-hint",
+            )
 
     def _fields(self) -> JsonObject:
         return {

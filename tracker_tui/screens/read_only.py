@@ -13,7 +13,9 @@ from typing import ClassVar
 from textual import events
 from textual.binding import BindingsMap
 from textual.dom import DOMNode
-from textual.screen import Screen, ScreenResultType
+from textual.screen import ScreenResultType
+
+from tracker_tui.screens.declared_keys import DeclaredKeyOrder
 
 READ_ONLY_NOTICE = "Read-only mode: changes are off."
 
@@ -32,7 +34,7 @@ def bound_keys(node: DOMNode, actions: frozenset[str]) -> Iterator[str]:
                 yield key
 
 
-class ReadOnlyScreen(Screen[ScreenResultType]):
+class ReadOnlyScreen(DeclaredKeyOrder[ScreenResultType]):
     """A screen whose `WRITE_ACTIONS` (its own, its widgets' and the app's) are hidden while
     `read_only`; the widgets and the app hide their own through their `check_action`."""
 

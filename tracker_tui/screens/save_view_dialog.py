@@ -11,6 +11,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from tracker_tui.key_names import hint_keys
+
 
 class SaveViewDialog(ModalScreen[str | None]):
     """Asks for a view name; dismisses with it (trimmed), or None when cancelled."""
@@ -47,9 +49,9 @@ class SaveViewDialog(ModalScreen[str | None]):
         with Vertical():
             yield Label(self._title, classes="dialog-title")
             yield Input(self._name, placeholder="View name", id="view-name")
-            yield Label(
-                f"enter saves · esc cancels {self._slots_hint}".strip(), classes="dialog-hint"
-            )
+            cancel = hint_keys(self, "save_view.cancel")
+            hint = f"enter saves · {cancel} cancels {self._slots_hint}"
+            yield Label(hint.strip(), classes="dialog-hint")
 
     @on(Input.Submitted, "#view-name")
     def save_view(self, event: Input.Submitted) -> None:

@@ -14,6 +14,7 @@ from textual.widgets.option_list import Option
 
 from issuefields import SORT_KEYS, SORTS
 from tracker_tui.data.source import IssueQuery
+from tracker_tui.key_names import hint_keys
 
 
 class SortDialog(ModalScreen[IssueQuery | None]):
@@ -54,7 +55,10 @@ class SortDialog(ModalScreen[IssueQuery | None]):
         with Vertical():
             yield Label("Sort by", classes="dialog-title")
             yield OptionList(*options, id="sort-keys")
-            yield Label("enter picks · again flips · esc cancels", classes="dialog-hint")
+            yield Label(
+                f"enter picks · again flips · {hint_keys(self, 'sort.cancel')} cancels",
+                classes="dialog-hint",
+            )
 
     def on_mount(self) -> None:
         """Start on the current sort."""

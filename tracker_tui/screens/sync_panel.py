@@ -27,7 +27,6 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -35,9 +34,11 @@ from cache import ACTIVE_STATES, Cache, Conflict, EntryState, OutboxEntry, Resol
 from sync.connection import Connection
 from tracker_tui.data.changes import entry_summary, value_text
 from tracker_tui.formatting import relative_time
+from tracker_tui.key_names import hint_keys
 from tracker_tui.messages import EditIssueRequested, SourceFailed, SyncStatusChanged
 from tracker_tui.screens.binding_commands import BindingCommands
 from tracker_tui.screens.choice_dialog import ChoiceDialog
+from tracker_tui.screens.declared_keys import DeclaredKeyOrder
 from tracker_tui.services import Services
 from tracker_tui.widgets.status_bar import TICK, StatusBar
 from tracker_tui.widgets.sync_text import (
@@ -69,7 +70,7 @@ class OutboxState:
         return self.targets.get(entry.id, "")
 
 
-class SyncPanelScreen(Screen[None]):
+class SyncPanelScreen(DeclaredKeyOrder[None]):
     """The sync engine's state and the outbox's troubles, with ways out of them."""
 
     COMMANDS = {BindingCommands}
@@ -106,12 +107,22 @@ class SyncPanelScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static("", id="sync-summary")
         with VerticalScroll(id="sync-body"):
-            yield Label("Failed writes (r retry · x discard · e edit)", classes="sync-heading")
-            yield OptionList(id="failed")
-            yield Label("Conflicts (m keep mine · t take theirs)", classes="sync-heading")
-            yield OptionList(id="conflicts")
+            retry, discard = hint_keys(self, "sync.retry"), hint_keys(self, "sync.discard")
+            edit = hint_keys(self, "sync.edit")
             yield Label(
-                "May already be on the server (s it is · n send anyway · x discard)",
+                f"Failed writes ({retry} retry · {discard} discard · {edit} edit)",
+                classes="sync-heading",
+            )
+            yield OptionList(id="failed")
+            mine, theirs = hint_keys(self, "sync.keep_mine"), hint_keys(self, "sync.take_theirs")
+            yield Label(
+                f"Conflicts ({mine} keep mine · {theirs} take theirs)", classes="sync-heading"
+            )
+            yield OptionList(id="conflicts")
+            same, anyway = hint_keys(self, "sync.same"), hint_keys(self, "sync.send_anyway")
+            yield Label(
+                f"May already be on the server ({same} it is · {anyway} send anyway · "
+                f"{discard} discard)",
                 classes="sync-heading",
             )
             yield OptionList(id="unsure")

@@ -16,6 +16,7 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from tracker_tui.data.views import SavedView, moved, renamed, without
+from tracker_tui.key_names import bound_keys, hint_key, hint_keys, key_text
 from tracker_tui.screens.confirm import ConfirmDialog
 from tracker_tui.screens.save_view_dialog import SaveViewDialog
 
@@ -58,8 +59,11 @@ class ViewsDialog(ModalScreen[int | None]):
         on_change: Callable[[list[SavedView]], None],
         *,
         current: str | None = None,
+        save_key: str = "ctrl+s",
     ) -> None:
+        """`save_key` saves a view on the list (the list's key, as the keymap has it)."""
         super().__init__()
+        self._save_key = save_key
         self.views = list(views)
         self._on_change = on_change
         self._current = current
@@ -69,8 +73,18 @@ class ViewsDialog(ModalScreen[int | None]):
         with Vertical():
             yield Label("Saved views", classes="dialog-title")
             yield OptionList(id="views")
-            yield Label("enter shows · r renames · d deletes · esc closes", classes="dialog-hint")
-            yield Label("J/K or shift+↑↓ move (its number key moves too)", classes="dialog-hint")
+            yield Label(
+                f"{hint_keys(self, 'views.apply')} shows · "
+                f"{hint_keys(self, 'views.rename')} renames · "
+                f"{hint_key(self, 'views.delete')} deletes · "
+                f"{hint_keys(self, 'views.close')} closes",
+                classes="dialog-hint",
+            )
+            moves = zip(
+                bound_keys(self, "views.move_down"), bound_keys(self, "views.move_up"), strict=False
+            )
+            pairs = " or ".join(f"{key_text(down)}/{key_text(up)}" for down, up in moves)
+            yield Label(f"{pairs} move (its number key moves too)", classes="dialog-hint")
 
     def on_mount(self) -> None:
         """List the views, the one on show (else the first) highlighted."""
@@ -83,7 +97,9 @@ class ViewsDialog(ModalScreen[int | None]):
         listing.clear_options()
         if not self.views:
             listing.add_option(
-                Option("No saved views yet (ctrl+s on the list saves one).", disabled=True)
+                Option(
+                    f"No saved views yet ({self._save_key} on the list saves one).", disabled=True
+                )
             )
             return
         listing.add_options(

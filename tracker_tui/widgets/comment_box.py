@@ -13,10 +13,19 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from textual.binding import Binding, BindingType
+from textual.dom import DOMNode
 from textual.message import Message
 from textual.widgets import TextArea
 
-PLACEHOLDER = "Write a comment (Markdown; ctrl+s sends, ctrl+e opens $EDITOR, esc leaves)"
+from tracker_tui.key_names import hint_keys
+
+
+def placeholder(box: DOMNode) -> str:
+    """What the empty box says, naming the keys as the keymap has them."""
+    send = hint_keys(box, "comment.send")
+    editor = hint_keys(box, "comment.editor")
+    leave = hint_keys(box, "detail.back")
+    return f"Write a comment (Markdown; {send} sends, {editor} opens $EDITOR, {leave} leaves)"
 
 
 class CommentBox(TextArea):
@@ -57,8 +66,11 @@ class CommentBox(TextArea):
             soft_wrap=True,
             show_line_numbers=False,
             tab_behavior="focus",
-            placeholder=PLACEHOLDER,
         )
+
+    def on_mount(self) -> None:
+        """Name the keys once the box is on its screen (esc leaving it is the screen's key)."""
+        self.placeholder = placeholder(self)
 
     def action_send(self) -> None:
         self.post_message(self.Send(self, self.text))

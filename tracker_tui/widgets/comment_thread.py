@@ -1,5 +1,6 @@
 """An issue's comments, each a heading (who, when, whether it is on the server yet) over its
-body rendered as Markdown, like the description above them.
+body rendered as Markdown, like the description above them (a single newline a line break:
+`tracker_tui.widgets.markdown_text`).
 
 The issue's screen re-reads on every change of the cache (a pull, a write queued), mostly with
 the same comments: the thread rebuilds its widgets only when what it shows changed, so a pull
@@ -15,6 +16,8 @@ from rich.text import Text
 from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
+
+from tracker_tui.widgets.markdown_text import line_break_parser
 
 ShownComment = tuple[str, str, str]
 """(author, when and whether sent, Markdown body): one comment as drawn."""
@@ -47,7 +50,7 @@ class CommentThread(Vertical):
         for author, when, body in wanted:
             heading = Text.assemble((author, "bold"), f" · {when}")
             widgets.append(Static(heading, classes="comment-heading"))
-            widgets.append(Markdown(body, classes="comment-body"))
+            widgets.append(Markdown(body, classes="comment-body", parser_factory=line_break_parser))
         if not widgets:
             widgets.append(Static(empty, classes="comment-empty"))
         async with self.batch():

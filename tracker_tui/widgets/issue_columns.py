@@ -28,12 +28,16 @@ SYNC_GLYPHS = {
     SyncState.FAILED: "✗",
 }
 """One cell each: unsent edits, a conflict to settle, a write the server rejected."""
+SEARCHED_GLYPH = "↓"
+"""In the sync cell of an issue the server's search brought in ahead of the backfill
+(docs/sync.md#head-first), while nothing of the user's is pending on it."""
 
 MARKERS: tuple[tuple[str, str], ...] = (
     (MARK_GLYPH, "marked"),
     (SYNC_GLYPHS[SyncState.PENDING], "not sent yet"),
     (SYNC_GLYPHS[SyncState.CONFLICT], "conflict to settle (sync panel)"),
     (SYNC_GLYPHS[SyncState.FAILED], "refused by the server (sync panel)"),
+    (SEARCHED_GLYPH, "from the server's search, not yet cached"),
 )
 """What each marker at the start of a row means, in a few words: the legend line and the help
 screen say it."""
@@ -158,9 +162,12 @@ def render_row(
     status = STATUS.choice(row.status)
     closed = status is not None and status.tone is Tone.CLOSED
     sync = row.sync_state if row.sync_state in styles.sync else Tone.MUTED
+    glyph = SYNC_GLYPHS.get(row.sync_state, "?")
+    if row.searched and row.sync_state is SyncState.SYNCED:
+        glyph = SEARCHED_GLYPH
     cells: list[tuple[str, str]] = [
         (MARK_GLYPH if marked else " ", "marked" if marked else Tone.PLAIN),
-        (SYNC_GLYPHS.get(row.sync_state, "?"), sync),
+        (glyph, sync),
         (" ", Tone.PLAIN),
     ]
     last = len(columns) - 1

@@ -27,15 +27,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.dom import DOMNode
 from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from issuefields import LABELS
-
-PICKER_KEYS = "enter ticks · ↓ list"
-"""The picker's keys in a few words, for the hint line of the dialogs that hold one (the
-bulk edit dialog has 52 columns for it and its own keys)."""
+from tracker_tui.key_names import hint_keys
 
 _KNOWN = "label:"
 _NEW = "new:"
@@ -90,6 +88,14 @@ class LabelInput(Input):
         Binding("enter", "submit", "Tick the highlighted label", id="picker.tick"),
         Binding("down", "app.focus_next", "To the label list", show=False, id="picker.to_list"),
     ]
+
+
+def picker_keys(dialog: DOMNode) -> str:
+    """The picker's keys in a few words, for the hint line of the dialogs that hold one (the
+    bulk edit dialog has 52 columns for it and its own keys), as the keymap has them."""
+    tick = hint_keys(dialog, "picker.tick", LabelInput)
+    to_list = hint_keys(dialog, "picker.to_list", LabelInput)
+    return f"{tick} ticks · {to_list} list"
 
 
 class LabelList(OptionList):
