@@ -344,6 +344,8 @@ class TrackerApp(NavigatingApp):
             return
         lost = self.access.learn(message.permissions)
         self.key_permissions = message.permissions
+        if not self.screen_stack:
+            return  # the app is closing: no screen to redraw or to tell
         self.refresh_bindings()
         if lost:
             self.notify(lost_notice(lost), title="Permissions", severity="warning", timeout=10)

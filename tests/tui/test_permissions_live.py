@@ -179,3 +179,16 @@ async def test_a_rename_the_key_may_not_make_fails_and_says_what_to_do(
             assert any("lacks admin" in line for line in screen_lines(app))
         shown_now = cache.reads.workspace()
         assert shown_now is not None and shown_now.name == workspace["name"]
+
+
+async def test_permissions_learned_as_the_app_closes_do_not_fail_it(
+    app_factory: AppFactory,
+) -> None:
+    """The engine's report can arrive once the last screen is gone (seen in CI: a webhook
+    test's app stopped on `ScreenStackError` redrawing bindings with no screen)."""
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+    assert not app.screen_stack
+    app.learn_permissions(PermissionsChanged(READER))
+    assert app.read_only
