@@ -11,7 +11,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from accounts.credentials import cache_name_of
-from cache import IssueFilter, IssueRow, IssueSort, open_cache, search_syntax
+from cache import ME_STATE_KEY, IssueFilter, IssueRow, IssueSort, open_cache, search_syntax
 from cache.models import JsonValue
 from issuefields import (
     ASSIGNEE,
@@ -27,7 +27,6 @@ from issuefields import (
 )
 from tracker_tui.commands import refs
 from tracker_tui.commands.refs import Names, option
-from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.data.people import NONE_WORDS
 from tracker_tui.errors import UsageError
 from tracker_tui.exit_codes import Exit

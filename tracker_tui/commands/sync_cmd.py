@@ -15,12 +15,11 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from accounts.credentials import ResolvedProfile, resolve_profile
-from cache import ACTIVE_STATES, EntryState, open_cache
+from cache import ACTIVE_STATES, ME_STATE_KEY, EntryState, open_cache
 from sync.connection import ConnectionState, ConnectionWatch
 from sync.errors import NetworkError, ServerError, SyncError
 from tracker_tui.commands.refs import Names
 from tracker_tui.commands.waiting import GIVE_UP_AFTER, Waits
-from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.errors import describe
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import notice, print_json
