@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import importlib
 import os
 import signal
@@ -24,7 +23,9 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from tracker_tui import __version__
+from tracker_tui.collector import collect_again, paused
 from tracker_tui.exit_codes import Exit, for_signal
+from tracker_tui.needs_terminal import require_terminal
 from tracker_tui.signals import Terminated, ending_cleanly
 
 TYPE_CHECKING = False  # typing itself is not imported for `--version`
@@ -205,8 +206,6 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
 
 def _open_app(args: argparse.Namespace) -> int:
     """No command: the app itself, on the chosen profile (first run: the login screen)."""
-    from tracker_tui.needs_terminal import require_terminal
-
     require_terminal()
     from tracker_tui.launch import run_for_profile
 
@@ -263,22 +262,14 @@ them as usual once they start (`main`)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line. The cyclic garbage collector waits meanwhile: a command's start
-    makes some 20,000 objects that live until it ends (modules, classes, the parser), and
-    collecting them again and again as they are made cost about a tenth of a short
-    command's time; there is next to no cyclic garbage to find in a command that ends within
-    a second or two. The app and the commands that may run long collect as usual."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    """Run the command line, the cyclic garbage collector paused (`tracker_tui.collector`):
+    the app and the commands that may run long collect as usual once they start."""
+    with paused():
         given = joined_dash_values(sys.argv[1:] if argv is None else argv)
         args = app_arguments(given) or parse_arguments(given)
-        if collecting and getattr(args, "command", None) in LONG_RUNNING:
-            gc.enable()
+        if getattr(args, "command", None) in LONG_RUNNING:
+            collect_again()
         return _run(args)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _run(args: argparse.Namespace) -> int:

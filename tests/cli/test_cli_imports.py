@@ -242,7 +242,7 @@ def test_the_guard_sees_a_command_that_goes_online(env: dict[str, str], tmp_path
 
 
 VERSION_LOADS_NONE_OF = (
-    *("accounts", "cache", "sync", "issuefields", "tracker_tui.commands", "tracker_tui.errors"),
+    *("accounts", "cache", "sync", "issuefields", "tracker_tui.commands"),
     *("dataclasses", "inspect", "typing", "sqlite3"),
 )
 
@@ -430,10 +430,12 @@ def test_the_collector_waits_for_a_short_command_only(
 ) -> None:
     """A short command runs without the cyclic garbage collector (collecting the objects a
     start makes cost a tenth of its time); the app and the commands that may run for
-    minutes collect as usual, and the collector is back on once `main` returns."""
+    minutes collect as usual, a command that goes online from then on, and the collector is
+    back on once `main` returns."""
     import gc
 
     from tracker_tui import cli
+    from tracker_tui.collector import collect_again
     from tracker_tui.commands import account
 
     monkeypatch.setenv("TRACKER_HOME", str(tmp_path))
@@ -454,4 +456,31 @@ def test_the_collector_waits_for_a_short_command_only(
     assert cli.main(["--read-only"]) == 0
     assert gc.isenabled()
     assert seen == {"profiles": False, "app": True}
+
+    def going_online(_args: object) -> int:
+        collect_again()
+        seen["online"] = gc.isenabled()
+        return 0
+
+    monkeypatch.setattr(account, "run_profiles", going_online)
+    assert cli.main(["profiles"]) == 0
+    assert seen["online"] and gc.isenabled()
     assert {None, "sync", "watch", "demo"} <= cli.LONG_RUNNING
+
+
+def test_every_command_that_goes_online_collects_again() -> None:
+    """Every way a command goes online (`asyncio.run`) turns the collector back on first,
+    or belongs to a command that collects from its start (`LONG_RUNNING`)."""
+    from tracker_tui import cli
+
+    folder = ROOT / "tracker_tui" / "commands"
+    for path in sorted(folder.glob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines):
+            if "asyncio.run(" not in line or line.lstrip().startswith("#"):
+                continue
+            if path.stem in ("sync_cmd", "watch"):
+                assert {"sync", "watch"} <= cli.LONG_RUNNING
+                continue
+            before = "\n".join(lines[max(0, number - 3) : number])
+            assert "collect_again()" in before, f"{path.name}:{number + 1}"

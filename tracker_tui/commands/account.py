@@ -24,6 +24,7 @@ from accounts.profiles import (
 from accounts.secret import Secret
 from cache import ME_STATE_KEY, open_cache
 from sync.permissions import keep_granted, key_tag
+from tracker_tui.collector import collect_again
 from tracker_tui.errors import TrackerTuiError, UsageError
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import print_table
@@ -122,6 +123,7 @@ def run_login(args: argparse.Namespace) -> int:
     server = normalize_server_url(args.server)
     name = validate_profile_name(args.login_profile or args.profile or DEFAULT_PROFILE)
     key = read_key(args.with_key)
+    collect_again()
     try:
         identity = asyncio.run(check_key(server, key))
     except Unauthorized as error:

@@ -26,6 +26,7 @@ from accounts.secret import Secret
 from cache import open_cache
 from sync.permissions import KeyPermissions, keep_granted, key_tag, remembered_permissions
 from tracker_tui import errors
+from tracker_tui.collector import collect_again
 from tracker_tui.errors import TrackerTuiError, UsageError, describe
 
 if TYPE_CHECKING:
@@ -150,6 +151,7 @@ def run_online(
         async with open_session(resolved, cache=cache) as session:
             return await work(AdminApi(session.client))
 
+    collect_again()
     try:
         return asyncio.run(run())
     except NetworkError as error:

@@ -10,6 +10,7 @@ from accounts.credentials import ResolvedProfile, resolve_profile
 from accounts.errors import ConfigError
 from cache import ACTIVE_STATES, EntryState, Resource
 from tracker_tui import errors
+from tracker_tui.collector import collect_again
 from tracker_tui.commands.read import open_profile_cache
 from tracker_tui.errors import describe
 from tracker_tui.exit_codes import Exit
@@ -178,6 +179,7 @@ def _reach(resolved: ResolvedProfile) -> tuple[bool, str]:
         async with ApiClient(resolved.server, key, timeout=5.0) as client:
             await client.list_issues(per_page=1)
 
+    collect_again()
     try:
         asyncio.run(probe())
     except errors.EXPECTED as error:
