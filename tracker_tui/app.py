@@ -33,7 +33,7 @@ from tracker_tui.data.cache_source import CacheIssueSource
 from tracker_tui.data.columns import ColumnSetup
 from tracker_tui.data.keymap import check_keymap
 from tracker_tui.data.source import IssueSource
-from tracker_tui.data.usage import DEFAULT_ALERT_PERCENT, alert_words, day_used_percent
+from tracker_tui.data.usage_alert import DEFAULT_ALERT_PERCENT, alert_words, day_used_percent
 from tracker_tui.data.views import SavedView
 from tracker_tui.drafts import KeepsDraft
 from tracker_tui.key_names import hint_keys
@@ -51,7 +51,6 @@ from tracker_tui.messages import (
     WriteQueued,
 )
 from tracker_tui.navigation import NavigatingApp
-from tracker_tui.screens.help import HelpScreen, help_groups, marker_group
 from tracker_tui.screens.issue_list import IssueListScreen
 from tracker_tui.server_clock import utc_now
 from tracker_tui.services import Services
@@ -237,11 +236,18 @@ class TrackerApp(NavigatingApp):
         await self._start_sync()
 
     @on(IssueList.Counted)
+    def _start_sync_once_drawn(self) -> None:
+        """Start the sync link right after the frame that shows the first list's rows: its
+        thread importing the engine would otherwise share the GIL with that frame."""
+        if not self._sync_started:
+            self.call_after_refresh(self._start_sync)
+
     async def _start_sync(self) -> None:
-        """Start the sync link once, when the first list has its rows: the engine's imports
-        and its first requests would otherwise compete with the first frame for the one core
-        Python runs on. At the latest `SYNC_START_AT_LATEST` after mounting (a list that
-        cannot read its rows still syncs); never before the login screen has saved a profile.
+        """Start the sync link once, when the first list has its rows drawn: the engine's
+        imports and its first requests would otherwise compete with the first frame for the
+        one core Python runs on. At the latest `SYNC_START_AT_LATEST` after mounting (a list
+        that cannot read its rows still syncs); never before the login screen has saved a
+        profile.
         """
         if self._sync_started or (self._login is not None and not self._logged_in_once):
             return
@@ -290,7 +296,10 @@ class TrackerApp(NavigatingApp):
         return ""
 
     def action_help(self) -> None:
-        """Show the bindings of the screen in front, generated from the bindings themselves."""
+        """Show the bindings of the screen in front, generated from the bindings themselves
+        (the help screen is imported when first shown: docs/architecture.md#start-up)."""
+        from tracker_tui.screens.help import HelpScreen, help_groups, marker_group
+
         if isinstance(self.screen, HelpScreen):
             return
         groups = help_groups(self.screen.active_bindings, self.get_key_display)
