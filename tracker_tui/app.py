@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from textual import on
@@ -84,7 +84,10 @@ class TrackerApp(NavigatingApp):
     without a cache, so the caller can open that profile's cache and start again.
     """
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH: ClassVar[list[str | PurePath]] = ["app.tcss", "screens/issue_list.tcss"]
+    """The first screen's CSS too: Textual parses a screen's `CSS_PATH` when the screen is
+    first pushed, and then parses every stylesheet read until then once more; read with the
+    app's, it is parsed once (the screen still names it, so it has it wherever it is opened)."""
     TITLE = "tracker"
     HELP_GROUP: ClassVar[str] = "Everywhere"
 
