@@ -7,11 +7,11 @@ every issue the engine pulled, the pilot records `sys.modules` and quits with ct
 demo had its own package, `tracker_tui.launch` imported it, and with it FastAPI, uvicorn and
 the whole service, on every start.
 
-The start path proper ends when the app asks its sync link to start, which it does once the
-list has its rows: what was imported by then is the start's import budget. It holds no network
-layer (httpx, pydantic, the engines), no sqlite_utils (the cache is at its schema), no keyring
-(the key comes from TRACKER_API_KEY) and none of the screens not yet shown
-(docs/architecture.md#start-up).
+The start path proper ends when the app asks its sync link to start, which it does right after
+the frame that shows the list's rows: what was imported by then is the start's import budget.
+It holds no network layer (httpx, pydantic, the engines), no sqlite_utils (the cache is at its
+schema), no keyring (the key comes from TRACKER_API_KEY) and none of the screens and dialogs
+not yet shown (docs/architecture.md#start-up).
 """
 
 from __future__ import annotations
