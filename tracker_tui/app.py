@@ -70,11 +70,27 @@ KEY_READ_ONLY = (
 SYNC_START_AT_LATEST = 1.0
 """Seconds after mounting when the sync link starts even if no list has counted its rows."""
 
+COLLECT_AT_LATEST = 1.0
+"""Seconds after mounting when garbage collection resumes even if no list has been drawn (the
+login screen, a list that cannot read its rows)."""
+
 LINUX_DRIVER = "textual.drivers.linux_driver.LinuxDriver"
 """The driver Textual picks on a POSIX terminal, the one `TerminalDriver` extends."""
 
 THEMES: tuple[str, ...] = ("textual-dark", "textual-light", "nord", "gruvbox", "tokyo-night")
 """The built-in themes ctrl+t cycles through."""
+
+
+def release_collections() -> None:
+    """Move what start-up built out of the collector's reach, then let it collect again.
+
+    `tracker_tui.cli` turns garbage collection off before it imports the app, until the first
+    list is drawn: start-up builds some 100,000 objects that live as long as the app (modules,
+    classes, styles, widgets) and little garbage, and the collections it set off walked them
+    over and over, 190-280 ms of them before the first frame at load 7, the one full collection
+    alone 80-190 ms (docs/architecture.md#start-up)."""
+    gc.freeze()
+    gc.enable()
 
 
 class TrackerApp(NavigatingApp):
@@ -187,6 +203,7 @@ class TrackerApp(NavigatingApp):
             self.notify(self.read_only_reason, severity="warning", timeout=8)
         if self._login is None:
             self.set_timer(SYNC_START_AT_LATEST, self._start_sync)
+        self.set_timer(COLLECT_AT_LATEST, gc.enable)
 
     @property
     def read_only(self) -> bool:
@@ -326,10 +343,11 @@ class TrackerApp(NavigatingApp):
         """Once the first list is drawn, move every object alive (modules, classes, styles,
         widgets: around 100,000) out of the garbage collector's reach: a full collection walks
         every tracked object, and over those it paused the app for up to 140 ms mid-keystroke.
-        What start-up left behind lives as long as the app anyway."""
+        What start-up left behind lives as long as the app anyway. Collections were held off
+        until then (`release_collections`), and resume now."""
         if not self._heap_frozen:
             self._heap_frozen = True
-            self.call_after_refresh(gc.freeze)
+            self.call_after_refresh(release_collections)
 
     @on(SyncStatusChanged)
     def keep_sync_status(self, message: SyncStatusChanged) -> None:
