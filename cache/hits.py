@@ -133,10 +133,13 @@ def _probed(
 
 def _worth_probing(conn: sqlite3.Connection, search: fts.Matching, reach: int, probes: int) -> bool:
     """Whether `probes` issues likely hold `reach` matches (with a margin of two), judged
-    from a sample; a native prefix query costs as much on a sample as in full, so it is
-    evaluated in full straight away."""
+    from a sample. A native prefix query costs as much on a sample as in full, so it is
+    probed without one: its prefix has more terms than `fts.MAX_EXPANSION`, which makes it
+    common, and when it is not, the probe's pass is what the full evaluation after it costs
+    again. Probed, `con` at 1,000,000 issues (453,736 matches) cost 125 ms of CPU against
+    238 stored in full, and left no 15 MB table of its matches (issue 18)."""
     if not search.spelled_out:
-        return False
+        return True
     matches, sampled = fts.recent_matches(conn, search, SAMPLE_SPAN)
     return 2 * reach * sampled <= probes * matches
 

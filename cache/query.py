@@ -284,12 +284,21 @@ def count(q: Query) -> int:
     return result
 
 
+SHALLOW_ROWS = 1000
+"""A window that ends within this many rows of the top is read forward without counting the
+list first: the count only tells a window which end it is nearer, and counting 1,000,000
+issues reads a whole index (8-10 ms of CPU once it no longer fits the page cache,
+`db.CACHE_SIZE_KIB`), ten times what the first window itself costs (issue 18)."""
+
+
 def window(q: Query, sort: IssueSort, offset: int, limit: int) -> list[IssueRow]:
     """Rows `[offset, offset + limit)` of the effective list in `sort` order."""
-    offset = max(0, offset)
-    _walk_hits(q, sort, offset + max(0, limit))
+    offset, limit = max(0, offset), max(0, limit)
+    _walk_hits(q, sort, offset + limit)
+    if offset + limit <= SHALLOW_ROWS:
+        return _window(q, sort, offset, limit) if limit else []
     total = count(q)
-    end = min(total, offset + max(0, limit))
+    end = min(total, offset + limit)
     if offset >= end:
         return []
     if offset + end > total:

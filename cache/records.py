@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cache import fts, labels, searched
+from cache import bulk_load, fts, labels, searched
 from cache.models import ApplyResult, Cell, JsonObject, Resource
 from cache.outbox import ACTIVE_SQL
 from cache.resources import (
@@ -224,10 +224,11 @@ def _upsert(
     if fresh:
         first = conn.execute(f"SELECT coalesce(max(rid), 0) + 1 FROM {spec.table}").fetchone()[0]
         marks = ", ".join("?" * (len(names) + 2))
-        conn.executemany(
-            f"INSERT INTO {spec.table} (rid, id, {', '.join(names)}) VALUES ({marks})",
-            [(first + offset, *row) for offset, row in enumerate(fresh)],
-        )
+        with bulk_load.indexes_set_aside(conn, spec, len(fresh)):
+            conn.executemany(
+                f"INSERT INTO {spec.table} (rid, id, {', '.join(names)}) VALUES ({marks})",
+                [(first + offset, *row) for offset, row in enumerate(fresh)],
+            )
         fts.index_range(conn, spec, first)
         if spec.label_mask:
             labels.index(conn, "i.rid >= ?", first)

@@ -25,6 +25,7 @@ from cache.ordering import nocase_key, value_key
 from cache.overlay import Effective, Overlay, make_effective
 from cache.query import effective_row
 from cache.resources import SPECS, labels_of, rank_column, unknown_rank
+from cache.schema import UNKNOWN_CHOICE_RANKS
 from issuefields import Field, Kind
 
 
@@ -205,6 +206,26 @@ def _distinct(conn: sqlite3.Connection, table: str, column: str) -> list[str]:
     return [str(row[0]) for row in rows]
 
 
+def _unknown_choices(conn: sqlite3.Connection, field: Field) -> set[str]:
+    """The values of a choice field that its table does not list, present in the cache: by
+    hopping along the partial index of those issues (schema step `issue_unknown_choices`)
+    while the unknown rank is the one it indexed, else by reading those issues' rows."""
+    name, rank = field.member, unknown_rank(field)
+    if UNKNOWN_CHOICE_RANKS.get(name) == rank:
+        among = f"issues INDEXED BY issues_unknown_{name} WHERE {rank_column(field)} = {rank}"
+        rows = conn.execute(
+            f"WITH RECURSIVE hop(v) AS (SELECT min({name}) FROM {among} "
+            f"UNION ALL SELECT (SELECT min({name}) FROM {among} AND {name} > hop.v) "
+            "FROM hop WHERE hop.v IS NOT NULL) SELECT v FROM hop WHERE v IS NOT NULL"
+        )
+        return {str(row[0]) for row in rows}
+    rows = conn.execute(
+        f"SELECT DISTINCT {name} FROM issues WHERE {rank_column(field)} = ? AND {name} IS NOT NULL",
+        (rank,),
+    )
+    return {str(row[0]) for row in rows}
+
+
 def distinct_values(conn: sqlite3.Connection, overlay: Overlay, field: Field) -> list[str | None]:
     """Picker values of a filterable field. A choice field lists every known value in the
     table's order, then unknown ones present; the others list values present, `None` last
@@ -212,14 +233,7 @@ def distinct_values(conn: sqlite3.Connection, overlay: Overlay, field: Field) ->
     local = [e.record for e in overlay.of(Resource.ISSUES).values() if e.record is not None]
     name = field.member
     if field.kind is Kind.CHOICE:
-        found = {
-            str(row[0])
-            for row in conn.execute(
-                f"SELECT DISTINCT {name} FROM issues "
-                f"WHERE {rank_column(field)} = ? AND {name} IS NOT NULL",
-                (unknown_rank(field),),
-            )
-        }
+        found = _unknown_choices(conn, field)
         found.update(v for v in (r.get(name) for r in local) if isinstance(v, str))
         return [*field.values, *sorted(found - set(field.values))]
     if field.kind is Kind.LABELS:

@@ -26,6 +26,7 @@ from cache.schema import (
     KNOWN_STEPS,
     MIGRATIONS,
     SERVER_COPY_SQL,
+    UNKNOWN_CHOICE_RANKS,
     _stamp_order_v1,
 )
 from issuefields import SORT_KEYS
@@ -123,8 +124,12 @@ OLD_TIME_INDEXES = [
 
 def downgrade(path: Path) -> None:
     """Put a cache back at the schema before `issue_timestamp_keys`, its rows as that schema's
-    code wrote them (the same columns less the keys), every other table untouched."""
+    code wrote them (the same columns less the keys), every other table untouched (the
+    indexes of the later step `issue_unknown_choices` dropped)."""
     with closing(sqlite3.connect(path)) as conn:
+        for member in UNKNOWN_CHOICE_RANKS:
+            conn.execute(f"DROP INDEX issues_unknown_{member}")
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'issue_unknown_choices'")
         for statement in OLD_TIME_INDEXES:
             conn.execute(f"DROP INDEX {statement.split()[2]}")
             conn.execute(statement)

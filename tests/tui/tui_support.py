@@ -204,16 +204,23 @@ async def settle(pilot: Any) -> None:
     typed has been (`KeyOrderApp` takes a burst's keys one after the other).
 
     A handled answer can start another read (rows near the viewport), hence the loop; a worker
-    superseded by a newer one (exclusive groups) ends cancelled, which is not an error here.
+    superseded by a newer one (exclusive groups) ends cancelled, which is not an error here. A
+    message posted to the app reaches the widget whose worker it starts a few hops later, so no
+    worker is taken to mean done only when it is seen twice, a pause apart (seen once, under
+    load, a reload's worker had not started yet).
     """
-    for _ in range(10):
+    idle = 0
+    for _ in range(20):
+        await pilot.pause()
         running = [worker for worker in pilot.app.workers if not worker.is_finished]
         if not running:
-            break
+            idle += 1
+            if idle == 2:
+                break
+            continue
+        idle = 0
         with contextlib.suppress(WorkerCancelled):
             await pilot.app.workers.wait_for_complete(running)
-        await pilot.pause()
-    await pilot.pause()
     if getattr(pilot.app, "keys_waiting", 0):
         for _ in range(300):
             await pilot.pause(0.01)
