@@ -85,7 +85,7 @@ from sync.pull import pull
 from sync.session import open_session
 from tracker_tui.app import TrackerApp, make_app
 from tracker_tui.data.source import IssueQuery
-from tracker_tui.engine_link import PROGRESS_REFRESH, EngineLink
+from tracker_tui.engine_link import RELOAD_INTERVAL, EngineLink
 from tracker_tui.messages import CacheChanged
 from tracker_tui.probes import FIRST_DRAW_ENV
 from tracker_tui.widgets.issue_window import IssueWindow
@@ -387,10 +387,10 @@ def pull_elsewhere(path: pathlib.Path, base_url: str, key: str, window: float) -
 
 def told(app: TrackerApp, puller: multiprocessing.process.BaseProcess) -> None:
     """What the pipe from an engine in its own process would tell the app: the cache
-    changed, at the pace the engine's thread tells it (`PROGRESS_REFRESH`), so both ways
+    changed, at the pace the engine's thread tells it (`RELOAD_INTERVAL`), so both ways
     cost the app the same re-reads."""
     while puller.is_alive():
-        time.sleep(PROGRESS_REFRESH)
+        time.sleep(RELOAD_INTERVAL)
         app.post_message(CacheChanged())
 
 
