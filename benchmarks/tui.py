@@ -405,12 +405,13 @@ def fewer(enough: int, keys: Keys) -> bool:
     return len(keys.search) < enough
 
 
-def english_issues(db: pathlib.Path, seed: int) -> list[str]:
+def english_issues(db: pathlib.Path, seed: int) -> None:
     """Give the seeded service's issues the English-like titles and descriptions of
-    `benchmarks/cache.py` (those the idle figures search), and return the titles. The seed's
-    own titles are made of a few dozen words, each in a tenth to nine tenths of the issues:
-    typing one costs a count of tens of thousands of hits (150-280 ms of CPU for "the" at
-    100,000, idle), which would measure the search, not the pull beside it."""
+    `benchmarks/cache.py` (those the idle figures search), and its comments the descriptions'
+    words too. The seed's own titles and comments are made of a few dozen words, each in a
+    tenth to nine tenths of them: typing one costs a count of tens of thousands of hits
+    (150-280 ms of CPU for "the" at 100,000, idle), which would measure the search, not the
+    pull beside it."""
     with closing(sqlite3.connect(db)) as conn, conn:
         seqs = [seq for (seq,) in conn.execute("SELECT seq FROM issues ORDER BY seq")]
         issues = cache_bench().generate(len(seqs), seed)
@@ -421,7 +422,14 @@ def english_issues(db: pathlib.Path, seed: int) -> list[str]:
                 for issue, seq in zip(issues, seqs, strict=True)
             ],
         )
-    return [str(issue["title"]) for issue in issues]
+        rowids = [rowid for (rowid,) in conn.execute("SELECT rowid FROM comments ORDER BY rowid")]
+        conn.executemany(
+            "UPDATE comments SET body = ? WHERE rowid = ?",
+            [
+                (" ".join(str(issue["description"]).split()[:20]).capitalize() + ".", rowid)
+                for issue, rowid in zip(reversed(issues), rowids, strict=False)
+            ],
+        )
 
 
 def keys_during_pulls(

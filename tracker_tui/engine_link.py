@@ -73,6 +73,16 @@ SHOWN_BY_STATE = (NetworkError, Unauthorized, ServerError, RateLimited)
 """Failures the connection state already shows: no notification repeats them."""
 
 
+def changed_anything(pulled: PullReport) -> bool:
+    """Whether a pull stored, changed or removed a record: a poll that found nothing new (most
+    are) asks the app to re-read nothing."""
+    if pulled.backfill is not None and pulled.backfill.received:
+        return True
+    return any(
+        report.inserted or report.updated or report.deleted for report in pulled.resources.values()
+    )
+
+
 class EngineLink:
     """`SyncLink` over `sync.engine.SyncLoop`, with webhooks when `live` and the server has them.
 
@@ -335,6 +345,11 @@ class EngineLink:
                 self._tell_failure(error)
             case PullReport():
                 self._last_sync = self._server_now(event)
+                if not changed_anything(event):
+                    self._tell_permissions()
+                    self._progress = None
+                    self._report()  # the last sync moved; nothing to re-read
+                    return
             case PushReport():
                 self._tell_key_refusal(event)
             case StepReport():

@@ -19,8 +19,9 @@ from accounts.secret import Secret
 from cache import Cache
 from sync.pull import PullProgress, PullReport
 from sync.pull.backfill import StepReport, Stop
+from sync.pull.report import ResourceReport
 from tracker_tui.engine_link import EngineLink
-from tracker_tui.messages import CacheChanged
+from tracker_tui.messages import CacheChanged, SyncStatusChanged
 
 INTERVAL = 2.0
 UNREACHABLE = "http://127.0.0.1:9/v1"
@@ -100,6 +101,25 @@ async def test_backfill_steps_are_paced_like_pages_and_a_finished_pull_is_read_a
             link._heard(StepReport(Stop.YIELDED, requests=1, received=100))
             clock.now += 0.1
         assert reloads(posted) == 1
-        link._heard(PullReport())
+        link._heard(PullReport(resources={"issues": ResourceReport("issues", inserted=5)}))
         assert reloads(posted) == 2
         assert link._reload_later is None  # the pending paced re-read is the one just sent
+
+
+async def test_a_poll_that_found_nothing_asks_for_no_reread(tmp_path: Path) -> None:
+    """Polls come every few seconds for the whole session, and most bring nothing: each used
+    to make every open screen read and redraw. One that stored a record still does, at once."""
+    clock = Clock()
+    with Cache.open(tmp_path / "cache.db") as cache:
+        link, posted = link_for(cache, clock)
+        nothing = PullReport(resources={"issues": ResourceReport("issues", unchanged=3)})
+        for _ in range(5):
+            link._heard(nothing)
+            clock.now += 10.0
+        assert reloads(posted) == 0
+        assert any(isinstance(message, SyncStatusChanged) for message in posted)
+        link._heard(PullReport(resources={"issues": ResourceReport("issues", updated=1)}))
+        assert reloads(posted) == 1
+        stepped = StepReport(Stop.YIELDED, requests=1, received=100)
+        link._heard(PullReport(backfill=stepped))
+        assert reloads(posted) == 2
