@@ -64,8 +64,8 @@ RELOAD_INTERVAL = 2.0
 """Seconds between re-reads (`CacheChanged`) the app is asked for while a pull lands page
 after page or a backfill goes on step after step; the last is sent when the interval ends.
 Each re-read costs the app's event loop 25 ms of CPU at 100,000 issues (every open screen
-reads and redraws), and a key pressed meanwhile waits for it: at one every 0.5 s, one key in
-ten met one during a cold pull (docs/architecture.md#keys-during-a-pull)."""
+reads and redraws), and a key pressed meanwhile waits for it: a cold pull of 100,000 asked
+for 1.5 a second before, 0.5 now (docs/architecture.md#keys-during-a-pull)."""
 STOP_TIMEOUT = 5.0
 IDLE_REPORT = 15.0
 """Seconds between reports while nothing happens, so the budget shown follows the windows."""
