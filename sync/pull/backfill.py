@@ -16,6 +16,7 @@ requests (opening an issue, a search, writes) are never counted against it and g
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -29,6 +30,7 @@ from sync.pull import backfill_state as state
 from sync.pull.context import ResourceRun
 from sync.pull.keyset import OrderBroken, check_order, next_cursor
 from sync.pull.stamps import EPOCH, before, sort_key
+from sync.ratelimit.give_way import GaveWay, giving_way
 from sync.session import remember_features
 
 
@@ -54,10 +56,13 @@ async def backfill(
     *,
     should_yield: Callable[[], bool] = lambda: False,
     budgeted: bool = False,
+    give_way: asyncio.Event | None = None,
 ) -> StepReport:
     """Go on with the backfill until it meets the floor, `should_yield()` says the caller has
     more pressing work (checked before every request), or, when `budgeted`, the day's share
-    of background requests is spent."""
+    of background requests is spent. `give_way` set while a request waits in the limiter for
+    its slot stops it there, unsent (sync.ratelimit.give_way): what the user asked for then
+    waits for no backfill request at all, rather than for that slot and that request."""
     cache = run.session.cache
     shown = state.progress(cache) or state.BackfillProgress()
     requests = received = 0
@@ -75,11 +80,16 @@ async def backfill(
         before_requests, before_received = run.report.requests, run.report.received
         run.gate = _share_gate(run) if budgeted else None
         try:
-            finished = await _step(run)
+            with giving_way(give_way):
+                finished = await _step(run)
         except ShareSpent:
             finished = False  # a retry would have gone past the day's share: what was stored stays
             resumes_at = _spent_until(run)
             stop = Stop.BUDGET
+        except GaveWay:
+            finished = False
+            run.report.requests -= 1  # counted as it was asked, never sent
+            stop = Stop.YIELDED
         finally:
             run.gate = None
         requests += run.report.requests - before_requests
@@ -93,7 +103,7 @@ async def backfill(
         shown = replace(shown, finish_at=estimate_finish(run, shown))
         state.save_progress(cache, shown)
         run.tell(expected=shown.expected)
-        if stop is Stop.BUDGET:
+        if stop is not Stop.DONE:
             break
         if finished:
             finish_backfill(run)

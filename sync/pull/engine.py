@@ -21,6 +21,7 @@ a 403 on them fails the pull as before, since nothing else is worth pulling with
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -90,10 +91,11 @@ async def backfill_step(
     should_yield: Callable[[], bool],
     progress: Callable[[PullProgress], None] | None = None,
     retry: Backoff | None = None,
+    give_way: asyncio.Event | None = None,
 ) -> StepReport | None:
     """Go on with a pending backfill as background work until it is done, `should_yield()`
-    says the caller has other work, or the day's share of the budget is spent; None when no
-    backfill is pending."""
+    says the caller has other work (or `give_way` is set while it waits for a slot), or the
+    day's share of the budget is spent; None when no backfill is pending."""
     if not backfill_state.pending(session.cache):
         return None
     with fewer_collections():
@@ -107,7 +109,7 @@ async def backfill_step(
             can_tombstone=True,
             phase="backfill",
         )
-        return await backfill(run, should_yield=should_yield, budgeted=True)
+        return await backfill(run, should_yield=should_yield, budgeted=True, give_way=give_way)
 
 
 async def _pull(

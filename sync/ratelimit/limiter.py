@@ -11,7 +11,9 @@ Goal (docs/sync.md#rate-limits): zero 429s when this client is the key's only us
   N more until R; `Retry-After` (or a 429 without it) blocks until then, plus jitter.
 
 Priorities: a user request goes before background work waiting in the same process; background
-work leaves some of each minute to the user and spends at most half of the day's limit.
+work leaves some of each minute to the user (a tenth, and as many as the user sent in the
+minute's window), spends at most half of the day's limit, and under `giving_way` stops waiting
+for its slot when what the user asked for wants the line (`sync.ratelimit.give_way`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from dataclasses import dataclass
 
 from sync.ratelimit.answered import AnsweredLog
 from sync.ratelimit.clock import ClockOffset
+from sync.ratelimit.give_way import GaveWay, wait_unless
+from sync.ratelimit.give_way import event as give_way_event
 from sync.ratelimit.headers import ResponseMeta
 from sync.ratelimit.learned import Learned
 from sync.ratelimit.limits import (
@@ -228,7 +232,9 @@ class RateLimiter:
         """Wait until a request of `bucket` fits every limit, log it, return its local time.
 
         Background work is polling (`other` requests): anything else from the background
-        would escape the background budget, so it is refused with `ValueError`.
+        would escape the background budget, so it is refused with `ValueError`. A background
+        request under `giving_way(event)` raises `GaveWay`, unsent, once `event` is set while
+        it waits (sync.ratelimit.give_way).
         """
         kind = Bucket(bucket)
         if request_class is RequestClass.BACKGROUND and kind is not Bucket.OTHER:
@@ -237,16 +243,21 @@ class RateLimiter:
             BACKGROUND_LOG_BUCKET if request_class is RequestClass.BACKGROUND else kind.value
         )
         slept = 0.0
+        background = request_class is RequestClass.BACKGROUND
+        wanted = give_way_event() if background else None
         if request_class is RequestClass.USER:
             self._users_waiting += 1
             self._users_idle.clear()
         try:
             while True:
-                if request_class is RequestClass.BACKGROUND and self._users_waiting:
-                    await self._users_idle.wait()
+                if wanted is not None and wanted.is_set():
+                    raise GaveWay
+                if background and self._users_waiting:
+                    await wait_unless(self._users_idle.wait(), wanted)
                     continue
                 now = self._clock()
-                constraints = self._limits.constraints(kind, request_class, now)
+                users = self._users_in_minute(now) if background else 0
+                constraints = self._limits.constraints(kind, request_class, now, users)
                 wait = self._limits.blocked_until(kind) - now
                 if wait <= 0:
                     if self._reserve(now, log_bucket, constraints):
@@ -260,12 +271,18 @@ class RateLimiter:
                         wait = self._limits.window / 1000 * (1 + self._random())
                 wait = min(wait, self._limits.window)
                 slept += wait
-                await self._sleep(wait)
+                await wait_unless(self._sleep(wait), wanted)
         finally:
             if request_class is RequestClass.USER:
                 self._users_waiting -= 1
                 if not self._users_waiting:
                     self._users_idle.set()
+
+    def _users_in_minute(self, now: float) -> int:
+        """The user's requests in the minute's sliding window (every process's, by the log)."""
+        since = now - self._limits.window - self._limits.margin
+        everything = len(self._log.request_times(since))
+        return everything - len(self._log.request_times(since, BACKGROUND_LOG_BUCKET))
 
     def not_sent(
         self, at: float, bucket: str, request_class: RequestClass = RequestClass.USER

@@ -157,18 +157,22 @@ class Limits:
         return max(self._blocks.get(None, 0.0), self._blocks.get(bucket, 0.0))
 
     def constraints(
-        self, bucket: Bucket, request_class: RequestClass, now: float
+        self, bucket: Bucket, request_class: RequestClass, now: float, users: int = 0
     ) -> list[Constraint]:
         """Every check a request of `bucket` must pass at `now`.
 
         Sliding windows are `margin` longer than the server's: requests are logged when let
         through but counted when they arrive, and arrival delays vary. Each carries its `span`,
         so that the limiter can end the padding early for requests answered since.
+
+        Background work leaves the user the minute's headroom and, on top, as many requests
+        as the user's `users` in the minute's window: a user at work goes on at that pace, and
+        their next requests must not wait for the window to slide past background requests.
         """
         background = request_class is RequestClass.BACKGROUND
         minute = self.per_minute
         if background:
-            minute -= max(1, math.floor(minute * USER_HEADROOM))
+            minute -= max(1, math.floor(minute * USER_HEADROOM)) + users
         minute_ago, day_ago = now - self.window - self.margin, now - self.day - self.margin
         found = [
             Constraint(LogCheck(minute_ago, minute, None), span=self.window),

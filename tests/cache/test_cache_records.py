@@ -271,3 +271,10 @@ def test_bulk_writes_defer_checkpoints_until_the_run_ends(cache: Cache, bulk: bo
     cache.server.bulk_writes(False)
     cache.server.apply_page(Resource.ISSUES, [issue(5000)])
     assert wal_frames(cache) < 100  # checkpointed: the WAL started over
+
+
+def test_reset_forgets_the_issues_the_server_search_brought(cache: Cache) -> None:
+    cache.server.apply_page(Resource.ISSUES, [issue(1), issue(2)], from_search=True)
+    assert cache.server.searched_count() == 2
+    reset_server_copy(cache)
+    assert cache.server.searched_count() == 0
