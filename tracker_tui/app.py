@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from textual import on
@@ -33,7 +33,7 @@ from tracker_tui.data.cache_source import CacheIssueSource
 from tracker_tui.data.columns import ColumnSetup
 from tracker_tui.data.keymap import check_keymap
 from tracker_tui.data.source import IssueSource
-from tracker_tui.data.usage import DEFAULT_ALERT_PERCENT, alert_words, day_used_percent
+from tracker_tui.data.usage_alert import DEFAULT_ALERT_PERCENT, alert_words, day_used_percent
 from tracker_tui.data.views import SavedView
 from tracker_tui.drafts import KeepsDraft
 from tracker_tui.key_names import hint_keys
@@ -51,7 +51,6 @@ from tracker_tui.messages import (
     WriteQueued,
 )
 from tracker_tui.navigation import NavigatingApp
-from tracker_tui.screens.help import HelpScreen, help_groups, marker_group
 from tracker_tui.screens.issue_list import IssueListScreen
 from tracker_tui.server_clock import utc_now
 from tracker_tui.services import Services
@@ -71,11 +70,27 @@ KEY_READ_ONLY = (
 SYNC_START_AT_LATEST = 1.0
 """Seconds after mounting when the sync link starts even if no list has counted its rows."""
 
+COLLECT_AT_LATEST = 1.0
+"""Seconds after mounting when garbage collection resumes even if no list has been drawn (the
+login screen, a list that cannot read its rows)."""
+
 LINUX_DRIVER = "textual.drivers.linux_driver.LinuxDriver"
 """The driver Textual picks on a POSIX terminal, the one `TerminalDriver` extends."""
 
 THEMES: tuple[str, ...] = ("textual-dark", "textual-light", "nord", "gruvbox", "tokyo-night")
 """The built-in themes ctrl+t cycles through."""
+
+
+def release_collections() -> None:
+    """Move what start-up built out of the collector's reach, then let it collect again.
+
+    `tracker_tui.cli` turns garbage collection off before it imports the app, until the first
+    list is drawn: start-up builds some 100,000 objects that live as long as the app (modules,
+    classes, styles, widgets) and little garbage, and the collections it set off walked them
+    over and over, 190-280 ms of them before the first frame at load 7, the one full collection
+    alone 80-190 ms (docs/architecture.md#start-up)."""
+    gc.freeze()
+    gc.enable()
 
 
 class TrackerApp(NavigatingApp):
@@ -85,7 +100,10 @@ class TrackerApp(NavigatingApp):
     without a cache, so the caller can open that profile's cache and start again.
     """
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH: ClassVar[list[str | PurePath]] = ["app.tcss", "screens/issue_list.tcss"]
+    """The first screen's CSS too: Textual parses a screen's `CSS_PATH` when the screen is
+    first pushed, and then parses every stylesheet read until then once more; read with the
+    app's, it is parsed once (the screen still names it, so it has it wherever it is opened)."""
     TITLE = "tracker"
     HELP_GROUP: ClassVar[str] = "Everywhere"
 
@@ -185,6 +203,7 @@ class TrackerApp(NavigatingApp):
             self.notify(self.read_only_reason, severity="warning", timeout=8)
         if self._login is None:
             self.set_timer(SYNC_START_AT_LATEST, self._start_sync)
+        self.set_timer(COLLECT_AT_LATEST, gc.enable)
 
     @property
     def read_only(self) -> bool:
@@ -237,11 +256,18 @@ class TrackerApp(NavigatingApp):
         await self._start_sync()
 
     @on(IssueList.Counted)
+    def _start_sync_once_drawn(self) -> None:
+        """Start the sync link right after the frame that shows the first list's rows: its
+        thread importing the engine would otherwise share the GIL with that frame."""
+        if not self._sync_started:
+            self.call_after_refresh(self._start_sync)
+
     async def _start_sync(self) -> None:
-        """Start the sync link once, when the first list has its rows: the engine's imports
-        and its first requests would otherwise compete with the first frame for the one core
-        Python runs on. At the latest `SYNC_START_AT_LATEST` after mounting (a list that
-        cannot read its rows still syncs); never before the login screen has saved a profile.
+        """Start the sync link once, when the first list has its rows drawn: the engine's
+        imports and its first requests would otherwise compete with the first frame for the
+        one core Python runs on. At the latest `SYNC_START_AT_LATEST` after mounting (a list
+        that cannot read its rows still syncs); never before the login screen has saved a
+        profile.
         """
         if self._sync_started or (self._login is not None and not self._logged_in_once):
             return
@@ -290,7 +316,10 @@ class TrackerApp(NavigatingApp):
         return ""
 
     def action_help(self) -> None:
-        """Show the bindings of the screen in front, generated from the bindings themselves."""
+        """Show the bindings of the screen in front, generated from the bindings themselves
+        (the help screen is imported when first shown: docs/architecture.md#start-up)."""
+        from tracker_tui.screens.help import HelpScreen, help_groups, marker_group
+
         if isinstance(self.screen, HelpScreen):
             return
         groups = help_groups(self.screen.active_bindings, self.get_key_display)
@@ -314,10 +343,11 @@ class TrackerApp(NavigatingApp):
         """Once the first list is drawn, move every object alive (modules, classes, styles,
         widgets: around 100,000) out of the garbage collector's reach: a full collection walks
         every tracked object, and over those it paused the app for up to 140 ms mid-keystroke.
-        What start-up left behind lives as long as the app anyway."""
+        What start-up left behind lives as long as the app anyway. Collections were held off
+        until then (`release_collections`), and resume now."""
         if not self._heap_frozen:
             self._heap_frozen = True
-            self.call_after_refresh(gc.freeze)
+            self.call_after_refresh(release_collections)
 
     @on(SyncStatusChanged)
     def keep_sync_status(self, message: SyncStatusChanged) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import signal
 import sys
@@ -127,9 +128,13 @@ def build_parser() -> argparse.ArgumentParser:
 def _open_app(args: argparse.Namespace) -> int:
     """No command: the app itself, on the chosen profile (first run: the login screen)."""
     require_terminal()
-    from tracker_tui.launch import run_for_profile
+    gc.disable()  # until the first list is drawn: tracker_tui.app.release_collections
+    try:
+        from tracker_tui.launch import run_for_profile
 
-    return run_for_profile(args.profile, read_only=args.read_only, live=args.live)
+        return run_for_profile(args.profile, read_only=args.read_only, live=args.live)
+    finally:
+        gc.enable()
 
 
 def _help(parser: argparse.ArgumentParser) -> int:

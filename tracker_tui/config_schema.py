@@ -19,7 +19,7 @@ from typing import Any
 from accounts.profiles import SCHEMA_VERSION, KeyStorage
 from tracker_tui.bindings_table import app_bindings
 from tracker_tui.data.columns import COLUMN_FIELDS, WIDEST, column_name
-from tracker_tui.data.usage import ALERT_SETTING
+from tracker_tui.data.usage_alert import ALERT_SETTING
 
 SCHEMA_FILE = Path(__file__).with_name("config.schema.json")
 

@@ -20,7 +20,6 @@ from textual.screen import Screen
 from accounts.profiles import AppPaths
 from cache import IssueRow
 from tracker_tui.issue_links import IssueLinks, LinkError, copied_text, how_to_set, reference
-from tracker_tui.screens.copy_menu import CopyMenu
 from tracker_tui.services import Services
 from tracker_tui.widgets.status_bar import StatusBar
 
@@ -82,6 +81,8 @@ class CopyOpenApp(App[object]):
 
     def action_copy_menu(self) -> None:
         """Ask what to copy of the issue on screen (number, id, web address)."""
+        from tracker_tui.screens.copy_menu import CopyMenu  # docs/architecture.md#start-up
+
         if (issue := self._shown()) is None:
             return
         links = self._links()

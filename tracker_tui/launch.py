@@ -22,7 +22,7 @@ from tracker_tui.app import make_app
 from tracker_tui.crash_guard import exit_status
 from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.data.settings import AppTables, ProfileSettings, saved_theme, saved_views
-from tracker_tui.data.usage import alert_percent
+from tracker_tui.data.usage_alert import alert_percent
 from tracker_tui.error_log import open_error_log
 from tracker_tui.errors import UsageError
 from tracker_tui.issue_links import saved_web_url

@@ -16,7 +16,7 @@ from sync.permissions import KeyPermissions
 from tracker_tui.access import KeyAccess
 from tracker_tui.admin_link import AdminLink
 from tracker_tui.data.cache_source import CacheIssueSource
-from tracker_tui.data.usage import DEFAULT_ALERT_PERCENT
+from tracker_tui.data.usage_alert import DEFAULT_ALERT_PERCENT
 from tracker_tui.sync_link import SyncLink
 
 

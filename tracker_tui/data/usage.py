@@ -10,16 +10,16 @@ or from 00:00 UTC on a server with the reference service's extensions, which cou
 days (docs/api.md#rate-limit-windows); otherwise it is the last 24 hours, and says so. The
 server may count requests from elsewhere too, which no log here sees.
 
-The day's alert: once the day's use passes `alert_percent` (80 % unless the profile says
-otherwise), the client says what it does about it, which is what the limiter does anyway:
-background sync keeps to its half of the day's budget and slows to fit it, and stops when
-that half is spent; user actions keep the other half (`sync.ratelimit.limits`).
+The day's alert (`tracker_tui.data.usage_alert`): once the day's use passes `alert_percent`
+(80 % unless the profile says otherwise), the client says what it does about it, which is what
+the limiter does anyway: background sync keeps to its half of the day's budget and slows to fit
+it, and stops when that half is spent; user actions keep the other half
+(`sync.ratelimit.limits`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -30,10 +30,9 @@ from sync.ratelimit.learned import KEY_SCOPE, Learned
 from sync.ratelimit.limits import BACKGROUND_SHARE
 from sync.ratelimit.plans import MINUTES_PER_DAY
 from sync.remembered import remembered_features, remembered_limits
+from tracker_tui.data.usage_alert import DEFAULT_ALERT_PERCENT
+from tracker_tui.data.usage_alert import alert_percent as alert_percent  # `usage` reads it here
 
-DEFAULT_ALERT_PERCENT = 80
-ALERT_SETTING = "usage_alert_percent"
-"""The profile's `ui` member that moves the alert (a whole percentage, 1 to 100)."""
 REQUESTS_PER_POLL = 2
 """What the sync loop spends on one background poll (`sync.engine`: changes and deletions)."""
 
@@ -194,29 +193,6 @@ class Usage:
             "alert": self.alert_text(),
             "day_window": self.day_window.to_json(),
         }
-
-
-def day_used_percent(left: int | None, limit: int | None) -> int | None:
-    """The day's use in whole percent, from what a status report says is left of it."""
-    if left is None or limit is None or limit <= 0:
-        return None
-    return math.floor(100 * max(0, limit - left) / limit)
-
-
-def alert_words(percent: int, *, short: bool = False) -> str:
-    """What the status bar says once the day's use passes the alert, and what the client
-    does about it (the limiter's rules, `sync.ratelimit.limits`)."""
-    if short:
-        return f"⚠ day budget {percent}% used"
-    return f"⚠ day budget {percent}%: background sync slows, stops at its half; yours is kept"
-
-
-def alert_percent(ui: Mapping[str, Any]) -> int:
-    """The profile's alert threshold, or the default when unset or not a percentage."""
-    value = ui.get(ALERT_SETTING)
-    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 100:
-        return value
-    return DEFAULT_ALERT_PERCENT
 
 
 def measure_usage(

@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -38,17 +38,16 @@ from tracker_tui.messages import (
     SourceFailed,
     ViewsChanged,
 )
-from tracker_tui.screens.filter_dialog import Choices, FilterDialog
 from tracker_tui.screens.issue_list_commands import IssueListCommands
 from tracker_tui.screens.read_only import ReadOnlyScreen
-from tracker_tui.screens.save_view_dialog import SaveViewDialog
-from tracker_tui.screens.sort_dialog import SortDialog
-from tracker_tui.screens.views_dialog import ViewsDialog
 from tracker_tui.widgets.filter_chips import FilterChips
 from tracker_tui.widgets.issue_list import IssueList
 from tracker_tui.widgets.marker_legend import MarkerLegend
 from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.widgets.steady_footer import SteadyFooter
+
+if TYPE_CHECKING:
+    from tracker_tui.screens.filter_dialog import Choices
 
 SEARCH_HINT = 'Search titles… "a phrase" -word status:todo priority:high assignee:me label:bug #12'
 """The search field's placeholder: the syntax at a glance (cache.search_syntax)."""
@@ -249,7 +248,10 @@ class IssueListScreen(ReadOnlyScreen[None]):
         self.query_one(IssueList).focus()
 
     def action_filter(self) -> None:
-        """Open the filter picker over the current query."""
+        """Open the filter picker over the current query (each dialog is imported when first
+        opened: docs/architecture.md#start-up)."""
+        from tracker_tui.screens.filter_dialog import FilterDialog
+
         dialog = FilterDialog(self.issue_query, self.choices, on_apply=self._apply_query)
         self.app.push_screen(dialog, self._apply_query)
 
@@ -282,6 +284,8 @@ class IssueListScreen(ReadOnlyScreen[None]):
 
     def action_pick_sort(self) -> None:
         """Open the sort picker."""
+        from tracker_tui.screens.sort_dialog import SortDialog
+
         self.app.push_screen(SortDialog(self.issue_query), self._apply_query)
 
     def action_apply_view(self, index: int) -> None:
@@ -296,12 +300,16 @@ class IssueListScreen(ReadOnlyScreen[None]):
 
     def action_save_view(self) -> None:
         """Ask for a name and save the current filter and sort under it."""
+        from tracker_tui.screens.save_view_dialog import SaveViewDialog
+
         hint = f"({len(self.views)}/{MAX_VIEWS} used)"
         dialog = SaveViewDialog(self.view_name or "", slots_hint=hint)
         self.app.push_screen(dialog, self._save_view)
 
     def action_manage_views(self) -> None:
         """Show, rename, reorder and delete the saved views."""
+        from tracker_tui.screens.views_dialog import ViewsDialog
+
         dialog = ViewsDialog(
             self.views,
             self._views_changed,

@@ -20,7 +20,7 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widget import Widget
 
-from tracker_tui.data.usage import DEFAULT_ALERT_PERCENT, alert_words, day_used_percent
+from tracker_tui.data.usage_alert import DEFAULT_ALERT_PERCENT, alert_words, day_used_percent
 from tracker_tui.messages import SyncStatusChanged
 from tracker_tui.widgets.sync_text import (
     backfill_text,
