@@ -59,12 +59,28 @@ from tracker_tui.sync_link import Poster
 T = TypeVar("T")
 
 PROGRESS_REFRESH = 0.5
-"""Seconds between re-reads the app is asked for while a pull lands page after page."""
+"""Seconds between status reports (the pull's progress) while a pull lands page after page."""
+RELOAD_INTERVAL = 2.0
+"""Seconds between re-reads (`CacheChanged`) the app is asked for while a pull lands page
+after page or a backfill goes on step after step; the last is sent when the interval ends.
+Each re-read costs the app's event loop 25 ms of CPU at 100,000 issues (every open screen
+reads and redraws), and a key pressed meanwhile waits for it: a cold pull of 100,000 asked
+for 1.5 a second before, 0.5 now (docs/architecture.md#keys-during-a-pull)."""
 STOP_TIMEOUT = 5.0
 IDLE_REPORT = 15.0
 """Seconds between reports while nothing happens, so the budget shown follows the windows."""
 SHOWN_BY_STATE = (NetworkError, Unauthorized, ServerError, RateLimited)
 """Failures the connection state already shows: no notification repeats them."""
+
+
+def changed_anything(pulled: PullReport) -> bool:
+    """Whether a pull stored, changed or removed a record: a poll that found nothing new (most
+    are) asks the app to re-read nothing."""
+    if pulled.backfill is not None and pulled.backfill.received:
+        return True
+    return any(
+        report.inserted or report.updated or report.deleted for report in pulled.resources.values()
+    )
 
 
 class EngineLink:
@@ -86,6 +102,8 @@ class EngineLink:
         clock: Callable[[], float] = time.time,
         server_clock: ServerClock | None = None,
         timeout: float = 10.0,
+        reload_interval: float = RELOAD_INTERVAL,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._resolved = resolved
         self._cache = cache
@@ -116,6 +134,10 @@ class EngineLink:
         self._last_sync: datetime | None = None
         self._progress: PullProgress | None = None
         self._last_refresh = float("-inf")
+        self._reload_interval = reload_interval
+        self._monotonic = monotonic
+        self._last_reload = float("-inf")
+        self._reload_later: asyncio.TimerHandle | None = None
         self._key_refusal_told: str | None = None
         self._permissions_told: KeyPermissions | None = None
         self._fetches: set[asyncio.Future[None]] = set()
@@ -310,11 +332,10 @@ class EngineLink:
         match event:
             case PullProgress():
                 self._progress = event
-                now = time.monotonic()
+                self._reload_soon()
+                now = self._monotonic()
                 if now - self._last_refresh >= PROGRESS_REFRESH:
                     self._last_refresh = now
-                    if self._post is not None:
-                        self._post(CacheChanged())
                     self._report()
                 return
             case RetryPlanned():
@@ -324,17 +345,49 @@ class EngineLink:
                 self._tell_failure(error)
             case PullReport():
                 self._last_sync = self._server_now(event)
+                if not changed_anything(event):
+                    self._tell_permissions()
+                    self._progress = None
+                    self._report()  # the last sync moved; nothing to re-read
+                    return
             case PushReport():
                 self._tell_key_refusal(event)
             case StepReport():
-                pass  # a stretch of the backfill ended: re-read, and report where it stands
+                # a stretch of the backfill ended: re-read (paced, as its pages are), and
+                # report where it stands
+                self._tell_permissions()
+                self._progress = None
+                self._reload_soon()
+                self._report()
+                return
             case _:
                 assert_never(event)
         self._tell_permissions()
         self._progress = None
+        self._reload_now()
+        self._report()
+
+    def _reload_soon(self) -> None:
+        """Ask the app to re-read now if it has not been asked for `reload_interval`, or else
+        once that interval is over (on the engine's loop): pages landing back to back cost
+        the app one re-read an interval, and the last of them is never left unread."""
+        if self._reload_later is not None:
+            return
+        wait = self._last_reload + self._reload_interval - self._monotonic()
+        loop = self._engine_loop
+        if wait <= 0 or loop is None or loop.is_closed():
+            self._reload_now()
+            return
+        self._reload_later = loop.call_later(wait, self._reload_now)
+
+    def _reload_now(self) -> None:
+        """Ask the app to re-read now (a pull or a push finished, or a paced re-read is due)."""
+        if self._reload_later is not None:
+            self._reload_later.cancel()
+            self._reload_later = None
+        self._last_reload = self._monotonic()
         if self._post is not None:
             self._post(CacheChanged())
-        self._report()
 
     def _observe(self, outcome: ResponseMeta | SyncError) -> None:
         """Every request's outcome: the connection's state, and a 403 that named a permission
