@@ -265,7 +265,7 @@ def load_probed_hits(
         "FROM issues_fts WHERE issues_fts MATCH ?",
         (min(wanted), max(wanted), search.issues),
     ).fetchone()
-    own = {int(rid) for rid in json.loads(found)}
+    own = frozenset(int(rid) for rid in json.loads(found))
     matched = own | by_comment
     conn.execute(
         f"INSERT INTO {HITS_TABLE} (rid) SELECT value FROM json_each(?)", (dumps(sorted(matched)),)
