@@ -227,9 +227,13 @@ def recent_matches(conn: sqlite3.Connection, search: Matching, span: int) -> tup
 def comment_matches(conn: sqlite3.Connection, search: Matching) -> frozenset[int]:
     """The issues (rids) one of whose comments matches. Joining every matching comment to
     its issue is most of what a common word costs when comments hold it too (49 ms of SQL
-    for 35,000 comments of 50,000 at 100,000 issues), so callers keep it per snapshot."""
-    rows = conn.execute(_COMMENT_HITS_SQL, (search.comments,))
-    return frozenset(int(row[0]) for row in rows)
+    for 35,000 comments of 50,000 at 100,000 issues), so callers keep it per snapshot. The
+    rids come back as one JSON array: a Python row apiece cost as much again as the join."""
+    found = conn.execute(
+        _COMMENT_HITS_SQL.replace("SELECT i.rid", "SELECT json_group_array(i.rid)", 1),
+        (search.comments,),
+    ).fetchone()[0]
+    return frozenset(json.loads(found))
 
 
 def load_probed_hits(
