@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import ClassVar, NoReturn, TypeAlias
+from typing import TypeAlias
 
 from issuefields import (
     ASSIGNEE,
@@ -29,52 +29,12 @@ from issuefields import (
     TITLE,
     UPDATED_AT,
 )
+from issuefields.frozen import Frozen
 
 JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
 JsonObject: TypeAlias = dict[str, JsonValue]
 Cell: TypeAlias = str | int | float | None
 """A column's value as SQLite holds it."""
-
-
-class Frozen:
-    """A record of fixed fields (`_fields`, in order, its `__slots__`): set once by `__init__`,
-    compared and hashed by the fields of `_compared` (all by default), copied and pickled by
-    value. What `@dataclass(frozen=True, slots=True)` would make, without its cost at import."""
-
-    __slots__ = ()
-    _fields: ClassVar[tuple[str, ...]] = ()
-    _compared: ClassVar[tuple[str, ...] | None] = None
-    """The fields equality and the hash use; None: every field."""
-
-    def _init(self, *values: object) -> None:
-        for name, value in zip(self._fields, values, strict=True):
-            object.__setattr__(self, name, value)
-
-    def _key(self) -> tuple[object, ...]:
-        names = self._fields if self._compared is None else self._compared
-        return tuple(getattr(self, name) for name in names)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        assert isinstance(other, Frozen)
-        return self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
-        return f"{type(self).__qualname__}({shown})"
-
-    def __setattr__(self, name: str, value: object) -> NoReturn:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def __reduce__(self) -> tuple[type[Frozen], tuple[object, ...]]:
-        return type(self), tuple(getattr(self, name) for name in self._fields)
 
 
 class Resource(StrEnum):

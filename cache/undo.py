@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 from cache import outbox, outbox_life, overlay
 from cache.errors import OutboxStateError
-from cache.models import Frozen, JsonValue, Operation, OutboxEntry, Resource
+from cache.models import JsonValue, Operation, OutboxEntry, Resource
+from issuefields.frozen import Frozen
 
 Route = Callable[[Resource, str, JsonValue, JsonValue], Sequence[JsonValue] | None]
 """(resource, field, current value, value to restore) → the values to set in turn, the last

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import ClassVar, NoReturn
+
+from issuefields.frozen import Frozen
 
 
 class Kind(StrEnum):
@@ -51,45 +52,6 @@ class Kind(StrEnum):
     """A server timestamp; read-only."""
 
 
-class _Record:
-    """A record of fixed fields (`_fields`, in order, its `__slots__`): set once by `__init__`,
-    compared, hashed and shown by value. What `@dataclass(frozen=True, slots=True)` made,
-    without its cost at import: building a dataclass compiles its methods, about a
-    millisecond each, and this module is imported before the app's first frame
-    (docs/architecture.md#start-up)."""
-
-    __slots__ = ()
-    _fields: ClassVar[tuple[str, ...]] = ()
-
-    def _set(self, name: str, value: object) -> None:
-        object.__setattr__(self, name, value)
-
-    def _values(self) -> tuple[object, ...]:
-        return tuple(getattr(self, name) for name in self._fields)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        assert isinstance(other, _Record)
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
-        return f"{type(self).__qualname__}({shown})"
-
-    def __setattr__(self, name: str, value: object) -> NoReturn:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def __reduce__(self) -> tuple[type[_Record], tuple[object, ...]]:
-        return type(self), self._values()
-
-
 class Tone(StrEnum):
     """How a value stands out in the issue list (a style of the list widget)."""
 
@@ -100,7 +62,7 @@ class Tone(StrEnum):
     HIGH = "high"
 
 
-class Choice(_Record):
+class Choice(Frozen):
     """One known value of a choice field."""
 
     __slots__ = _fields = ("value", "label", "tone", "short")
@@ -116,13 +78,10 @@ class Choice(_Record):
     def __init__(
         self, value: str, label: str, tone: Tone = Tone.PLAIN, short: str | None = None
     ) -> None:
-        self._set("value", value)
-        self._set("label", label)
-        self._set("tone", tone)
-        self._set("short", short)
+        self._init(value, label, tone, short)
 
 
-class Check(_Record):
+class Check(Frozen):
     """What the known limits allow a value of the field (docs/api.md#field-limits); the client
     checks it before anything is queued (so the user hears at once, offline too), and the server
     checks it again."""
@@ -139,12 +98,10 @@ class Check(_Record):
     def __init__(
         self, required: bool = False, max_chars: int | None = None, max_items: int | None = None
     ) -> None:
-        self._set("required", required)
-        self._set("max_chars", max_chars)
-        self._set("max_items", max_items)
+        self._init(required, max_chars, max_items)
 
 
-class ListColumn(_Record):
+class ListColumn(Frozen):
     """How a field shows as a column of the issue list."""
 
     __slots__ = _fields = ("width", "keep", "header", "shown")
@@ -162,10 +119,7 @@ class ListColumn(_Record):
     def __init__(
         self, width: int, keep: int | None = 0, header: str | None = None, shown: bool = True
     ) -> None:
-        self._set("width", width)
-        self._set("keep", keep)
-        self._set("header", header)
-        self._set("shown", shown)
+        self._init(width, keep, header, shown)
 
 
 _NO_CHECK = Check()
@@ -175,7 +129,7 @@ _FIELD_FIELDS: tuple[str, ...] = (
 )
 
 
-class Field(_Record):
+class Field(Frozen):
     """One member of an issue as the client knows it. Each is one of the table's rows, so a
     field is equal only to itself (and hashes as fast)."""
 
@@ -220,18 +174,20 @@ class Field(_Record):
         word: str = "",
         column: ListColumn | None = None,
     ) -> None:
-        self._set("member", member)
-        self._set("label", label)
-        self._set("kind", kind)
-        self._set("choices", choices)
-        self._set("editable", editable)
-        self._set("filterable", filterable)
-        self._set("check", check)
-        self._set("default", default)
-        self._set("empty", empty)
-        self._set("word", word or member)
-        self._set("column", column)
-        self._set("_labels", {c.value: c for c in choices})
+        self._init(
+            member,
+            label,
+            kind,
+            choices,
+            editable,
+            filterable,
+            check,
+            default,
+            empty,
+            word or member,
+            column,
+        )
+        object.__setattr__(self, "_labels", {c.value: c for c in choices})
 
     @property
     def values(self) -> tuple[str, ...]:
@@ -364,7 +320,7 @@ COMMENT_BODY = Field(
 )
 
 
-class Sort(_Record):
+class Sort(Frozen):
     """An order of the issue list (the cache keeps an index for each)."""
 
     __slots__ = _fields = ("key", "field", "descending", "label")
@@ -379,10 +335,7 @@ class Sort(_Record):
     """In the sort picker; the field's label when not given."""
 
     def __init__(self, key: str, field: Field, descending: bool, label: str = "") -> None:
-        self._set("key", key)
-        self._set("field", field)
-        self._set("descending", descending)
-        self._set("label", label or field.label)
+        self._init(key, field, descending, label or field.label)
 
 
 SORTS: tuple[Sort, ...] = (

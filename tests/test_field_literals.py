@@ -69,8 +69,9 @@ def _docstrings(tree: ast.AST) -> set[int]:
 
 
 ATTRIBUTE_LISTS = {"__slots__", "_fields"}
-"""Class attributes whose strings are a class's attribute names (`cache.models.Frozen`): Python
-identifiers, which an attribute named like a sort key (`ApplyResult.updated`) may share."""
+"""Class attributes whose strings are a class's attribute names (`issuefields.frozen.Frozen`):
+Python identifiers, which an attribute named like a sort key (`ApplyResult.updated`) may
+share."""
 
 
 def _attribute_names(tree: ast.AST) -> set[int]:

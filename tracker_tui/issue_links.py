@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cache import IssueRow
-from cache.models import Frozen
+from issuefields.frozen import Frozen
 from tracker_tui.formatting import issue_reference
 
 WEB_URL_KEY = "web_url"

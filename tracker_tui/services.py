@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from cache import Cache
-from cache.models import Frozen
+from issuefields.frozen import Frozen
 from sync.permissions import KeyPermissions
 from tracker_tui.access import KeyAccess
 from tracker_tui.admin_link import AdminLink

@@ -15,7 +15,6 @@ from cache.models import (
     Conflict,
     Cursor,
     FieldConflict,
-    Frozen,
     IssueSort,
     LogCheck,
     ProjectRow,
@@ -24,6 +23,7 @@ from cache.models import (
     UserRow,
     WorkspaceRow,
 )
+from issuefields.frozen import Frozen
 
 
 def comment(body: str = "hello", record: dict[str, object] | None = None) -> CommentRow:

@@ -19,8 +19,8 @@ import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cache.models import Frozen
 from issuefields import ISSUE_FIELDS, TITLE, Field
+from issuefields.frozen import Frozen
 from tracker_tui.errors import UsageError
 
 MIN_TITLE = 30

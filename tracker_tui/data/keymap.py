@@ -28,7 +28,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from cache.models import Frozen
+from issuefields.frozen import Frozen
 from tracker_tui.errors import UsageError
 
 APP_PART = "app"

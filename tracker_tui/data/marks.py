@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cache.models import Frozen
+from issuefields.frozen import Frozen
 from tracker_tui.data.source import IssueQuery
 
 

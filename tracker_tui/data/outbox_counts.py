@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from cache import ACTIVE_STATES, Cache, EntryState, OutboxEntry
-from cache.models import Frozen
+from issuefields.frozen import Frozen
 
 SENDABLE_STATES = (EntryState.PENDING, EntryState.SENDING)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from accounts.profiles import AppPaths, Config, ProfileStore
-from cache.models import Frozen
+from issuefields.frozen import Frozen
 from tracker_tui.data.columns import ColumnSetup, parse_columns
 from tracker_tui.data.keymap import parse_keymap
 from tracker_tui.data.views import SavedView, view_from_dict, view_to_dict

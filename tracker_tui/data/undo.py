@@ -14,9 +14,9 @@ from collections import Counter
 from collections.abc import Mapping
 
 from cache import JsonValue, Resource
-from cache.models import Frozen
 from cache.undo import CHANGED, NO_ROUTE, UndoResult, Unrestored
 from issuefields import STATUS, status_path
+from issuefields.frozen import Frozen
 from tracker_tui.data.cache_source import CacheIssueSource
 from tracker_tui.data.changes import field_name, value_text
 from tracker_tui.formatting import count_label, issue_reference

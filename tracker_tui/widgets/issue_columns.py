@@ -14,8 +14,8 @@ from rich.style import Style
 from textual.strip import Strip
 
 from cache import IssueRow, SyncState
-from cache.models import Frozen
 from issuefields import SORTS, STATUS, TITLE, Field, Kind, Tone
+from issuefields.frozen import Frozen
 from tracker_tui.data.cache_source import parse_time
 from tracker_tui.data.columns import ColumnSetup, default_setup
 from tracker_tui.formatting import fit, issue_reference, relative_time

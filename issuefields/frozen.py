@@ -1,0 +1,53 @@
+"""The one base of the client's small immutable records (the field table's rows, the cache's
+rows, the app's value classes).
+
+Building a dataclass compiles its methods when its module loads, about a millisecond each on
+this machine, and the modules that hold these records load before the app's first frame and on
+every command line start (docs/architecture.md#start-up). It lives here, beside the field
+table, because every client package may import `issuefields` and nothing else they share.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, NoReturn
+
+
+class Frozen:
+    """A record of fixed fields (`_fields`, in order, its `__slots__`): set once by `__init__`,
+    compared and hashed by the fields of `_compared` (all by default), copied and pickled by
+    value. What `@dataclass(frozen=True, slots=True)` would make, without its cost at import."""
+
+    __slots__ = ()
+    _fields: ClassVar[tuple[str, ...]] = ()
+    _compared: ClassVar[tuple[str, ...] | None] = None
+    """The fields equality and the hash use; None: every field."""
+
+    def _init(self, *values: object) -> None:
+        for name, value in zip(self._fields, values, strict=True):
+            object.__setattr__(self, name, value)
+
+    def _key(self) -> tuple[object, ...]:
+        names = self._fields if self._compared is None else self._compared
+        return tuple(getattr(self, name) for name in names)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Frozen)
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__qualname__}({shown})"
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[type[Frozen], tuple[object, ...]]:
+        return type(self), tuple(getattr(self, name) for name in self._fields)
