@@ -119,7 +119,7 @@ class TrackerApp(NavigatingApp):
     sync_status: reactive[SyncStatusChanged | None] = reactive(None, init=False)
     """The sync engine's latest report; None until it sends one (the status bar says offline)."""
 
-    cache_revision: reactive[int] = reactive(0, init=False)
+    cache_revision: reactive[int] = reactive(0, init=False, repaint=False)
     """Bumped on every `CacheChanged` and `WriteQueued`; screens watch it to re-read."""
 
     key_permissions: reactive[KeyPermissions] = reactive(KeyPermissions, init=False)

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from textual.strip import Strip
+from textual.widget import Widget
 from tui_support import ME, NOW, AppFactory, screen_lines, settle
 
 from cache import Cache, JsonObject, Resource
@@ -93,6 +94,29 @@ async def test_a_reread_that_brings_back_the_same_rows_draws_no_line(
         assert drawn.lines == []
         assert state(issues) == before
         assert screen_lines(app) == shown
+
+
+async def test_a_reread_that_changes_nothing_draws_no_widget_again(
+    app_factory: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not the chips, the status bar nor the footer either: the app's revision counter that
+    tells screens to re-read is no reason to repaint the screen (it drew all of it again,
+    14 ms of the event loop at 120x40)."""
+    rendered: list[str] = []
+    render_lines = Widget.render_lines
+
+    def counted(self: Widget, crop: Any) -> list[Strip]:
+        rendered.append(type(self).__name__)
+        return render_lines(self, crop)
+
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        monkeypatch.setattr(Widget, "render_lines", counted)
+        for _ in range(2):
+            app.post_message(CacheChanged())
+            await settle(pilot)
+        assert rendered == []
 
 
 async def test_a_reread_redraws_the_changed_row_in_view_and_no_other(
