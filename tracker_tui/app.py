@@ -116,7 +116,7 @@ class TrackerApp(NavigatingApp):
         Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
     ]
 
-    sync_status: reactive[SyncStatusChanged | None] = reactive(None, init=False)
+    sync_status: reactive[SyncStatusChanged | None] = reactive(None, init=False, repaint=False)
     """The sync engine's latest report; None until it sends one (the status bar says offline)."""
 
     cache_revision: reactive[int] = reactive(0, init=False, repaint=False)
