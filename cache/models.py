@@ -1,16 +1,21 @@
 """The typed vocabulary of the cache API: what callers pass in and get back.
 
-Rows are frozen dataclasses so the UI can hold them across refreshes without aliasing bugs;
-every server record also travels as its whole JSON object (`record`), because the client must
-keep members and values it does not understand.
+Rows are frozen so the UI can hold them across refreshes without aliasing bugs; every server
+record also travels as its whole JSON object (`record`), because the client must keep members
+and values it does not understand.
+
+Most are `Frozen` classes written out, not dataclasses: making a dataclass compiles its
+methods when the module loads (~1 ms each on this machine), which every command line start
+paid for each of them (docs/architecture.md#start-up). The three that callers copy with
+`dataclasses.replace` (`IssueFilter`, `IssueRow`, `OutboxEntry`) stay dataclasses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import TypeAlias
+from typing import ClassVar, NoReturn, TypeAlias
 
 from issuefields import (
     ASSIGNEE,
@@ -29,6 +34,47 @@ JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, 
 JsonObject: TypeAlias = dict[str, JsonValue]
 Cell: TypeAlias = str | int | float | None
 """A column's value as SQLite holds it."""
+
+
+class Frozen:
+    """A record of fixed fields (`_fields`, in order, its `__slots__`): set once by `__init__`,
+    compared and hashed by the fields of `_compared` (all by default), copied and pickled by
+    value. What `@dataclass(frozen=True, slots=True)` would make, without its cost at import."""
+
+    __slots__ = ()
+    _fields: ClassVar[tuple[str, ...]] = ()
+    _compared: ClassVar[tuple[str, ...] | None] = None
+    """The fields equality and the hash use; None: every field."""
+
+    def _init(self, *values: object) -> None:
+        for name, value in zip(self._fields, values, strict=True):
+            object.__setattr__(self, name, value)
+
+    def _key(self) -> tuple[object, ...]:
+        names = self._fields if self._compared is None else self._compared
+        return tuple(getattr(self, name) for name in names)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Frozen)
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__qualname__}({shown})"
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[type[Frozen], tuple[object, ...]]:
+        return type(self), tuple(getattr(self, name) for name in self._fields)
 
 
 class Resource(StrEnum):
@@ -118,46 +164,62 @@ class IssueFilter:
     narrowed to them, this only who they are."""
 
 
-@dataclass(frozen=True, slots=True)
-class IssueSort:
+class IssueSort(Frozen):
     """Descending priority is urgent first (unknown values last, then "no priority" before
     them), as "priority ▼" reads; ascending status is workflow order, unknown values last.
     The other direction is the exact reverse. Within a status or priority, the most recently
     updated come first in the direction that shows most first (descending priority,
     ascending status), and reversed along with the rest in the other."""
 
-    key: str = DEFAULT_SORT.key
+    _fields = ("key", "descending")
+    __slots__ = _fields
+    key: str
     """One of `issuefields.SORT_KEYS`."""
-    descending: bool = True
+    descending: bool
 
-    def __post_init__(self) -> None:
-        if self.key not in SORTS_BY_KEY:
-            raise ValueError(f"unknown sort key {self.key!r}")
+    def __init__(self, key: str = DEFAULT_SORT.key, descending: bool = True) -> None:
+        if key not in SORTS_BY_KEY:
+            raise ValueError(f"unknown sort key {key!r}")
+        self._init(key, descending)
 
 
-@dataclass(frozen=True, slots=True)
-class Cursor:
+class Cursor(Frozen):
     """Where an incremental pull resumes: the server's `updated_at` text, sent back verbatim as
     `updated_after`, and the ids already seen at exactly that timestamp (to de-duplicate the
     overlap re-read)."""
 
+    _fields = ("updated_at", "ids")
+    __slots__ = _fields
     updated_at: str
-    ids: frozenset[str] = frozenset()
+    ids: frozenset[str]
+
+    def __init__(self, updated_at: str, ids: frozenset[str] = frozenset()) -> None:
+        self._init(updated_at, ids)
 
 
-@dataclass(frozen=True, slots=True)
-class ApplyResult:
-    inserted: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    deleted: int = 0
+class ApplyResult(Frozen):
+    _fields = ("inserted", "updated", "unchanged", "deleted")
+    __slots__ = _fields
+    inserted: int
+    updated: int
+    unchanged: int
+    deleted: int
+
+    def __init__(
+        self, inserted: int = 0, updated: int = 0, unchanged: int = 0, deleted: int = 0
+    ) -> None:
+        self._init(inserted, updated, unchanged, deleted)
 
 
-@dataclass(frozen=True, slots=True)
-class LogCheck:
+class LogCheck(Frozen):
+    _fields = ("since", "limit", "bucket")
+    __slots__ = _fields
     since: float
     limit: int
     bucket: str | None
+
+    def __init__(self, since: float, limit: int, bucket: str | None) -> None:
+        self._init(since, limit, bucket)
 
 
 def _text(value: Cell) -> str | None:
@@ -212,8 +274,19 @@ class IssueRow:
         return _text(self.cells.get(UPDATED_AT.member))
 
 
-@dataclass(frozen=True, slots=True)
-class CommentRow:
+class CommentRow(Frozen):
+    _fields = (
+        "id",
+        "issue_id",
+        "body",
+        "author",
+        "created_at",
+        "updated_at",
+        "sync_state",
+        "record",
+    )
+    __slots__ = _fields
+    _compared = _fields[:-1]
     id: str
     issue_id: str | None
     body: str
@@ -221,11 +294,37 @@ class CommentRow:
     created_at: str | None
     updated_at: str | None
     sync_state: SyncState
-    record: JsonObject = field(compare=False)
+    record: JsonObject
+
+    def __init__(
+        self,
+        id: str,
+        issue_id: str | None,
+        body: str,
+        author: str | None,
+        created_at: str | None,
+        updated_at: str | None,
+        sync_state: SyncState,
+        record: JsonObject,
+    ) -> None:
+        self._init(id, issue_id, body, author, created_at, updated_at, sync_state, record)
 
 
-@dataclass(frozen=True, slots=True)
-class ProjectRow:
+class ProjectRow(Frozen):
+    _fields = (
+        "id",
+        "key",
+        "name",
+        "description",
+        "state",
+        "lead",
+        "created_at",
+        "updated_at",
+        "sync_state",
+        "record",
+    )
+    __slots__ = _fields
+    _compared = _fields[:-1]
     id: str
     key: str | None
     name: str
@@ -235,27 +334,61 @@ class ProjectRow:
     created_at: str | None
     updated_at: str | None
     sync_state: SyncState
-    record: JsonObject = field(compare=False)
+    record: JsonObject
+
+    def __init__(
+        self,
+        id: str,
+        key: str | None,
+        name: str,
+        description: str,
+        state: str | None,
+        lead: str | None,
+        created_at: str | None,
+        updated_at: str | None,
+        sync_state: SyncState,
+        record: JsonObject,
+    ) -> None:
+        self._init(
+            id, key, name, description, state, lead, created_at, updated_at, sync_state, record
+        )
 
 
-@dataclass(frozen=True, slots=True)
-class WorkspaceRow:
+class WorkspaceRow(Frozen):
     """The key's workspace as the screen shows it: a queued rename shows at once, its entry
     pending (or failed, with the server's reason) until the server has it."""
 
+    _fields = ("id", "name", "plan", "sync_state", "entries", "record")
+    __slots__ = _fields
+    _compared = _fields[:4]
     id: str
     name: str
     plan: str | None
     sync_state: SyncState
-    entries: tuple[OutboxEntry, ...] = field(compare=False)
-    record: JsonObject = field(compare=False)
+    entries: tuple[OutboxEntry, ...]
+    record: JsonObject
+
+    def __init__(
+        self,
+        id: str,
+        name: str,
+        plan: str | None,
+        sync_state: SyncState,
+        entries: tuple[OutboxEntry, ...],
+        record: JsonObject,
+    ) -> None:
+        self._init(id, name, plan, sync_state, entries, record)
 
 
-@dataclass(frozen=True, slots=True)
-class UserRow:
+class UserRow(Frozen):
+    _fields = ("id", "name", "email")
+    __slots__ = _fields
     id: str
     name: str
     email: str | None
+
+    def __init__(self, id: str, name: str, email: str | None) -> None:
+        self._init(id, name, email)
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,16 +429,31 @@ class OutboxEntry:
         return self.server_id or self.record_id
 
 
-@dataclass(frozen=True, slots=True)
-class FieldConflict:
+class FieldConflict(Frozen):
+    _fields = ("field", "base", "mine", "theirs")
+    __slots__ = _fields
     field: str
     base: JsonValue
     mine: JsonValue
     theirs: JsonValue
 
+    def __init__(self, field: str, base: JsonValue, mine: JsonValue, theirs: JsonValue) -> None:
+        self._init(field, base, mine, theirs)
 
-@dataclass(frozen=True, slots=True)
-class Conflict:
+
+class Conflict(Frozen):
+    _fields = (
+        "id",
+        "entry_id",
+        "field",
+        "base",
+        "mine",
+        "theirs",
+        "created_at",
+        "resolution",
+        "resolved_at",
+    )
+    __slots__ = _fields
     id: int
     entry_id: int
     field: str
@@ -316,12 +464,38 @@ class Conflict:
     resolution: Resolution | None
     resolved_at: float | None
 
+    def __init__(
+        self,
+        id: int,
+        entry_id: int,
+        field: str,
+        base: JsonValue,
+        mine: JsonValue,
+        theirs: JsonValue,
+        created_at: float,
+        resolution: Resolution | None,
+        resolved_at: float | None,
+    ) -> None:
+        self._init(id, entry_id, field, base, mine, theirs, created_at, resolution, resolved_at)
 
-@dataclass(frozen=True, slots=True)
-class IssueDetail:
+
+class IssueDetail(Frozen):
+    _fields = ("issue", "description", "record", "comments", "entries", "conflicts")
+    __slots__ = _fields
     issue: IssueRow
     description: str
     record: JsonObject
     comments: tuple[CommentRow, ...]
     entries: tuple[OutboxEntry, ...]
     conflicts: tuple[Conflict, ...]
+
+    def __init__(
+        self,
+        issue: IssueRow,
+        description: str,
+        record: JsonObject,
+        comments: tuple[CommentRow, ...],
+        entries: tuple[OutboxEntry, ...],
+        conflicts: tuple[Conflict, ...],
+    ) -> None:
+        self._init(issue, description, record, comments, entries, conflicts)

@@ -22,19 +22,23 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from cache import requestlog, schema
 from cache.db import Connector, translated
-from cache.inbox import Inbox
 from cache.keyed import Drafts, State
 from cache.paths import ensure_private_dir, ensure_private_file, profile_path
-from cache.reads import Reads
 from cache.requestlog import RequestLog
-from cache.sending import Push
-from cache.server_copy import ServerCopy
-from cache.writes import Outbox
+
+if TYPE_CHECKING:
+    from cache.inbox import Inbox
+    from cache.reads import Reads
+    from cache.sending import Push
+    from cache.server_copy import ServerCopy
+    from cache.writes import Outbox
 
 
 def open_cache(profile: str, *, root: Path | None = None) -> Cache:
@@ -73,14 +77,43 @@ class Cache:
         requests: RequestLog,
     ) -> None:
         self._db = connector
-        self.reads = Reads(connector)
-        self.outbox = Outbox(connector, clock)
-        self.push = Push(connector, clock)
-        self.server = ServerCopy(connector, clock)
-        self.inbox = Inbox(connector, clock)
+        self._clock = clock
         self.state = State(connector)
         self.drafts = Drafts(connector, clock)
         self.requests = requests
+
+    # Each part is made, and its modules imported, when first used: a command that only reads
+    # loads nothing of the outbox's, the push's or the pull's code (docs/architecture.md#start-up).
+
+    @cached_property
+    def reads(self) -> Reads:
+        from cache.reads import Reads
+
+        return Reads(self._db)
+
+    @cached_property
+    def outbox(self) -> Outbox:
+        from cache.writes import Outbox
+
+        return Outbox(self._db, self._clock)
+
+    @cached_property
+    def push(self) -> Push:
+        from cache.sending import Push
+
+        return Push(self._db, self._clock)
+
+    @cached_property
+    def server(self) -> ServerCopy:
+        from cache.server_copy import ServerCopy
+
+        return ServerCopy(self._db, self._clock)
+
+    @cached_property
+    def inbox(self) -> Inbox:
+        from cache.inbox import Inbox
+
+        return Inbox(self._db, self._clock)
 
     @property
     def path(self) -> Path:

@@ -68,10 +68,27 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return found
 
 
+ATTRIBUTE_LISTS = {"__slots__", "_fields"}
+"""Class attributes whose strings are a class's attribute names (`cache.models.Frozen`): Python
+identifiers, which an attribute named like a sort key (`ApplyResult.updated`) may share."""
+
+
+def _attribute_names(tree: ast.AST) -> set[int]:
+    """The ids of the string constants listed in a class's `__slots__` or `_fields`."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign):
+            continue
+        named = {target.id for target in node.targets if isinstance(target, ast.Name)}
+        if named & ATTRIBUTE_LISTS and isinstance(node.value, ast.Tuple | ast.List):
+            found.update(id(element) for element in node.value.elts)
+    return found
+
+
 def copies(path: Path, words: dict[str, str], root: Path = ROOT) -> Iterator[str]:
     """`file:line: 'word' (what it is)` for each string constant of `path` the table owns."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    prose = _docstrings(tree)
+    prose = _docstrings(tree) | _attribute_names(tree)
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Constant)
@@ -116,12 +133,23 @@ STATES = ("todo", "in_review")
 def f(x):
     """Returns "Urgent"."""
     return {"priority": x, "label": f"Status {x}"} if x else "Status"
+
+
+class Row:
+    __slots__ = ("updated",)
 '''
 
 
 @pytest.mark.parametrize(
     ("word", "flagged"),
-    [("todo", True), ("in_review", True), ("backlog", False), ("Urgent", False), ("Status", True)],
+    [
+        ("todo", True),
+        ("in_review", True),
+        ("backlog", False),
+        ("Urgent", False),
+        ("Status", True),
+        ("updated", False),
+    ],
 )
 def test_strings_in_code_are_flagged_and_prose_is_not(
     tmp_path: Path, word: str, flagged: bool

@@ -16,18 +16,22 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import importlib
 import os
 import signal
 import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from sync.permissions import COMMENTS_WRITE, ISSUES_WRITE
 from tracker_tui import __version__
-from tracker_tui.errors import EXPECTED, UsageError, describe
+from tracker_tui.collector import collect_again, paused
 from tracker_tui.exit_codes import Exit, for_signal
 from tracker_tui.needs_terminal import require_terminal
 from tracker_tui.signals import Terminated, ending_cleanly
+
+TYPE_CHECKING = False  # typing itself is not imported for `--version`
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
 def command_groups() -> tuple[ModuleType, ...]:
@@ -42,6 +46,7 @@ def command_groups() -> tuple[ModuleType, ...]:
         keys,
         manual,
         outbox,
+        projects_write,
         read,
         status,
         sync_cmd,
@@ -53,28 +58,52 @@ def command_groups() -> tuple[ModuleType, ...]:
     )
 
     return (
-        *(demo, write, outbox, account, read, users, status, sync_cmd, inbox),
+        *(demo, write, outbox, account, read, projects_write, users, status, sync_cmd, inbox),
         *(workspace, keys, webhooks, usage),
         *(config_cmd, completion, manual),
     )
 
 
-ISSUE_WRITES = {
-    "create": ISSUES_WRITE,
-    "edit": ISSUES_WRITE,
-    "delete": ISSUES_WRITE,
-    "bulk-edit": ISSUES_WRITE,
-    "comment": COMMENTS_WRITE,
+COMMAND_GROUPS = {
+    **{"demo": "demo", "outbox": "outbox", "conflicts": "outbox", "projects": "projects_write"},
+    **{"login": "account", "logout": "account", "profiles": "account", "users": "users"},
+    **{"status": "status", "doctor": "status", "sync": "sync_cmd", "inbox": "inbox"},
+    **{"watch": "inbox", "workspace": "workspace", "keys": "keys", "webhooks": "webhooks"},
+    **{"usage": "usage", "config": "config_cmd"},
 }
-"""The issue commands whose `--help` says whether the profile's key may run them."""
+"""The group (module of `tracker_tui.commands`) that registers each top-level command, so
+that a command builds its own parser alone (`parse_arguments`). `completion` and `man` are
+not here: they print the whole parser. tests/cli/test_cli_imports.py checks the table against
+what the groups register."""
+
+ISSUE_COMMAND_GROUPS = {
+    **{"list": "read", "show": "read", "create": "write", "edit": "write"},
+    **{"delete": "write", "comment": "write", "bulk-edit": "write"},
+}
+"""The same for each `issues ...` command."""
+
+ISSUE_WRITES = {
+    "create": "issues:write",
+    "edit": "issues:write",
+    "delete": "issues:write",
+    "bulk-edit": "issues:write",
+    "comment": "comments:write",
+}
+"""The issue commands whose `--help` says whether the profile's key may run them, with the
+permission each needs (`sync.permissions`; tests/cli/test_cli_imports.py checks they agree)."""
 
 VALUES_WITH_A_DASH = frozenset({"--sort"})
 """Options whose value may start with `-` (`--sort -priority`), which argparse would take for
 another option: the value is joined to its option before parsing (`--sort=-priority`)."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def build_parser(
+    groups: Sequence[str] | None = None,
+    parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser,
+) -> argparse.ArgumentParser:
+    """The parser of every command, or of only the commands `groups` (names of modules of
+    `tracker_tui.commands`) register: the others and their modules are left out."""
+    parser = parser_class(
         prog="tracker-tui",
         description=(
             "A keyboard-driven terminal client for an issue tracker. Reads from a local cache, "
@@ -116,13 +145,64 @@ def build_parser() -> argparse.ArgumentParser:
     )
     issue_commands = issues.add_subparsers(dest="issues_command", metavar="ISSUES_COMMAND")
     issues.set_defaults(run=lambda _args: _help(issues))
-    from tracker_tui.commands.online import note_permission
-
-    for group in command_groups():
+    if groups is None:
+        chosen = command_groups()
+    else:
+        chosen = tuple(importlib.import_module(f"tracker_tui.commands.{name}") for name in groups)
+    for group in chosen:
         group.register(subparsers, issue_commands)
-    for name, permission in ISSUE_WRITES.items():
-        note_permission(issue_commands.choices[name], permission)
+    noted = {name: need for name, need in ISSUE_WRITES.items() if name in issue_commands.choices}
+    if noted:
+        from tracker_tui.commands.online import note_permission
+
+        for name, permission in noted.items():
+            note_permission(issue_commands.choices[name], permission)
     return parser
+
+
+class _NotAlone(Exception):
+    """The parser of one group could not read the command line (`_OneGroup`)."""
+
+
+class _OneGroup(argparse.ArgumentParser):
+    """A parser of some commands only: a line it cannot read (a mistake, or a command of
+    another group) goes to the whole parser, which says what is wrong as it always did."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _NotAlone(message)
+
+
+def groups_for(argv: Sequence[str]) -> tuple[str, ...] | None:
+    """The groups whose parser reads `argv` as the whole parser would: the one of its
+    command, none for `--version`. None (the whole parser) for anything else: `--help`,
+    `issues` alone, `completion` and `man`, an abbreviated option, a mistake."""
+    items = iter(argv)
+    for item in items:
+        if item in ("--read-only", "--live", "--version") or item.startswith("--profile="):
+            continue
+        if item == "--profile":
+            value = next(items, None)
+            if value is None or value.startswith("-"):
+                return None
+            continue
+        if item.startswith("-"):
+            return None
+        if item == "issues":
+            group = ISSUE_COMMAND_GROUPS.get(next(items, ""))
+        else:
+            group = COMMAND_GROUPS.get(item)
+        return None if group is None else (group,)
+    return ()
+
+
+def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
+    """`build_parser().parse_args(argv)`, building only the parser of the command given:
+    every group's module imported costs each command start (docs/architecture.md#start-up)."""
+    groups = groups_for(argv)
+    if groups is not None:
+        with contextlib.suppress(_NotAlone):
+            return build_parser(groups, _OneGroup).parse_args(argv)
+    return build_parser().parse_args(argv)
 
 
 def _open_app(args: argparse.Namespace) -> int:
@@ -181,9 +261,23 @@ def app_arguments(argv: Sequence[str]) -> argparse.Namespace | None:
     return chosen
 
 
+LONG_RUNNING = frozenset({None, "demo", "sync", "watch"})
+"""Commands (None: the app) that may run for minutes: the cyclic garbage collector runs for
+them as usual once they start (`main`)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    given = joined_dash_values(sys.argv[1:] if argv is None else argv)
-    args = app_arguments(given) or build_parser().parse_args(given)
+    """Run the command line, the cyclic garbage collector paused (`tracker_tui.collector`):
+    the app and the commands that may run long collect as usual once they start."""
+    with paused():
+        given = joined_dash_values(sys.argv[1:] if argv is None else argv)
+        args = app_arguments(given) or parse_arguments(given)
+        if getattr(args, "command", None) in LONG_RUNNING:
+            collect_again()
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     with ending_cleanly():
         try:
             status = int(args.run(args))
@@ -201,12 +295,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BrokenPipeError:
             _quiet_stdout()
             return for_signal(signal.SIGPIPE)
-        except UsageError as error:
-            _say(f"tracker-tui: {describe(error)}")
-            return Exit.USAGE
-        except EXPECTED as error:
-            _say(f"tracker-tui: {describe(error)}")
-            return Exit.FAILED
+        except Exception as error:
+            # Imported only now: what `describe` knows of every package's errors costs a
+            # command that succeeds nothing.
+            from tracker_tui.errors import EXPECTED, UsageError, describe
+
+            if isinstance(error, UsageError):
+                _say(f"tracker-tui: {describe(error)}")
+                return Exit.USAGE
+            if isinstance(error, EXPECTED):
+                _say(f"tracker-tui: {describe(error)}")
+                return Exit.FAILED
+            raise
 
 
 def _say(line: str) -> None:

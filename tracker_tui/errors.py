@@ -10,20 +10,9 @@ user mistake or a server problem never shows a traceback.
 
 from __future__ import annotations
 
-from accounts.errors import ConfigError
-from cache.errors import CacheError, CorruptCacheError, SchemaTooNewError
-from sync.errors import (
-    ApiError,
-    Forbidden,
-    NetworkError,
-    NoCredentials,
-    NotFound,
-    ProtocolError,
-    RateLimited,
-    ServerError,
-    SyncError,
-    Unauthorized,
-)
+TYPE_CHECKING = False  # typing is not imported for this
+if TYPE_CHECKING:
+    from sync.errors import Unauthorized
 
 
 class TrackerTuiError(Exception):
@@ -34,12 +23,41 @@ class UsageError(TrackerTuiError):
     """A request that is well-formed for the parser but impossible as asked."""
 
 
-EXPECTED: tuple[type[Exception], ...] = (TrackerTuiError, SyncError, ConfigError, CacheError)
-"""What the edge turns into one line; anything else is a bug and keeps its traceback."""
+if TYPE_CHECKING:
+    EXPECTED: tuple[type[Exception], ...]
+    """What the edge turns into one line; anything else is a bug and keeps its traceback."""
+
+
+def __getattr__(name: str) -> object:
+    """`EXPECTED`, made when first used: it names the errors of every package (sync.errors
+    alone weighs more than a command line's start), which a module that only raises
+    `UsageError` should not load (docs/architecture.md#start-up)."""
+    if name != "EXPECTED":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from accounts.errors import ConfigError
+    from cache.errors import CacheError
+    from sync.errors import SyncError
+
+    expected: tuple[type[Exception], ...] = (TrackerTuiError, SyncError, ConfigError, CacheError)
+    globals()["EXPECTED"] = expected
+    return expected
 
 
 def describe(error: Exception) -> str:
     """One line for the user: what went wrong and, where there is one, what to do."""
+    from cache.errors import CorruptCacheError, SchemaTooNewError
+    from sync.errors import (
+        ApiError,
+        Forbidden,
+        NetworkError,
+        NoCredentials,
+        NotFound,
+        ProtocolError,
+        RateLimited,
+        ServerError,
+        Unauthorized,
+    )
+
     if isinstance(error, Unauthorized):
         return _refused_key(error)
     if isinstance(error, Forbidden):

@@ -17,7 +17,6 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from types import FrameType
 
 from tracker_tui.exit_codes import for_signal
@@ -37,11 +36,14 @@ class Terminated(KeyboardInterrupt):
         return for_signal(self.signum)
 
 
-@dataclass
 class Ending:
-    """Which signal ended the process, if one did."""
+    """Which signal ended the process, if one did. (Not a dataclass: `dataclasses` costs a
+    command line's start more than the rest of this module.)"""
 
-    signum: int | None = None
+    __slots__ = ("signum",)
+
+    def __init__(self, signum: int | None = None) -> None:
+        self.signum = signum
 
     @property
     def status(self) -> int | None:

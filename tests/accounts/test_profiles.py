@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -87,6 +89,44 @@ def test_from_env_reads_the_process_environment(
 ) -> None:
     monkeypatch.setenv("TRACKER_HOME", str(tmp_path))
     assert AppPaths.from_env().config_dir == tmp_path / "config"
+
+
+XDG_CASES = (
+    {"HOME": "/home/ann", "XDG_CONFIG_HOME": None, "XDG_DATA_HOME": None},
+    {"HOME": "/home/ann/", "XDG_CONFIG_HOME": "", "XDG_DATA_HOME": ""},
+    {"HOME": "/home/ann", "XDG_CONFIG_HOME": "/etc/ann", "XDG_DATA_HOME": "/srv/ann/"},
+    {"HOME": "/home/ann", "XDG_CONFIG_HOME": "relative/cfg", "XDG_DATA_HOME": "./data"},
+    {"HOME": "/", "XDG_CONFIG_HOME": None, "XDG_DATA_HOME": "/d"},
+    {"HOME": "relative", "XDG_CONFIG_HOME": None, "XDG_DATA_HOME": None},
+    {"HOME": None, "XDG_CONFIG_HOME": "/c", "XDG_DATA_HOME": None},
+)
+
+
+@pytest.mark.parametrize("given", XDG_CASES, ids=lambda case: repr(sorted(case.items())))
+def test_the_paths_are_platformdirs_own_without_importing_it(
+    monkeypatch: pytest.MonkeyPatch, given: dict[str, str | None]
+) -> None:
+    """On Linux the usual case is answered without platformdirs (a command line's start pays
+    for its imports); the answer is the one platformdirs gives, whatever the environment."""
+    monkeypatch.delenv("TRACKER_HOME", raising=False)
+    for name, value in given.items():
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    try:
+        expected = (
+            Path(platformdirs.user_config_dir("tracker-tui", appauthor=False)),
+            Path(platformdirs.user_data_dir("tracker-tui", appauthor=False)),
+        )
+    except RuntimeError:  # no home platformdirs can resolve: neither may answer otherwise
+        expected = None
+    try:
+        paths = AppPaths.from_env()
+    except RuntimeError:
+        assert expected is None
+    else:
+        assert (paths.config_dir, paths.data_dir) == expected
 
 
 # Server URLs
@@ -443,3 +483,16 @@ def test_dump_and_parse_round_trip() -> None:
         default="home",
     )
     assert parse_config(dump_config(config), Path("c.toml")) == config
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the shortcut is Linux's")
+def test_the_usual_paths_load_no_platformdirs(tmp_path: Path) -> None:
+    env = {**os.environ, "HOME": str(tmp_path)}
+    env.pop("TRACKER_HOME", None)
+    code = "import sys; from accounts.profiles import AppPaths; AppPaths.from_env()\n"
+    code += "print(sorted({'platformdirs', 'tempfile', 'shutil'} & set(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -14,18 +14,29 @@ is imported lazily by the write commands of the same modules.
 
 from __future__ import annotations
 
+import argparse
 import importlib.metadata
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_support import FAIL_KEYRING, loopback
 
-from tracker_tui.cli import app_arguments, build_parser
+from tracker_tui.cli import (
+    COMMAND_GROUPS,
+    ISSUE_COMMAND_GROUPS,
+    ISSUE_WRITES,
+    app_arguments,
+    build_parser,
+    command_groups,
+    groups_for,
+    parse_arguments,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).with_name("tracker-tui")
@@ -228,3 +239,248 @@ def test_the_guard_sees_a_command_that_goes_online(env: dict[str, str], tmp_path
     _, _, modules = run_read(env, ("sync", "--give-up-after", "0.1"), tmp_path)
     assert {"httpx", "pydantic", "sync.client", "sync.engine"} <= set(loaded(modules))
     assert {"asyncio", "keyring"} <= set(loaded(modules))
+
+
+VERSION_LOADS_NONE_OF = (
+    *("accounts", "cache", "sync", "issuefields", "tracker_tui.commands"),
+    *("dataclasses", "inspect", "typing", "sqlite3"),
+)
+
+
+def test_version_loads_no_command_and_no_package(env: dict[str, str], tmp_path: Path) -> None:
+    """`--version` builds the top of the parser alone: no command's module, none of the
+    client's other packages, and none of the costly standard modules they bring."""
+    status, out, modules = run_read(env, ("--version",), tmp_path)
+    assert status == 0
+    assert out.strip().startswith("tracker-tui ")
+    assert loaded(modules, VERSION_LOADS_NONE_OF) == []
+
+
+ONE_GROUP = (
+    (("issues", "list", "--limit", "5"), {"read"}),
+    (("issues", "show", "#2", "--json"), {"read"}),
+    (("--profile", "default", "issues", "list"), {"read"}),
+    (("status",), {"status", "read"}),
+    (("outbox",), {"outbox", "write", "online"}),
+    (("conflicts",), {"outbox", "write", "online"}),
+    (("profiles",), {"account"}),
+    (("issues", "create", "--title", "one group", "--no-push"), {"write", "online"}),
+)
+"""Each command, and the modules of `tracker_tui.commands` it may load: its group's, and
+those the group's module imports (`status` opens the cache as the reads do; the outbox's
+commands push as the writes do, which check the key's permissions)."""
+HELPERS = ("tracker_tui.commands.refs", "tracker_tui.commands.texts")
+"""Modules of `tracker_tui.commands` that are no group: what a group's commands share."""
+
+
+@pytest.mark.parametrize(("argv", "allowed"), ONE_GROUP, ids=[" ".join(a) for a, _ in ONE_GROUP])
+def test_a_command_loads_only_its_own_group(
+    env: dict[str, str], argv: tuple[str, ...], allowed: set[str], tmp_path: Path
+) -> None:
+    """A command builds the parser of its group alone: the other groups' modules (and what
+    they import) stay out."""
+    status, out, modules = run_read(env, argv, tmp_path)
+    assert status == 0
+    assert out.strip()
+    groups = {
+        module.rpartition(".")[2]
+        for module in modules
+        if module.startswith("tracker_tui.commands.") and module not in HELPERS
+    }
+    assert groups == allowed
+
+
+NOT_FOR_CACHE_READS = ("sync", "cache.writes", "cache.sending", "cache.server_copy", "cache.undo")
+"""A read of issues loads no part of the sync package, nor the cache's code for writing the
+outbox, pushing it or storing a pull."""
+
+ISSUE_READS = (
+    ("issues", "list", "--limit", "5"),
+    ("issues", "list", "--status", "todo", "--sort", "-priority", "--json"),
+    ("issues", "show", "#2"),
+)
+
+PROJECT_MODULES = ("tracker_tui", "cache", "accounts", "sync", "issuefields")
+READ_MODULE_BUDGET = 62
+"""Modules of the client's packages a read of the cache may load, each a cost of every start:
+47 for `issues list`, at most 58 (`outbox`) when this was set; 88 to 92 before."""
+
+
+@pytest.mark.parametrize("argv", ISSUE_READS, ids=" ".join)
+def test_a_read_of_issues_loads_nothing_of_sync_or_the_outbox_s_writes(
+    env: dict[str, str], argv: tuple[str, ...], tmp_path: Path
+) -> None:
+    status, out, modules = run_read(env, argv, tmp_path)
+    assert status == 0
+    assert out.strip()
+    assert loaded(modules, NOT_FOR_CACHE_READS) == []
+
+
+@pytest.mark.parametrize(
+    "argv", (*ISSUE_READS, ("outbox",), ("conflicts",), ("status",)), ids=" ".join
+)
+def test_a_read_of_the_cache_keeps_to_its_module_budget(
+    env: dict[str, str], argv: tuple[str, ...], tmp_path: Path
+) -> None:
+    status, out, modules = run_read(env, argv, tmp_path)
+    assert status == 0
+    assert out.strip()
+    ours = sorted(m for m in modules if m.partition(".")[0] in PROJECT_MODULES)
+    assert len(ours) <= READ_MODULE_BUDGET, ours
+
+
+def test_help_loads_no_sync_errors(env: dict[str, str], tmp_path: Path) -> None:
+    """`--help` imports every group, each naming what it needs to register its commands:
+    the errors and the connection's state of the network layer load where a command goes
+    online."""
+    status, out, modules = run_read(env, ("--help",), tmp_path)
+    assert status == 0
+    assert "issues" in out
+    assert loaded(modules, ("sync.errors", "sync.connection", "sync.ratelimit", "keyring")) == []
+
+
+def registered() -> tuple[dict[str, str], dict[str, str]]:
+    """Which group registers each top-level and each `issues` command, from the groups."""
+    commands: dict[str, str] = {}
+    issue_commands: dict[str, str] = {}
+    for group in command_groups():
+        subparsers = subcommands(build_parser(()), "command")
+        inner = subcommands(subparsers.choices["issues"], "issues_command")
+        before = set(subparsers.choices)
+        group.register(subparsers, inner)
+        name = group.__name__.rpartition(".")[2]
+        commands |= {c: name for c in subparsers.choices if c not in before}
+        issue_commands |= dict.fromkeys(inner.choices, name)
+    return commands, issue_commands
+
+
+def subcommands(parser: argparse.ArgumentParser, dest: str) -> argparse._SubParsersAction[Any]:
+    found = next(action for action in parser._actions if action.dest == dest)
+    assert isinstance(found, argparse._SubParsersAction)
+    return found
+
+
+def test_the_table_of_groups_is_what_the_groups_register() -> None:
+    commands, issue_commands = registered()
+    assert issue_commands == ISSUE_COMMAND_GROUPS
+    assert {c: g for c, g in commands.items() if c not in ("completion", "man")} == COMMAND_GROUPS
+    assert set(ISSUE_WRITES) <= set(issue_commands)
+
+
+def test_the_permissions_noted_are_the_sync_package_s() -> None:
+    from sync.permissions import COMMENTS_WRITE, ISSUES_WRITE
+
+    assert {
+        **dict.fromkeys(("create", "edit", "delete", "bulk-edit"), ISSUES_WRITE),
+        "comment": COMMENTS_WRITE,
+    } == ISSUE_WRITES
+
+
+SAME_AS_THE_WHOLE = (
+    ("issues", "list", "--status", "todo", "--sort=-priority", "--json"),
+    ("--profile", "work", "issues", "show", "#4"),
+    ("--profile=work", "--read-only", "status", "--json"),
+    ("projects", "list", "--json"),
+    ("issues", "comment", "#2", "--body", "hi", "--no-push"),
+    ("keys", "create", "--name", "bot", "--permission", "admin"),
+    ("config", "path"),
+)
+
+
+@pytest.mark.parametrize("argv", SAME_AS_THE_WHOLE, ids=" ".join)
+def test_one_group_s_parser_reads_what_the_whole_reads(argv: tuple[str, ...]) -> None:
+    assert groups_for(argv)
+    alone, whole = vars(parse_arguments(argv)), vars(build_parser().parse_args(argv))
+    del alone["root_parser"], whole["root_parser"]
+    assert alone == whole
+
+
+MISTAKES = (
+    ("issues", "list", "--bogus"),
+    ("issues", "list", "--limit", "many"),
+    ("issues", "frobnicate"),
+    ("frobnicate",),
+    ("status", "extra"),
+)
+
+
+@pytest.mark.parametrize("argv", MISTAKES, ids=" ".join)
+def test_a_mistake_is_told_as_the_whole_parser_tells_it(
+    argv: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A line one group's parser cannot read goes to the whole parser: the same message and
+    exit status as ever, not one group's narrower view of the commands."""
+    with pytest.raises(SystemExit) as alone:
+        parse_arguments(argv)
+    said = capsys.readouterr()
+    with pytest.raises(SystemExit) as whole:
+        build_parser().parse_args(argv)
+    assert (alone.value.code, said) == (whole.value.code, capsys.readouterr())
+    assert alone.value.code == 2
+
+
+def test_help_and_issues_alone_build_the_whole_parser() -> None:
+    for argv in (("--help",), ("-h",), ("issues",), ("issues", "-h"), ("completion", "bash")):
+        assert groups_for(argv) is None
+    assert groups_for(("--version",)) == ()
+
+
+def test_the_collector_waits_for_a_short_command_only(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A short command runs without the cyclic garbage collector (collecting the objects a
+    start makes cost a tenth of its time); the app and the commands that may run for
+    minutes collect as usual, a command that goes online from then on, and the collector is
+    back on once `main` returns."""
+    import gc
+
+    from tracker_tui import cli
+    from tracker_tui.collector import collect_again
+    from tracker_tui.commands import account
+
+    monkeypatch.setenv("TRACKER_HOME", str(tmp_path))
+    seen: dict[str, bool] = {}
+
+    def record(name: str) -> Callable[[object], int]:
+        def run(_args: object) -> int:
+            seen[name] = gc.isenabled()
+            return 0
+
+        return run
+
+    monkeypatch.setattr(account, "run_profiles", record("profiles"))
+    monkeypatch.setattr(cli, "_open_app", record("app"))
+    assert gc.isenabled()
+    assert cli.main(["profiles"]) == 0
+    assert gc.isenabled()
+    assert cli.main(["--read-only"]) == 0
+    assert gc.isenabled()
+    assert seen == {"profiles": False, "app": True}
+
+    def going_online(_args: object) -> int:
+        collect_again()
+        seen["online"] = gc.isenabled()
+        return 0
+
+    monkeypatch.setattr(account, "run_profiles", going_online)
+    assert cli.main(["profiles"]) == 0
+    assert seen["online"] and gc.isenabled()
+    assert {None, "sync", "watch", "demo"} <= cli.LONG_RUNNING
+
+
+def test_every_command_that_goes_online_collects_again() -> None:
+    """Every way a command goes online (`asyncio.run`) turns the collector back on first,
+    or belongs to a command that collects from its start (`LONG_RUNNING`)."""
+    from tracker_tui import cli
+
+    folder = ROOT / "tracker_tui" / "commands"
+    for path in sorted(folder.glob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines):
+            if "asyncio.run(" not in line or line.lstrip().startswith("#"):
+                continue
+            if path.stem in ("sync_cmd", "watch"):
+                assert {"sync", "watch"} <= cli.LONG_RUNNING
+                continue
+            before = "\n".join(lines[max(0, number - 3) : number])
+            assert "collect_again()" in before, f"{path.name}:{number + 1}"

@@ -50,15 +50,23 @@ done; an empty stdin ends it."""
 
 
 def eventually(
-    check: Callable[[], T | Literal[False] | None], *, timeout: float = 30.0, what: str = ""
+    check: Callable[[], T | Literal[False] | None],
+    *,
+    timeout: float = 30.0,
+    what: str = "",
+    explain: Callable[[], str] | None = None,
 ) -> T:
-    """Poll `check` (a read of the server or the cache) until it returns something true."""
+    """Poll `check` (a read of the server or the cache) until it returns something true.
+
+    `explain` adds what a failure needs to be understood (the app's screen) to its message."""
     deadline = time.monotonic() + timeout
     while True:
         found = check()
         if found:
             return found
-        assert time.monotonic() < deadline, f"{what or 'the condition'} never held ({found!r})"
+        if time.monotonic() >= deadline:
+            shown = f"\n{explain()}" if explain else ""
+            raise AssertionError(f"{what or 'the condition'} never held ({found!r}){shown}")
         time.sleep(0.25)
 
 

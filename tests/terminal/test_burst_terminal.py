@@ -31,6 +31,7 @@ def test_a_new_issue_typed_ahead_of_its_form_is_made_with_its_title(tracker: Tra
             if issue["title"] == "Export crashes on typed-ahead titles"
         ],
         what="the new issue on the server",
+        explain=app.dump,
     )
     assert len(made) == 1
     app.wait_for(on_list, what="the list again")
@@ -50,6 +51,7 @@ def test_a_comment_typed_ahead_of_its_issue_goes_to_that_issue(tracker: Tracker)
             if comment["body"] == "typed ahead of the screen"
         ],
         what="the comment on the issue that was highlighted",
+        explain=app.dump,
     )
     assert app.text().lstrip().startswith(f"#{number} "), app.dump()
     quit_cleanly(app)

@@ -22,18 +22,14 @@ from accounts.profiles import (
     validate_profile_name,
 )
 from accounts.secret import Secret
-from cache import open_cache
-from sync.errors import NotFound, Unauthorized, UnexpectedStatus
+from cache import ME_STATE_KEY, open_cache
 from sync.permissions import keep_granted, key_tag
-from tracker_tui.data.cache_source import ME_STATE_KEY
+from tracker_tui.collector import collect_again
 from tracker_tui.errors import TrackerTuiError, UsageError
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import print_table
 
 DEFAULT_PROFILE = "default"
-ABSENT = (NotFound, UnexpectedStatus)
-"""How a server with only the published API answers `GET /me`, which it need not have
-(docs/api.md#current-user-get-me)."""
 
 
 def register(subparsers: Any, issue_commands: Any) -> None:
@@ -105,11 +101,12 @@ def read_key(with_key: bool) -> Secret:
 async def check_key(server: str, key: Secret) -> Identity:
     """`GET /me` where the server has it, else a one-record list: either proves the key."""
     from sync.client import ApiClient
+    from sync.errors import NotFound, UnexpectedStatus
 
     async with ApiClient(server, key) as client:
         try:
             me = (await client.me()).value
-        except ABSENT:
+        except (NotFound, UnexpectedStatus):  # no `GET /me` (docs/api.md#current-user-get-me)
             await client.list_issues(per_page=1)
             return Identity(None, None)
         user = me.user.name or me.user.id if me.user else None
@@ -121,9 +118,12 @@ async def check_key(server: str, key: Secret) -> Identity:
 def run_login(args: argparse.Namespace) -> int:
     import asyncio
 
+    from sync.errors import Unauthorized
+
     server = normalize_server_url(args.server)
     name = validate_profile_name(args.login_profile or args.profile or DEFAULT_PROFILE)
     key = read_key(args.with_key)
+    collect_again()
     try:
         identity = asyncio.run(check_key(server, key))
     except Unauthorized as error:

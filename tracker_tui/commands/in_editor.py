@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from cache import JsonObject, JsonValue
+from cache import ME_STATE_KEY, JsonObject, JsonValue
 from issuefields import COMMENT_BODY, new_issue_defaults, problem
 from tracker_tui.commands import texts
 from tracker_tui.commands.refs import Names
 from tracker_tui.data import issue_text
-from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.data.draft_keys import comment_key, editor_key
 from tracker_tui.data.people import Directory
 from tracker_tui.editor import TemplateError, with_help, without_help

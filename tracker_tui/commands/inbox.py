@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from cache import ME_STATE_KEY
 from tracker_tui.commands.read import open_profile_cache
-from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import notice, print_json
 

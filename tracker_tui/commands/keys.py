@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from accounts.secret import Secret
-from sync.errors import SyncError
 from sync.permissions import ADMIN, KNOWN
+from tracker_tui import errors
 from tracker_tui.commands.online import (
     check_new_profile,
     chosen_profile,
@@ -26,7 +26,7 @@ from tracker_tui.commands.online import (
     run_online,
     save_as_profile,
 )
-from tracker_tui.errors import EXPECTED, TrackerTuiError, UsageError, describe
+from tracker_tui.errors import TrackerTuiError, UsageError, describe
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import ask, notice, print_json, print_table
 
@@ -167,6 +167,7 @@ def run_create(args: argparse.Namespace) -> int:
     profile = None if args.save_as is None else check_new_profile(args.save_as)
     resolved = chosen_profile(args)
     require(resolved, ADMIN, "create API keys")
+    from sync.errors import SyncError
 
     async def work(api: AdminApi) -> tuple[ApiKey, Workspace | None]:
         made = (await api.create_key(name, permissions, days)).value
@@ -208,9 +209,11 @@ def _save(
 ) -> int:
     """Keep the new key as a profile; if that fails, revoke it (it was never shown, so no one
     could use it) and say so."""
+    from sync.errors import SyncError
+
     try:
         where = save_as_profile(profile, resolved, workspace, value, made.id, made.permissions)
-    except EXPECTED as error:
+    except errors.EXPECTED as error:
         del value
         reason = describe(error)
 

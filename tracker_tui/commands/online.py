@@ -24,9 +24,10 @@ from accounts.keystore import KeyringStore
 from accounts.profiles import AppPaths, Profile, ProfileStore, validate_profile_name
 from accounts.secret import Secret
 from cache import open_cache
-from sync.errors import NetworkError
 from sync.permissions import KeyPermissions, keep_granted, key_tag, remembered_permissions
-from tracker_tui.errors import EXPECTED, TrackerTuiError, UsageError, describe
+from tracker_tui import errors
+from tracker_tui.collector import collect_again
+from tracker_tui.errors import TrackerTuiError, UsageError, describe
 
 if TYPE_CHECKING:
     from cache import Cache
@@ -69,7 +70,7 @@ def _permission_line(permission: str) -> str:
     try:
         resolved = resolve_profile(name)
         known = permissions_of(resolved)
-    except EXPECTED:
+    except errors.EXPECTED:
         return ""
     profile = resolved.name or "the environment's"
     if known.lacks(permission):
@@ -143,12 +144,14 @@ def run_online(
     import asyncio
 
     from sync.admin import AdminApi
+    from sync.errors import NetworkError
     from sync.session import open_session
 
     async def run() -> T:
         async with open_session(resolved, cache=cache) as session:
             return await work(AdminApi(session.client))
 
+    collect_again()
     try:
         return asyncio.run(run())
     except NetworkError as error:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from cache import CacheError, EntryState, IssueFilter, JsonValue, OutboxEntry, Resource
 from sync.permissions import PROJECTS_WRITE
+from tracker_tui.commands.read import run_projects
 from tracker_tui.commands.write import add_push_option, open_for_writing, outcome
 from tracker_tui.data.project_checks import key_problem, name_problem
 from tracker_tui.errors import UsageError
@@ -22,8 +23,21 @@ if TYPE_CHECKING:
 PROJECT_HELP = "project key (WEB) or id"
 
 
-def register(project_commands: Any) -> None:
-    """Add the write commands under `projects`."""
+def register(subparsers: Any, _issue_commands: Any) -> None:
+    """`projects`: its list (a read, tracker_tui.commands.read) and its writes."""
+    projects = subparsers.add_parser(
+        "projects",
+        help="list, create, edit, archive and delete projects",
+        description="Projects: listed from the local cache (offline); created, edited, "
+        "archived and deleted through the outbox, like issue writes.",
+    )
+    project_commands = projects.add_subparsers(dest="projects_command", metavar="COMMAND")
+    projects.set_defaults(run=lambda _args: _usage(projects))
+    plist = project_commands.add_parser(
+        "list", help="list projects", description="List the projects held in the local cache."
+    )
+    plist.add_argument("--json", action="store_true", help="JSON with the API's field names")
+    plist.set_defaults(run=run_projects)
     create = project_commands.add_parser(
         "create",
         help="create a project",
@@ -63,6 +77,11 @@ def register(project_commands: Any) -> None:
     delete.add_argument("--yes", "-y", action="store_true", help="delete without asking")
     add_push_option(delete)
     delete.set_defaults(run=run_delete)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return Exit.USAGE
 
 
 def project_id(cache: Cache, given: str) -> str:

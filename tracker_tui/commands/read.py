@@ -1,4 +1,5 @@
-"""`tracker-tui issues list|show` and `projects list`: reads from the local cache only.
+"""`tracker-tui issues list|show` and `projects list` (registered with the projects' writes,
+tracker_tui.commands.projects_write): reads from the local cache only.
 
 Instant and offline: no network, no key needed. What is shown is the cache's effective view
 (server copy with pending local edits laid over it), each record with its `sync_state`.
@@ -10,7 +11,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from accounts.credentials import cache_name_of
-from cache import IssueFilter, IssueRow, IssueSort, open_cache, search_syntax
+from cache import ME_STATE_KEY, IssueFilter, IssueRow, IssueSort, open_cache, search_syntax
 from cache.models import JsonValue
 from issuefields import (
     ASSIGNEE,
@@ -24,9 +25,8 @@ from issuefields import (
     Field,
     Kind,
 )
-from tracker_tui.commands import projects_write, refs
+from tracker_tui.commands import refs
 from tracker_tui.commands.refs import Names, option
-from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.data.people import NONE_WORDS
 from tracker_tui.errors import UsageError
 from tracker_tui.exit_codes import Exit
@@ -44,7 +44,7 @@ def open_profile_cache(args: argparse.Namespace) -> Cache:
     return open_cache(cache_name_of(args.profile))
 
 
-def register(subparsers: Any, issue_commands: Any) -> None:
+def register(_subparsers: Any, issue_commands: Any) -> None:
     listing = issue_commands.add_parser(
         "list",
         help="list issues from the local cache (offline)",
@@ -85,21 +85,6 @@ def register(subparsers: Any, issue_commands: Any) -> None:
     show.add_argument("--json", action="store_true", help="the whole record as JSON")
     show.set_defaults(run=run_show)
 
-    projects = subparsers.add_parser(
-        "projects",
-        help="list, create, edit, archive and delete projects",
-        description="Projects: listed from the local cache (offline); created, edited, "
-        "archived and deleted through the outbox, like issue writes.",
-    )
-    project_commands = projects.add_subparsers(dest="projects_command", metavar="COMMAND")
-    projects.set_defaults(run=lambda _args: _usage(projects))
-    plist = project_commands.add_parser(
-        "list", help="list projects", description="List the projects held in the local cache."
-    )
-    plist.add_argument("--json", action="store_true", help="JSON with the API's field names")
-    plist.set_defaults(run=run_projects)
-    projects_write.register(project_commands)
-
 
 def _help(field: Field) -> str:
     """What a filter option takes, from the field's kind."""
@@ -110,11 +95,6 @@ def _help(field: Field) -> str:
     if field.kind is Kind.PROJECT:
         return "project id or key; 'none' for no project"
     return "a label" if field.kind is Kind.LABELS else field.label.lower()
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help()
-    return Exit.USAGE
 
 
 def run_list(args: argparse.Namespace) -> int:

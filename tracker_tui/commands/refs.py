@@ -13,9 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from cache import AmbiguousIssueError, JsonObject, Operation, OutboxEntry, Resource
+from cache import ME_STATE_KEY, AmbiguousIssueError, JsonObject, Operation, OutboxEntry, Resource
 from issuefields import FIELDS, Field, Kind
-from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.data.people import ME_WORD, NONE_WORDS, matching_users
 from tracker_tui.errors import UsageError
 

@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, Any
 from accounts.credentials import ResolvedProfile, resolve_profile
 from accounts.errors import ConfigError
 from cache import ACTIVE_STATES, EntryState, Resource
+from tracker_tui import errors
+from tracker_tui.collector import collect_again
 from tracker_tui.commands.read import open_profile_cache
-from tracker_tui.errors import EXPECTED, describe
+from tracker_tui.errors import describe
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import print_json
 
@@ -154,7 +156,7 @@ def run_doctor(args: argparse.Namespace) -> int:
             found = cache.integrity_check()
             ok = found == ["ok"]
             text = f"{cache.path} is intact" if ok else f"{cache.path}: {'; '.join(found)}"
-    except EXPECTED as error:
+    except errors.EXPECTED as error:
         ok, text = False, describe(error)
     failed |= not ok
     print(f"[{'ok' if ok else 'error':<5}] {'cache':<9} {text}")
@@ -177,9 +179,10 @@ def _reach(resolved: ResolvedProfile) -> tuple[bool, str]:
         async with ApiClient(resolved.server, key, timeout=5.0) as client:
             await client.list_issues(per_page=1)
 
+    collect_again()
     try:
         asyncio.run(probe())
-    except EXPECTED as error:
+    except errors.EXPECTED as error:
         return False, f"{resolved.server}: {describe(error)}"
     source = resolved.key_source.value
     return True, f"{resolved.server} answers and accepts the key (from {source})"

@@ -15,25 +15,25 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from accounts.credentials import ResolvedProfile, resolve_profile
-from cache import ACTIVE_STATES, EntryState, open_cache
-from sync.connection import ConnectionState, ConnectionWatch
-from sync.errors import NetworkError, ServerError, SyncError
+from cache import ACTIVE_STATES, ME_STATE_KEY, EntryState, open_cache
 from tracker_tui.commands.refs import Names
-from tracker_tui.commands.waiting import GIVE_UP_AFTER, Waits
-from tracker_tui.data.cache_source import ME_STATE_KEY
 from tracker_tui.errors import describe
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import notice, print_json
 
 if TYPE_CHECKING:
     from cache import Cache
+    from sync.connection import ConnectionState
     from sync.engine import SyncProgress, SyncReport
+    from sync.errors import SyncError
     from sync.pull import PullReport
     from sync.push import PushReport
     from sync.session import SyncSession
 
 NAMED = 20
 """Refused writes (and conflicts) named one per line; `outbox` and `conflicts` list them all."""
+GIVE_UP_AFTER = 20.0
+"""Seconds of failing server after which `sync` stops retrying and says so (`--give-up-after`)."""
 
 
 def register(subparsers: Any, issue_commands: Any) -> None:
@@ -133,7 +133,10 @@ def withheld_line(withheld: dict[str, str]) -> str:
 async def _sync(resolved: ResolvedProfile, cache: Cache, args: argparse.Namespace) -> Outcome:
     import asyncio
 
+    from sync.connection import ConnectionWatch
+    from sync.errors import SyncError
     from sync.session import open_session
+    from tracker_tui.commands.waiting import Waits
     from tracker_tui.progress import ProgressDisplay
 
     display = ProgressDisplay(quiet=args.json)
@@ -198,6 +201,8 @@ async def learn_me(session: SyncSession) -> None:
 def exit_status(cache: Cache, done: Outcome) -> Exit:
     """Refused key or a failed sync with nothing queued: failed; writes refused, in conflict
     or unsure remain: partly done; writes queued but the server unreachable: offline."""
+    from sync.errors import NetworkError, ServerError
+
     states = {entry.state for entry in cache.outbox.entries(ACTIVE_STATES)}
     unreachable = isinstance(done.error, NetworkError | ServerError)
     if done.key_refused or (done.error is not None and not unreachable):

@@ -26,8 +26,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-GIVE_UP_AFTER = 20.0
-"""Seconds of failing server after which a command stops retrying and says so."""
 SAID_FROM = 1.0
 """Retries sooner than this are not worth a line."""
 FAILING = (Connection.OFFLINE, Connection.SERVER_ERROR)
@@ -42,7 +40,7 @@ class Waits:
         self,
         say: Callable[[str], None],
         *,
-        give_up_after: float = GIVE_UP_AFTER,
+        give_up_after: float,
         tell_rate_limit: bool = False,
     ) -> None:
         self._say = say

@@ -39,6 +39,7 @@ from sync.permissions import (
     PERMISSIONS_STATE_KEY,
     remembered_permissions,
 )
+from tracker_tui.collector import collect_again
 from tracker_tui.commands import refs, texts
 from tracker_tui.commands.online import require
 from tracker_tui.commands.refs import Names, option
@@ -114,6 +115,7 @@ def push_now(args: argparse.Namespace, cache: Cache) -> tuple[PushReport, Waits]
             gave_up = Stop(StopReason.INTERRUPTED, waits.gave_up or "stopped retrying")
             return done if isinstance(done, PushReport) else PushReport(stopped=gave_up)
 
+    collect_again()
     try:
         return asyncio.run(run()), waits
     except SyncError as error:
