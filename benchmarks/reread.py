@@ -1,15 +1,16 @@
 """What a re-read costs the app's event loop at 100,000 issues when the rows in view did not change.
 
-    .venv/bin/python benchmarks/reread.py [--tree DIR] [--steps 20] [--rounds 3]
+    .venv/bin/python benchmarks/reread.py [--tree DIR] [--steps 20] [--rounds 3] [--home DIR]
 
 The app runs headless (120x40) over a cache of `benchmarks/cache.py`'s 100,000 English-like
-issues (built once in a temporary folder). Each round posts `--steps` `CacheChanged`, 0.3 s
-apart, with nothing changed in the cache (as when a pull's page lands far from the viewport),
-then `--steps` sync status reports with a pull's progress (the engine sends one every 0.5 s
-during a pull), then as many idle 0.3 s pauses; the figure is the main thread's CPU per step
-(the event loop: the workers' SQLite reads run on other threads) minus the idle step's, with
-the list's lines drawn per re-read beside it. `--tree` runs another checkout's code (an older
-commit from `git archive`) with the same cache, to compare in the same run.
+issues (built once in a temporary folder, or kept in `--home`). Each round posts `--steps`
+`CacheChanged`, 0.3 s apart, with nothing changed in the cache (as when a pull's page lands far
+from the viewport), then `--steps` sync status reports with a pull's progress (the engine sends
+one every 0.5 s during a pull), then as many idle 0.3 s pauses; the figure is the main thread's
+CPU per step (the event loop: the workers' SQLite reads run on other threads) minus the idle
+step's, with the list's lines drawn per re-read beside it: a Markdown table on stdout,
+progress on stderr. `--tree` runs another checkout's code (an older commit from `git
+archive`) with the same cache, to compare in the same run.
 """
 
 from __future__ import annotations
@@ -62,7 +63,9 @@ def cache_path(home: pathlib.Path) -> pathlib.Path:
     return path
 
 
-async def measure(path: pathlib.Path) -> None:
+async def measure(path: pathlib.Path) -> list[str]:
+    """One Markdown table row per round."""
+    rows: list[str] = []
     lines = [0]
     render_line = IssueList.render_line
 
@@ -92,22 +95,27 @@ async def measure(path: pathlib.Path) -> None:
                         await asyncio.sleep(0.3)
                     spent[kind] = (time.clock_gettime(clock) - start) / args.steps * 1000
                     drawn = lines[0] if kind == "re-read" else drawn
-                print(
-                    f"re-read {spent['re-read'] - spent['idle']:.2f} ms"
-                    f" ({drawn / args.steps:.0f} list lines drawn each),"
-                    f" status report {spent['status'] - spent['idle']:.2f} ms,"
-                    f" idle step {spent['idle']:.2f} ms; load {os.getloadavg()[0]:.1f}",
-                    flush=True,
+                rows.append(
+                    f"| {round_ + 1} | {spent['re-read'] - spent['idle']:.2f} ms"
+                    f" ({drawn / args.steps:.0f} lines drawn) |"
+                    f" {spent['status'] - spent['idle']:.2f} ms | {os.getloadavg()[0]:.1f} |"
                 )
+                print(rows[-1], file=sys.stderr, flush=True)
+    return rows
 
 
 def main() -> int:
-    print(f"code: {ROOT}", flush=True)
+    print(f"code: {ROOT}", file=sys.stderr, flush=True)
     if args.home is not None:
-        asyncio.run(measure(cache_path(args.home)))
-        return 0
-    with tempfile.TemporaryDirectory(prefix="reread-bench-") as folder:
-        asyncio.run(measure(cache_path(pathlib.Path(folder))))
+        rows = asyncio.run(measure(cache_path(args.home)))
+    else:
+        with tempfile.TemporaryDirectory(prefix="reread-bench-") as folder:
+            rows = asyncio.run(measure(cache_path(pathlib.Path(folder))))
+    print(
+        "| round | event loop CPU per re-read of the same rows | per pull progress report | load |"
+    )
+    print("|---|---|---|---|")
+    print("\n".join(rows))
     return 0
 
 
