@@ -92,6 +92,18 @@ def _matching(
     return found
 
 
+def _comment_matches(
+    conn: sqlite3.Connection, memo: dict[object, object], text: TextQuery, search: fts.Matching
+) -> frozenset[int]:
+    """Kept per snapshot: a keystroke's count probes with no sort, then its window probes
+    again with one, and for a word most comments hold this join is most of either pass."""
+    key = ("comment_matches", text)
+    found = memo.get(key)
+    if not isinstance(found, frozenset):
+        found = memo[key] = fts.comment_matches(conn, search)
+    return found
+
+
 def _serves(hits: Hits, full: bool, need: Need | None) -> bool:
     if hits.complete:
         return True
@@ -122,8 +134,8 @@ def _probed(
             )
         ]
     overlaid = [e.server_rid for e in view.of(Resource.ISSUES).values() if e.server_rid is not None]
-    total = fts.load_probed_hits(conn, search, [*first, *overlaid])
-    matched = {int(row[0]) for row in conn.execute(f"SELECT rid FROM {fts.HITS_TABLE}")}
+    by_comment = _comment_matches(conn, memo, text, search)
+    total, matched = fts.load_probed_hits(conn, search, [*first, *overlaid], by_comment)
     covered = sum(rid in matched for rid in first)
     complete = sort is not None and len(first) < probes
     if covered < reach and not complete:

@@ -267,13 +267,18 @@ def _search(q: Query, text: TextQuery, need: hits.Need | None) -> hits.Hits:
     return hits.evaluate(q.conn, q.memo, q.overlay, q.compiled, text, need)
 
 
-def count(q: Query) -> int:
+def count(q: Query, sort: IssueSort | None = None) -> int:
+    """How many rows the effective list has. `sort` is that of a first window about to be
+    read in the same snapshot: a search is then evaluated once for both, the count's pass
+    keeping the matches among the first issues in that order, which the window reuses
+    (else each pays for a pass over every match; issue 18)."""
     key = ("count", q.compiled.filter)
     found = q.memo.get(key)
     if isinstance(found, int):
         return found
     text = q.compiled.text
-    found_hits = None if text is None else _search(q, text, None)
+    need = None if sort is None else (sort, hits.FAST_REACH)
+    found_hits = None if text is None else _search(q, text, need)
     if found_hits is not None and q.compiled.kinds == {"text"}:
         total = found_hits.total
     else:

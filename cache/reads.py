@@ -49,9 +49,11 @@ class Reads:
             return rows
         return [replace(row, searched=True) if row.id in marked else row for row in rows]
 
-    def count(self, filter: IssueFilter) -> int:
+    def count(self, filter: IssueFilter, sort: IssueSort | None = None) -> int:
+        """How many issues `filter` shows; `sort` names the order of the window a caller
+        reads next in the same snapshot, which lets a search serve both from one pass."""
         with self._db.read():
-            return query.count(query.prepare(self._db.state(), filter))
+            return query.count(query.prepare(self._db.state(), filter), sort)
 
     def position(
         self, filter: IssueFilter, sort: IssueSort, issue_id: str, *, near: int | None = None

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from cache import outbox, outbox_life, overlay
 from cache.errors import OutboxStateError
-from cache.models import JsonValue, Operation, OutboxEntry, Resource
+from cache.models import Frozen, JsonValue, Operation, OutboxEntry, Resource
 
 Route = Callable[[Resource, str, JsonValue, JsonValue], Sequence[JsonValue] | None]
 """(resource, field, current value, value to restore) → the values to set in turn, the last
@@ -43,28 +43,45 @@ def direct(
     return [wanted]
 
 
-@dataclass(frozen=True, slots=True)
-class Unrestored:
+class Unrestored(Frozen):
     """A record (or one field of it) the undo leaves as it is, and why."""
 
+    _fields = ("record_id", "field", "reason", "current", "wanted")
+    __slots__ = _fields
     record_id: str
     field: str | None
     reason: str
-    current: JsonValue = None
-    wanted: JsonValue = None
+    current: JsonValue
+    wanted: JsonValue
+
+    def __init__(
+        self,
+        record_id: str,
+        field: str | None,
+        reason: str,
+        current: JsonValue = None,
+        wanted: JsonValue = None,
+    ) -> None:
+        self._init(record_id, field, reason, current, wanted)
 
 
-@dataclass(frozen=True, slots=True)
-class Detour:
+class Detour(Frozen):
     """A field restored through values on the way (`steps`, the last one the restored)."""
 
+    _fields = ("record_id", "field", "steps")
+    __slots__ = _fields
     record_id: str
     field: str
     steps: tuple[JsonValue, ...]
 
+    def __init__(self, record_id: str, field: str, steps: tuple[JsonValue, ...]) -> None:
+        self._init(record_id, field, steps)
+
 
 @dataclass(frozen=True, slots=True)
 class UndoResult:
+    """A dataclass still: `cache.writes` copies it with `dataclasses.replace`."""
+
     batch_id: str | None = None
     """The batch of the inverse writes (to undo the undo); None when none were queued."""
     dropped: tuple[str, ...] = ()
@@ -121,15 +138,20 @@ def _fresh(conn: sqlite3.Connection, entry_id: int) -> OutboxEntry | None:
         return None
 
 
-@dataclass
 class _Undoing:
-    conn: sqlite3.Connection
-    route: Route
-    now: float
-    inverse: str
-    before: dict[tuple[Resource, str, str], JsonValue]
-
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        route: Route,
+        now: float,
+        inverse: str,
+        before: dict[tuple[Resource, str, str], JsonValue],
+    ) -> None:
+        self.conn = conn
+        self.route = route
+        self.now = now
+        self.inverse = inverse
+        self.before = before
         self.view = overlay.compute(self.conn)
         self.restored: list[str] = []
         self.detours: list[Detour] = []

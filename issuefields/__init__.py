@@ -25,8 +25,8 @@ The table stays data: no field knows how to draw or store itself. Each layer dec
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import ClassVar, NoReturn
 
 
 class Kind(StrEnum):
@@ -51,6 +51,45 @@ class Kind(StrEnum):
     """A server timestamp; read-only."""
 
 
+class _Record:
+    """A record of fixed fields (`_fields`, in order, its `__slots__`): set once by `__init__`,
+    compared, hashed and shown by value. What `@dataclass(frozen=True, slots=True)` made,
+    without its cost at import: building a dataclass compiles its methods, about a
+    millisecond each, and this module is imported before the app's first frame
+    (docs/architecture.md#start-up)."""
+
+    __slots__ = ()
+    _fields: ClassVar[tuple[str, ...]] = ()
+
+    def _set(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self._fields)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, _Record)
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__qualname__}({shown})"
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[type[_Record], tuple[object, ...]]:
+        return type(self), self._values()
+
+
 class Tone(StrEnum):
     """How a value stands out in the issue list (a style of the list widget)."""
 
@@ -61,78 +100,138 @@ class Tone(StrEnum):
     HIGH = "high"
 
 
-@dataclass(frozen=True, slots=True)
-class Choice:
+class Choice(_Record):
     """One known value of a choice field."""
+
+    __slots__ = _fields = ("value", "label", "tone", "short")
 
     value: str
     """As the API spells it."""
     label: str
     """As a person reads it."""
-    tone: Tone = Tone.PLAIN
-    short: str | None = None
+    tone: Tone
+    short: str | None
     """What a list cell shows instead of the label, if anything."""
 
+    def __init__(
+        self, value: str, label: str, tone: Tone = Tone.PLAIN, short: str | None = None
+    ) -> None:
+        self._set("value", value)
+        self._set("label", label)
+        self._set("tone", tone)
+        self._set("short", short)
 
-@dataclass(frozen=True, slots=True)
-class Check:
+
+class Check(_Record):
     """What the known limits allow a value of the field (docs/api.md#field-limits); the client
     checks it before anything is queued (so the user hears at once, offline too), and the server
     checks it again."""
 
-    required: bool = False
+    __slots__ = _fields = ("required", "max_chars", "max_items")
+
+    required: bool
     """At least one character that is not blank."""
-    max_chars: int | None = None
+    max_chars: int | None
     """The longest text; for labels, the longest label."""
-    max_items: int | None = None
+    max_items: int | None
     """The most items of a list."""
 
+    def __init__(
+        self, required: bool = False, max_chars: int | None = None, max_items: int | None = None
+    ) -> None:
+        self._set("required", required)
+        self._set("max_chars", max_chars)
+        self._set("max_items", max_items)
 
-@dataclass(frozen=True, slots=True)
-class ListColumn:
+
+class ListColumn(_Record):
     """How a field shows as a column of the issue list."""
+
+    __slots__ = _fields = ("width", "keep", "header", "shown")
 
     width: int
     """Cells; 0 for the column that takes what the others leave (the title)."""
-    keep: int | None = 0
+    keep: int | None
     """As the terminal narrows, the columns with the lowest `keep` give way first; None
     never gives way."""
-    header: str | None = None
+    header: str | None
     """The column's heading when not the field's label."""
-    shown: bool = True
+    shown: bool
     """Shown unless config.toml's `[columns]` says otherwise; False: only when it asks."""
 
+    def __init__(
+        self, width: int, keep: int | None = 0, header: str | None = None, shown: bool = True
+    ) -> None:
+        self._set("width", width)
+        self._set("keep", keep)
+        self._set("header", header)
+        self._set("shown", shown)
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Field:
+
+_NO_CHECK = Check()
+_FIELD_FIELDS: tuple[str, ...] = (
+    *("member", "label", "kind", "choices", "editable", "filterable", "check"),
+    *("default", "empty", "word", "column"),
+)
+
+
+class Field(_Record):
     """One member of an issue as the client knows it. Each is one of the table's rows, so a
     field is equal only to itself (and hashes as fast)."""
+
+    __slots__ = (*_FIELD_FIELDS, "_labels")
+    _fields = _FIELD_FIELDS
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
 
     member: str
     """The API's member name, which is also the cache's column."""
     label: str
     """How a person reads the field's name: form and detail, list heading, footer key."""
     kind: Kind
-    choices: tuple[Choice, ...] = ()
-    editable: bool = False
+    choices: tuple[Choice, ...]
+    editable: bool
     """Set by the form, the detail screen's pickers and the command line."""
-    filterable: bool = False
+    filterable: bool
     """Offered by the filter picker and `issues list`."""
-    check: Check = Check()
-    default: str | None = None
+    check: Check
+    default: str | None
     """What a new issue holds when the create does not say (choices; other kinds go empty)."""
-    empty: str = "—"
+    empty: str
     """How "no value" reads where a picker offers it."""
-    word: str = ""
+    word: str
     """What a person types for the field (`--project`, a filter chip `project: WEB`); the
     member when not given."""
-    column: ListColumn | None = None
+    column: ListColumn | None
     """None: not a column of the list."""
-    _labels: Mapping[str, Choice] = field(init=False, repr=False, compare=False)
+    _labels: Mapping[str, Choice]
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "word", self.word or self.member)
-        object.__setattr__(self, "_labels", {c.value: c for c in self.choices})
+    def __init__(
+        self,
+        member: str,
+        label: str,
+        kind: Kind,
+        choices: tuple[Choice, ...] = (),
+        editable: bool = False,
+        filterable: bool = False,
+        check: Check = _NO_CHECK,
+        default: str | None = None,
+        empty: str = "—",
+        word: str = "",
+        column: ListColumn | None = None,
+    ) -> None:
+        self._set("member", member)
+        self._set("label", label)
+        self._set("kind", kind)
+        self._set("choices", choices)
+        self._set("editable", editable)
+        self._set("filterable", filterable)
+        self._set("check", check)
+        self._set("default", default)
+        self._set("empty", empty)
+        self._set("word", word or member)
+        self._set("column", column)
+        self._set("_labels", {c.value: c for c in choices})
 
     @property
     def values(self) -> tuple[str, ...]:
@@ -265,9 +364,10 @@ COMMENT_BODY = Field(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Sort:
+class Sort(_Record):
     """An order of the issue list (the cache keeps an index for each)."""
+
+    __slots__ = _fields = ("key", "field", "descending", "label")
 
     key: str
     """What a person types (`--sort -priority`) and a saved view stores."""
@@ -275,11 +375,14 @@ class Sort:
     descending: bool
     """The direction it sorts in when first picked: newest first, urgent first, A to Z. A
     choice field's first direction lists its choices in the table's order."""
-    label: str = ""
+    label: str
     """In the sort picker; the field's label when not given."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "label", self.label or self.field.label)
+    def __init__(self, key: str, field: Field, descending: bool, label: str = "") -> None:
+        self._set("key", key)
+        self._set("field", field)
+        self._set("descending", descending)
+        self._set("label", label or field.label)
 
 
 SORTS: tuple[Sort, ...] = (

@@ -10,10 +10,10 @@ system's opener).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from cache import IssueRow
+from cache.models import Frozen
 from tracker_tui.formatting import issue_reference
 
 WEB_URL_KEY = "web_url"
@@ -40,12 +40,16 @@ def how_to_set(profile: str, config_file: str) -> str:
     )
 
 
-@dataclass(frozen=True)
-class IssueLinks:
+class IssueLinks(Frozen):
     """The profile's template and the words to say when it has none."""
 
+    _fields = ("template", "missing")
+    __slots__ = _fields
     template: str | None
     missing: str
+
+    def __init__(self, template: str | None, missing: str) -> None:
+        self._init(template, missing)
 
     def url(self, issue: IssueRow) -> str:
         """The issue's web address; `LinkError` when there is no template, or it names a field

@@ -26,7 +26,6 @@ from __future__ import annotations
 import time
 import weakref
 from collections import deque
-from dataclasses import dataclass
 from typing import Any
 
 from textual import events, on
@@ -47,11 +46,14 @@ MOUNT_WAIT = 5.0
 class KeyOrderApp(App[str | None]):
     """An app that handles keys one after the other (see the module docstring)."""
 
-    @dataclass
     class KeyDone(Message):
         """The key has been through every widget it will reach before the app."""
 
-        key: events.Key
+        __slots__ = ("key",)
+
+        def __init__(self, key: events.Key) -> None:
+            self.key = key
+            super().__init__()
 
     def __init__(self) -> None:
         super().__init__()

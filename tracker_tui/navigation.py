@@ -13,7 +13,6 @@ drawing the list (docs/architecture.md#start-up).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
@@ -48,12 +47,15 @@ if TYPE_CHECKING:
     from cache import Cache
 
 
-@dataclass
 class JumpFound(Message):
     """Where a go-to-issue reference led: the issue's id, or why there is none."""
 
-    issue_id: str | None
-    why: str = ""
+    __slots__ = ("issue_id", "why")
+
+    def __init__(self, issue_id: str | None, why: str = "") -> None:
+        self.issue_id = issue_id
+        self.why = why
+        super().__init__()
 
 
 def find_issue(cache: Cache, ref: str, sync_key: str = "ctrl+r") -> JumpFound:
@@ -81,12 +83,15 @@ def find_issue(cache: Cache, ref: str, sync_key: str = "ctrl+r") -> JumpFound:
     )
 
 
-@dataclass
 class UndoChecked(Message):
     """What undoing a bulk change would do, checked in a worker before anything is done."""
 
-    batch_id: str
-    check: undo.UndoCheck
+    __slots__ = ("batch_id", "check")
+
+    def __init__(self, batch_id: str, check: undo.UndoCheck) -> None:
+        self.batch_id = batch_id
+        self.check = check
+        super().__init__()
 
 
 class NavigatingApp(GuardedApp, KeyOrderApp, CopyOpenApp):

@@ -8,10 +8,10 @@ who "me" is, the clock, and whether writes are allowed at all.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 
 from cache import Cache
+from cache.models import Frozen
 from sync.permissions import KeyPermissions
 from tracker_tui.access import KeyAccess
 from tracker_tui.admin_link import AdminLink
@@ -20,10 +20,22 @@ from tracker_tui.data.usage_alert import DEFAULT_ALERT_PERCENT
 from tracker_tui.sync_link import SyncLink
 
 
-@dataclass(frozen=True)
-class Services:
+class Services(Frozen):
     """The app's collaborators, shared by every screen."""
 
+    _fields = (
+        "cache",
+        "source",
+        "sync",
+        "clock",
+        "access",
+        "me",
+        "profile",
+        "admin",
+        "usage_alert",
+        "web_url",
+    )
+    __slots__ = _fields
     cache: Cache
     source: CacheIssueSource
     sync: SyncLink
@@ -31,16 +43,31 @@ class Services:
     access: KeyAccess
     """What the key may do and whether changes are off, as learned so far (it changes while
     the app runs: `tracker_tui.access`)."""
-    me: str | None = None
+    me: str | None
     """The current user's id (for "mine"); None when unknown."""
-    profile: str = ""
+    profile: str
     """Shown in the status bar until the sync engine reports."""
-    admin: AdminLink | None = None
+    admin: AdminLink | None
     """Where the settings screen's online work runs; None without a sync engine."""
-    usage_alert: int = DEFAULT_ALERT_PERCENT
+    usage_alert: int
     """The day's share of the rate limit past which the status bar warns, in percent."""
-    web_url: str | None = None
+    web_url: str | None
     """The profile's template of an issue's web address (tracker_tui.issue_links)."""
+
+    def __init__(
+        self,
+        cache: Cache,
+        source: CacheIssueSource,
+        sync: SyncLink,
+        clock: Callable[[], datetime],
+        access: KeyAccess,
+        me: str | None = None,
+        profile: str = "",
+        admin: AdminLink | None = None,
+        usage_alert: int = DEFAULT_ALERT_PERCENT,
+        web_url: str | None = None,
+    ) -> None:
+        self._init(cache, source, sync, clock, access, me, profile, admin, usage_alert, web_url)
 
     @property
     def read_only(self) -> bool:

@@ -67,7 +67,7 @@ class CacheIssueSource:
         return self._me
 
     def count(self, query: IssueQuery) -> int:
-        return self.cache.reads.count(to_filter(query, self.me))
+        return self.cache.reads.count(to_filter(query, self.me), query.sort)
 
     def window(self, query: IssueQuery, offset: int, limit: int) -> list[IssueRow]:
         return self.cache.reads.window(to_filter(query, self.me), query.sort, offset, limit)

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from cache.models import Frozen
 from issuefields import ISSUE_FIELDS, TITLE, Field
 from tracker_tui.errors import UsageError
 
@@ -49,15 +49,24 @@ _BY_NAME: Mapping[str, Field] = {
 }
 
 
-@dataclass(frozen=True)
-class ColumnSetup:
+class ColumnSetup(Frozen):
     """The list's columns: which, in what order, how wide, and which give way first."""
 
+    _fields = ("shown", "widths", "drop_order")
+    __slots__ = _fields
     shown: tuple[Field, ...]
-    widths: Mapping[Field, int] = field(default_factory=dict)
+    widths: Mapping[Field, int]
     """Cells of each fixed column (the title's entry, if any, is its least width)."""
-    drop_order: tuple[Field, ...] = ()
+    drop_order: tuple[Field, ...]
     """First to give way first; a column not listed never gives way."""
+
+    def __init__(
+        self,
+        shown: tuple[Field, ...],
+        widths: Mapping[Field, int] | None = None,
+        drop_order: tuple[Field, ...] = (),
+    ) -> None:
+        self._init(shown, {} if widths is None else widths, drop_order)
 
     @property
     def min_title(self) -> int:

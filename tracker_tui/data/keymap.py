@@ -26,9 +26,9 @@ import difflib
 import string
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from cache.models import Frozen
 from tracker_tui.errors import UsageError
 
 APP_PART = "app"
@@ -98,13 +98,17 @@ class KeymapError(UsageError):
         self.problems = list(problems)
 
 
-@dataclass(frozen=True)
-class BindingInfo:
+class BindingInfo(Frozen):
     """A binding as the keymap sees it: its id, its keys, and what it does."""
 
+    _fields = ("id", "keys", "description")
+    __slots__ = _fields
     id: str
     keys: tuple[str, ...]
     description: str
+
+    def __init__(self, id: str, keys: tuple[str, ...], description: str) -> None:
+        self._init(id, keys, description)
 
     @property
     def part(self) -> str:

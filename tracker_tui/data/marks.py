@@ -8,18 +8,22 @@ marked rows. Inverting swaps the meaning of `ids` without touching it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from cache.models import Frozen
 from tracker_tui.data.source import IssueQuery
 
 
-@dataclass(frozen=True)
-class Marks:
+class Marks(Frozen):
     """Which rows of one query are marked: immutable, so a change is a new value to compare."""
 
-    all_in_query: bool = False
-    ids: frozenset[str] = frozenset()
+    _fields = ("all_in_query", "ids")
+    __slots__ = _fields
+    all_in_query: bool
+    ids: frozenset[str]
     """Marked ids, or with `all_in_query` the ids excepted from "all"."""
+
+    def __init__(self, all_in_query: bool = False, ids: frozenset[str] = frozenset()) -> None:
+        self._init(all_in_query, ids)
 
     def is_marked(self, issue_id: str) -> bool:
         """Whether the row with `issue_id` shows the mark glyph."""
@@ -49,14 +53,18 @@ class Marks:
         return cls(all_in_query=True)
 
 
-@dataclass(frozen=True)
-class MarkedSelection:
+class MarkedSelection(Frozen):
     """Marks bound to the query they were made in: what a bulk edit is asked to change.
 
     The bulk editor resolves it against the cache at the moment it runs, so "all in query"
     never has to be expanded into 100,000 ids in the UI.
     """
 
+    _fields = ("query", "marks", "count")
+    __slots__ = _fields
     query: IssueQuery
     marks: Marks
     count: int
+
+    def __init__(self, query: IssueQuery, marks: Marks, count: int) -> None:
+        self._init(query, marks, count)

@@ -12,23 +12,29 @@ it anyway. The engine counts them for its status report and every screen shows t
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from cache import ACTIVE_STATES, Cache, EntryState, OutboxEntry
+from cache.models import Frozen
 
 SENDABLE_STATES = (EntryState.PENDING, EntryState.SENDING)
 
 
-@dataclass(frozen=True)
-class OutboxCounts:
-    pending: int = 0
+class OutboxCounts(Frozen):
+    _fields = ("pending", "failed", "conflicts", "unsure")
+    __slots__ = _fields
+    pending: int
     """Writes the engine still sends (it retries them until the server has them)."""
-    failed: int = 0
+    failed: int
     """Writes the server refused; they wait for the user."""
-    conflicts: int = 0
+    conflicts: int
     """Conflicting fields the user has to settle."""
-    unsure: int = 0
+    unsure: int
     """Creates that may already be on the server; they wait for the user."""
+
+    def __init__(
+        self, pending: int = 0, failed: int = 0, conflicts: int = 0, unsure: int = 0
+    ) -> None:
+        self._init(pending, failed, conflicts, unsure)
 
     @classmethod
     def of(cls, entries: Iterable[OutboxEntry], conflicts: int) -> OutboxCounts:

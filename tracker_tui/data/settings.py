@@ -14,18 +14,23 @@ from pathlib import Path
 from typing import Any
 
 from accounts.profiles import AppPaths, Config, ProfileStore
+from cache.models import Frozen
 from tracker_tui.data.columns import ColumnSetup, parse_columns
 from tracker_tui.data.keymap import parse_keymap
 from tracker_tui.data.views import SavedView, view_from_dict, view_to_dict
 
 
-@dataclasses.dataclass(frozen=True)
-class AppTables:
+class AppTables(Frozen):
     """config.toml's `[keymap]` and `[columns]`, read and checked (`KeymapError`,
     `ColumnsError` name every problem and the file)."""
 
+    _fields = ("keymap", "columns")
+    __slots__ = _fields
     keymap: dict[str, str]
     columns: ColumnSetup
+
+    def __init__(self, keymap: dict[str, str], columns: ColumnSetup) -> None:
+        self._init(keymap, columns)
 
     @classmethod
     def of(cls, config: Config, source: Path | str) -> AppTables:

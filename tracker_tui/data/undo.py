@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from cache import JsonValue, Resource
+from cache.models import Frozen
 from cache.undo import CHANGED, NO_ROUTE, UndoResult, Unrestored
 from issuefields import STATUS, status_path
 from tracker_tui.data.cache_source import CacheIssueSource
@@ -35,15 +35,24 @@ def route(
     return (wanted,)
 
 
-@dataclass(frozen=True)
-class UndoCheck:
+class UndoCheck(Frozen):
     """What an undo does (or would do), with what a person needs to read it."""
 
+    _fields = ("result", "refs", "names")
+    __slots__ = _fields
     result: UndoResult
-    refs: Mapping[str, str] = field(default_factory=dict)
+    refs: Mapping[str, str]
     """Issue id → "#12"."""
-    names: Mapping[str, str] = field(default_factory=dict)
+    names: Mapping[str, str]
     """User and project ids → names, for values."""
+
+    def __init__(
+        self,
+        result: UndoResult,
+        refs: Mapping[str, str] | None = None,
+        names: Mapping[str, str] | None = None,
+    ) -> None:
+        self._init(result, {} if refs is None else refs, {} if names is None else names)
 
     def ref(self, record_id: str) -> str:
         return self.refs.get(record_id, record_id)

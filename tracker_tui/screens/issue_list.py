@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar
 
@@ -111,11 +110,14 @@ class IssueListScreen(ReadOnlyScreen[None]):
     view_name: reactive[str | None] = reactive(None, init=False, repaint=False)
     """The saved view last applied, until the query is changed by hand."""
 
-    @dataclass
     class _ChoicesLoaded(Message):
         """The filter values the source offers arrived from the worker."""
 
-        choices: Choices
+        __slots__ = ("choices",)
+
+        def __init__(self, choices: Choices) -> None:
+            self.choices = choices
+            super().__init__()
 
     def __init__(
         self,

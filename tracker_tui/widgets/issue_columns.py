@@ -7,7 +7,6 @@ the widget decides *which* rows to draw, this module decides *how* they look.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 
 from rich.segment import Segment
@@ -15,6 +14,7 @@ from rich.style import Style
 from textual.strip import Strip
 
 from cache import IssueRow, SyncState
+from cache.models import Frozen
 from issuefields import SORTS, STATUS, TITLE, Field, Kind, Tone
 from tracker_tui.data.cache_source import parse_time
 from tracker_tui.data.columns import ColumnSetup, default_setup
@@ -50,14 +50,18 @@ CELL_KINDS = (*Tone, "marked", SyncState.PENDING, SyncState.CONFLICT, SyncState.
 the tones of values (`issuefields.Tone`), a mark, and the sync markers."""
 
 
-@dataclass(frozen=True)
-class Column:
+class Column(Frozen):
     """One column: the field it shows, how wide it is, and the sort it stands for (if any)."""
 
+    _fields = ("field", "header", "width", "sort")
+    __slots__ = _fields
     field: Field
     header: str
     width: int
-    sort: str | None = None
+    sort: str | None
+
+    def __init__(self, field: Field, header: str, width: int, sort: str | None = None) -> None:
+        self._init(field, header, width, sort)
 
 
 def _column(field: Field, width: int) -> Column:
@@ -84,10 +88,11 @@ def layout_columns(width: int, setup: ColumnSetup = DEFAULT_SETUP) -> list[Colum
     return [_column(f, setup.width(f) or max(width - fixed, 1)) for f in kept]
 
 
-@dataclass(frozen=True)
-class RowStyles:
+class RowStyles(Frozen):
     """The rich styles a line is drawn with, resolved from the widget's component classes."""
 
+    _fields = ("base", "header", "cursor", "marked", "marked_row", "muted", "sync", "cells")
+    __slots__ = _fields
     base: Style
     header: Style
     cursor: Style
@@ -99,6 +104,19 @@ class RowStyles:
     cells: dict[tuple[str, str], Style]
     """Each cell style (`CELL_KINDS`) on the base, under each overlay (none, cursor, marked):
     combined once here rather than twice per cell of every row drawn."""
+
+    def __init__(
+        self,
+        base: Style,
+        header: Style,
+        cursor: Style,
+        marked: Style,
+        marked_row: Style,
+        muted: Style,
+        sync: dict[str, Style],
+        cells: dict[tuple[str, str], Style],
+    ) -> None:
+        self._init(base, header, cursor, marked, marked_row, muted, sync, cells)
 
     @classmethod
     def resolve(cls, base: Style, component: Callable[[str], Style]) -> RowStyles:
