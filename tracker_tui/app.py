@@ -116,10 +116,10 @@ class TrackerApp(NavigatingApp):
         Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
     ]
 
-    sync_status: reactive[SyncStatusChanged | None] = reactive(None, init=False)
+    sync_status: reactive[SyncStatusChanged | None] = reactive(None, init=False, repaint=False)
     """The sync engine's latest report; None until it sends one (the status bar says offline)."""
 
-    cache_revision: reactive[int] = reactive(0, init=False)
+    cache_revision: reactive[int] = reactive(0, init=False, repaint=False)
     """Bumped on every `CacheChanged` and `WriteQueued`; screens watch it to re-read."""
 
     key_permissions: reactive[KeyPermissions] = reactive(KeyPermissions, init=False)

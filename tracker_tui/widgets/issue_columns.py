@@ -209,6 +209,15 @@ def render_placeholder(width: int, *, cursor: bool, styles: RowStyles) -> Strip:
     return Strip([Segment(fit(" " * GUTTER + "…", width), style)])
 
 
+def time_texts(row: IssueRow, columns: list[Column], now: datetime) -> tuple[str, ...]:
+    """What `row`'s time columns read at `now` ("3m ago"): the part of a drawn row that the
+    clock alone changes, so the list can tell a line that would read differently from one
+    that would not."""
+    return tuple(
+        _cell(row, column.field, now, {})[0] for column in columns if column.field.kind is Kind.TIME
+    )
+
+
 def _cell(row: IssueRow, field: Field, now: datetime, names: Mapping[str, str]) -> tuple[str, str]:
     """The text and style kind (one of `CELL_KINDS`) of one cell: a known choice in its tone,
     no value as a muted dash."""

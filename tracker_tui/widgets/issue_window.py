@@ -266,7 +266,8 @@ class IssueWindow(ScrollView):
             message.generation, message.first_page, message.pages, message.rows, fresh=fresh
         ):
             return
-        self.names = message.names
+        if message.names != self.names:
+            self.names = message.names
         if message.count is not None:
             if self._placeholders is not None:
                 self._placeholders.stop()
