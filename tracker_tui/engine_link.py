@@ -329,6 +329,7 @@ class EngineLink:
 
     def _heard(self, event: LoopEvent) -> None:
         """A report from the loop: pull progress, a push or pull finished, or a pass failed."""
+        reread: Callable[[], None] | None = self._reload_now
         match event:
             case PullProgress():
                 self._progress = event
@@ -346,25 +347,19 @@ class EngineLink:
             case PullReport():
                 self._last_sync = self._server_now(event)
                 if not changed_anything(event):
-                    self._tell_permissions()
-                    self._progress = None
-                    self._report()  # the last sync moved; nothing to re-read
-                    return
+                    reread = None  # the last sync moved; nothing to re-read
             case PushReport():
                 self._tell_key_refusal(event)
             case StepReport():
                 # a stretch of the backfill ended: re-read (paced, as its pages are), and
                 # report where it stands
-                self._tell_permissions()
-                self._progress = None
-                self._reload_soon()
-                self._report()
-                return
+                reread = self._reload_soon
             case _:
                 assert_never(event)
         self._tell_permissions()
         self._progress = None
-        self._reload_now()
+        if reread is not None:
+            reread()
         self._report()
 
     def _reload_soon(self) -> None:
