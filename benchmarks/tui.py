@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/tui.py [--issues 100000] [--starts 5] [--samples 60]
         [--pull 100000] [--pull-runs 1] [--pull-only] [--pull-engines thread,process]
-        [--pull-window 1.0] [--pull-keep FILE]
+        [--pull-window 1.0] [--pull-keep FILE] [--keys-home DIR]
 
 Figures (a Markdown table on stdout, progress on stderr):
 
@@ -38,6 +38,12 @@ Figures (a Markdown table on stdout, progress on stderr):
   again on the full cache with no engine: the idle figure beside it, in the same run. Goal:
   p99 under 50 ms. Here CPU time is the whole process's, the engine's thread included; the
   re-reads the engine asked for (`CacheChanged`) during the keys are counted.
+
+- with `--keys-home DIR`, only the idle keystrokes, against the env-profile cache of an existing
+  TRACKER_HOME (one `build_home` made, e.g. with the same `--issues` and `--seed`: its titles,
+  read in the order they were stored, give the same words), skipping the generator, the cache's
+  build and the starts (about ten minutes at 1,000,000). The app writes to that cache as it runs
+  (its state, its own tables): give it a copy of a home shared with others.
 
 The caches are the English-like issues of `benchmarks/cache.py`, in one `apply_page`. On a
 shared machine the wall times include waiting for a core: the load average is printed.
@@ -594,6 +600,31 @@ def pull_table(runs: list[PullKeys]) -> str:
     return "\n".join(lines)
 
 
+def keys_on_home(home: pathlib.Path, samples: int, seed: int) -> tuple[int, Keys]:
+    """The idle keystrokes against the env-profile cache in `home`, with the words a full run
+    on the same generated issues would type: `rnd.sample` of the titles in the order they
+    were stored picks the same issues as it does from the generated list."""
+    path = profile_path("env", home / "data")
+    if not path.exists():
+        raise SystemExit(f"no env-profile cache at {path}")
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+        titles = [str(title) for (title,) in conn.execute("SELECT title FROM issues ORDER BY rid")]
+    rnd = random.Random(seed)
+    words = [w.lower() for title in rnd.sample(titles, 200) for w in title.split()]
+    rnd.shuffle(words)
+    n = len(titles)
+    del titles
+    say(f"load average {os.getloadavg()[0]:.1f}; keystrokes on {n:,} issues at {path} ...")
+    return n, asyncio.run(keystrokes(path, words, samples, cache_bench().USERS[7]))
+
+
+def keys_table(n: int, keys: Keys) -> str:
+    lines = ["| figure | measured | goal |", "|---|---|---|"]
+    rows = key_rows(keys, f"{n:,} issues")
+    lines += [f"| {figure} | {measured} | {goal} |" for figure, measured, goal in rows]
+    return "\n".join(lines)
+
+
 def table(n: int, empty: list[Start], full: list[Start], keys: Keys) -> str:
     empty_s = statistics.median(start.seconds for start in empty)
     full_s = statistics.median(start.seconds for start in full)
@@ -656,7 +687,17 @@ def main(argv: list[str] | None = None) -> int:
         default=",".join(ENGINES),
         help="which pulls keys are timed during: thread, process or both (comma-separated)",
     )
+    parser.add_argument(
+        "--keys-home",
+        type=pathlib.Path,
+        help="time only the idle keystrokes, against the cache of this existing TRACKER_HOME",
+    )
     args = parser.parse_args(argv)
+    if args.keys_home is not None:
+        n, keys = keys_on_home(args.keys_home, args.samples, args.seed)
+        print(f"{SIZE[0]}x{SIZE[1]} terminal; load average at the end {os.getloadavg()[0]:.1f}.\n")
+        print(keys_table(n, keys))
+        return 0
     pulled: list[PullKeys] = []
     if args.pull:
         with tempfile.TemporaryDirectory(prefix="tui-bench-pull-") as folder:

@@ -59,6 +59,10 @@ class CacheBusyError(CacheError):
     """Another process kept the database locked for longer than the busy timeout."""
 
 
+class CountStopped(CacheError):
+    """A count was abandoned because its caller no longer wanted it (`Reads.count`'s stop)."""
+
+
 class CacheClosedError(CacheError):
     """The cache was closed; its connections are gone."""
 

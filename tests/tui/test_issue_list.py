@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 from textual.message import Message
 from tui_support import AppFactory, FakeIssueSource, Notices, settle, unique
@@ -149,10 +150,10 @@ async def test_an_answer_to_an_older_query_is_dropped(app_factory: AppFactory) -
             self.held = threading.Event()
             self.holding = IssueQuery(IssueFilter(status=frozenset({"todo"})))
 
-        def count(self, query: IssueQuery) -> int:
+        def count(self, query: IssueQuery, stop: Callable[[], bool] | None = None) -> int:
             if query.filter_key == self.holding:
                 self.held.wait(timeout=5)
-            return super().count(query)
+            return super().count(query, stop)
 
     source = Gated()
     app = app_factory(source)

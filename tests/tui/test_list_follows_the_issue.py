@@ -4,6 +4,7 @@ own edits re-sort the list, without moving what is on screen; marks follow their
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import timedelta
 
 from textual.message import Message
@@ -192,8 +193,8 @@ class Growing(FakeIssueSource):
         self.positions = 0
         self.hold: threading.Event | None = None
 
-    def count(self, query: IssueQuery) -> int:
-        return super().count(query) + self.new
+    def count(self, query: IssueQuery, stop: Callable[[], bool] | None = None) -> int:
+        return super().count(query, stop) + self.new
 
     def window(self, query: IssueQuery, offset: int, limit: int) -> list[IssueRow]:
         fresh = [self.fresh(n) for n in range(offset, min(offset + limit, self.new))]

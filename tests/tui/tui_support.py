@@ -69,7 +69,7 @@ class FakeIssueSource:
         self._lock = threading.Lock()
         self._ordered = lru_cache(maxsize=8)(self._order)
 
-    def count(self, query: IssueQuery) -> int:
+    def count(self, query: IssueQuery, stop: Callable[[], bool] | None = None) -> int:
         self._enter()
         with self._lock:
             self.counts += 1

@@ -10,7 +10,7 @@ connection per thread.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -66,8 +66,8 @@ class CacheIssueSource:
             self._me = found if isinstance(found, str) else None
         return self._me
 
-    def count(self, query: IssueQuery) -> int:
-        return self.cache.reads.count(to_filter(query, self.me), query.sort)
+    def count(self, query: IssueQuery, stop: Callable[[], bool] | None = None) -> int:
+        return self.cache.reads.count(to_filter(query, self.me), query.sort, stop=stop)
 
     def window(self, query: IssueQuery, offset: int, limit: int) -> list[IssueRow]:
         return self.cache.reads.window(to_filter(query, self.me), query.sort, offset, limit)

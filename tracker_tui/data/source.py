@@ -12,7 +12,7 @@ ids stand for.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -93,8 +93,9 @@ class IssueSource(Protocol):
     the app turns an exception into a notification, never a traceback.
     """
 
-    def count(self, query: IssueQuery) -> int:
-        """How many issues match `query`."""
+    def count(self, query: IssueQuery, stop: Callable[[], bool] | None = None) -> int:
+        """How many issues match `query`. `stop` is asked now and then while counting: once
+        it says True the answer is no longer wanted, and the source may give up by raising."""
         ...
 
     def window(self, query: IssueQuery, offset: int, limit: int) -> list[IssueRow]:

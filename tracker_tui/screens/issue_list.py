@@ -188,7 +188,9 @@ class IssueListScreen(ReadOnlyScreen[None]):
                 search.value = query.filter.text
         problems = search_syntax.parse(query.filter.text).problems
         line = self.query_one("#search-problems", Static)
-        line.update(" ".join(problems))
+        text = " ".join(problems)
+        if text != line.content:  # an update lays out the whole screen again
+            line.update(text)
         line.set_class(not problems, "-hidden")
         if self.view_name and all(
             view.name != self.view_name or view.query != query for view in self.views

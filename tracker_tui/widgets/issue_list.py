@@ -278,7 +278,7 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
 
     def validate_cursor(self, cursor: int) -> int:
         """Keep the cursor on a row."""
-        return max(0, min(cursor, (self.count or 1) - 1))
+        return max(0, min(cursor, (self.rows_known or 1) - 1))
 
     def watch_cursor(self, old: int, new: int) -> None:
         """Redraw the two rows involved, keep the cursor in view, say where it is."""
@@ -336,7 +336,7 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         wanted, self._wanted_number = self._wanted_number, None
         if wanted is None:
             return
-        for index in range(min(self.count or 0, NUMBER_LOOKAHEAD)):
+        for index in range(min(self.rows_known, NUMBER_LOOKAHEAD)):
             row = self.row(index)
             if row is not None and row.cells.get("number") == wanted:
                 self.scroll_to(y=index, animate=False, immediate=True)
@@ -401,7 +401,7 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         if y < HEADER_LINES:
             sort = self.issue_query.sort
             return _Line("header", width, styles, f"{sort.key} {sort.descending}")
-        if y == HEADER_LINES and not self.count:
+        if y == HEADER_LINES and not self.rows_known:
             return _Line("message", width, styles, self._empty_text())
         if (row := self.row(index)) is not None:
             return _Line(
@@ -414,7 +414,7 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
                 marked=self.marks.is_marked(row.id),
                 cursor=index == self.cursor,
             )
-        if index < (self.count or 0):
+        if index < self.rows_known:
             return _Line("placeholder", width, styles, cursor=index == self.cursor)
         return _Line("blank", width, styles)
 
@@ -471,9 +471,10 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         self.cursor = 0
 
     def action_move_to_last(self) -> None:
-        """Jump to the last issue (its page is fetched on arrival)."""
+        """Jump to the last issue (its page is fetched on arrival); while the list is still
+        counted, to the last one read."""
         self.chosen = True
-        self.cursor = (self.count or 1) - 1
+        self.cursor = (self.rows_known or 1) - 1
 
     def action_open(self) -> None:
         """Open the highlighted issue."""

@@ -6,6 +6,13 @@ run in thread workers, because the source hits SQLite; answers come back as mess
 dropped when their generation is stale (the query or the data changed meanwhile). A failed read
 becomes a `SourceFailed` for the app to show, and a line in the list, never a traceback.
 
+A new query shows its first rows before it is counted: counting every match of a common word
+among 1,000,000 issues costs several times what its first rows do (issue 18). The same worker,
+in the same snapshot, counts after posting the rows; until the count arrives the list holds the
+rows read so far (`rows_known`), `count` stays None and `Counted` says so (the chip bar shows
+"counting…"). A count is dropped when its generation is stale, and the next query's worker
+stops the count of the one before in SQLite (`stop`), so typing never waits for it.
+
 A reload (the cache changed) or a new sort can be *anchored* on an issue (`Anchor`): the worker
 asks the source where that issue stands now, in the same snapshot as the count and the rows, and
 reads the rows around that place, so the list can keep the issue on the same line of the screen
@@ -16,6 +23,7 @@ however the rows around it moved.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -26,6 +34,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.timer import Timer
 from textual.widget import Widget
+from textual.worker import Worker, get_current_worker
 
 from cache import IssueRow
 from tracker_tui.data.pages import PageCache
@@ -44,6 +53,10 @@ PLACEHOLDER_DELAY = 0.15
 """Seconds a new query's first rows may take before the old ones give way to placeholders.
 An answer within that time replaces the old rows in one frame rather than two (placeholders,
 then rows): half the drawing per keystroke while typing a search, and no flicker."""
+
+
+COUNT_WAIT_STEP = 0.05
+"""Seconds between two looks at whether a count waiting for its rows' frame is still wanted."""
 
 
 @dataclass(frozen=True)
@@ -69,14 +82,16 @@ class IssueWindow(ScrollView):
     on screen until the new query's first rows replace them (or `PLACEHOLDER_DELAY` passes)."""
 
     count: reactive[int | None] = reactive(None, init=False, repaint=False)
-    """How many rows match the query; None until the first count arrives."""
+    """How many rows match the query; None until its count arrives (its first rows may be
+    shown before: `rows_known`)."""
 
     @dataclass
     class Counted(Message):
-        """A fresh count of the rows matching the query arrived."""
+        """The rows of a new query arrived with their count, or before it (`count` None: still
+        counting; a `Counted` with the count follows), or a count arrived after its rows."""
 
         issue_list: IssueWindow
-        count: int
+        count: int | None
 
         @property
         def control(self) -> IssueWindow:
@@ -97,6 +112,18 @@ class IssueWindow(ScrollView):
         names: Mapping[str, str]
         anchor: Anchor | None = None
         position: int | None = None
+        fresh: bool = False
+        """The generation's first rows (with its count, unless `count` is None: counted
+        next), not rows scrolled into view."""
+        drawn: threading.Event | None = None
+        """Set once these rows are on screen (or dropped): the count waits for it."""
+
+    @dataclass
+    class _CountArrived(Message):
+        """The count of a generation whose rows were shown before it."""
+
+        generation: int
+        count: int
 
     @dataclass
     class _LoadFailed(Message):
@@ -115,6 +142,8 @@ class IssueWindow(ScrollView):
         self._first_draw = first_draw_file()
         self._placeholders: Timer | None = None
         self._frame_hold = FrameHold(self)
+        self._rows_read = 0
+        """Rows known to exist from the top while the count is not (the first rows read)."""
         self.names: Mapping[str, str] = {}
         """What the ids of users and projects show as, read with the latest rows."""
         self.set_reactive(IssueWindow.issue_query, query or IssueQuery())
@@ -134,9 +163,14 @@ class IssueWindow(ScrollView):
         """Rows that fit under the header."""
         return max(self.size.height - HEADER_LINES, 1)
 
+    @property
+    def rows_known(self) -> int:
+        """The rows the list can show: the count, or while counting the rows read so far."""
+        return self._rows_read if self.count is None else self.count
+
     def row(self, index: int) -> IssueRow | None:
         """Row `index` of the query, None while its page is on its way (or out of range)."""
-        return self._pages.get(index) if index < (self.count or 0) else None
+        return self._pages.get(index) if index < self.rows_known else None
 
     def reload(self) -> None:
         """Re-read count and rows for the same query, anchored on `cursor_anchor()`.
@@ -221,7 +255,7 @@ class IssueWindow(ScrollView):
         but a waste when only the count changed (most keystrokes of a search). Then only the
         scrollbar's proportions and the scroll limits follow, and the list redraws itself.
         """
-        size = Size(self.scrollable_content_region.width, (self.count or 0) + HEADER_LINES)
+        size = Size(self.scrollable_content_region.width, self.rows_known + HEADER_LINES)
         if size == self.virtual_size:
             return
         viewport = self.container_size.height
@@ -242,7 +276,15 @@ class IssueWindow(ScrollView):
         if clear:
             self._show_placeholders_later()
         first_page, pages = self._pages.span(*self.wanted_rows())
-        self._load_query(generation, self.issue_query, first_page, pages, anchor, self.visible_rows)
+        self._load_query(
+            generation,
+            self.issue_query,
+            first_page,
+            pages,
+            anchor,
+            self.visible_rows,
+            rows_first=clear and anchor is None,
+        )
 
     def _show_placeholders_later(self) -> None:
         """Redraw (as placeholders) the rows just dropped, unless their successors come first."""
@@ -256,7 +298,9 @@ class IssueWindow(ScrollView):
         an anchored answer whose anchor the user moved away from while it was read (it is
         read again, anchored where the user is now)."""
         message.stop()
-        fresh = message.count is not None
+        if message.drawn is not None:
+            self.call_after_refresh(message.drawn.set)
+        fresh = message.fresh
         if fresh and message.generation == self._pages.generation and message.anchor:
             now = self.cursor_anchor()
             if now is not None and now.issue_id != message.anchor.issue_id:
@@ -268,11 +312,14 @@ class IssueWindow(ScrollView):
             return
         if message.names != self.names:
             self.names = message.names
-        if message.count is not None:
+        if fresh:
             if self._placeholders is not None:
                 self._placeholders.stop()
                 self._placeholders = None
             self._error = None
+            self._rows_read = message.first_page * self._pages.page_size + len(message.rows)
+            if message.count is None and self.count is None:
+                self._size_scroll_area()
             self.count = message.count
             self.post_message(self.Counted(self, message.count))
             if self._first_draw is not None:
@@ -281,6 +328,18 @@ class IssueWindow(ScrollView):
         self.rows_arrived(counted=fresh, anchor=message.anchor, position=message.position)
         if fresh:
             self._frame_hold.release()
+        self.fetch_visible()
+
+    @on(_CountArrived)
+    def _store_count(self, message: _CountArrived) -> None:
+        """The count of the rows on screen; one of an older query or of older data is dropped
+        (the status shown is the truth)."""
+        message.stop()
+        if message.generation != self._pages.generation or self.count is not None:
+            return
+        self.count = message.count
+        self.post_message(self.Counted(self, message.count))
+        self.rows_arrived(counted=True)
         self.fetch_visible()
 
     @on(_LoadFailed)
@@ -301,13 +360,38 @@ class IssueWindow(ScrollView):
         pages: int,
         anchor: Anchor | None,
         visible: int,
+        rows_first: bool = False,
     ) -> None:
         """Count the query, find the anchor, read the rows to show (`visible` rows from the
         anchor's line up, plus margins), off the event loop and in one snapshot of the data,
-        so the three agree."""
+        so the three agree. With `rows_first` (a new query, at the top) the rows are posted
+        before the count, which follows unless the rows were all there is."""
         size = self._pages.page_size
+        worker = get_current_worker()
         try:
             with self._source.snapshot():
+                if rows_first:
+                    rows = self._source.window(query, first_page * size, pages * size)
+                    short = first_page == 0 and len(rows) < pages * size
+                    count = len(rows) if short else None
+                    drawn = threading.Event()
+                    names = self._source.names()
+                    self.post_message(
+                        self._Loaded(
+                            generation,
+                            count,
+                            first_page,
+                            pages,
+                            rows,
+                            names,
+                            fresh=True,
+                            drawn=drawn,
+                        )
+                    )
+                    if count is None and self._after(drawn, worker):
+                        count = self._source.count(query, stop=lambda: worker.is_cancelled)
+                        self.post_message(self._CountArrived(generation, count))
+                    return
                 count = self._source.count(query)
                 position = None
                 if anchor is not None:
@@ -321,11 +405,23 @@ class IssueWindow(ScrollView):
                 rows = self._source.window(query, first_page * size, pages * size)
                 names = self._source.names()
         except Exception as error:
-            self._report_failure(generation, error)
+            if not worker.is_cancelled:
+                self._report_failure(generation, error)
             return
         self.post_message(
-            self._Loaded(generation, count, first_page, pages, rows, names, anchor, position)
+            self._Loaded(
+                generation, count, first_page, pages, rows, names, anchor, position, fresh=True
+            )
         )
+
+    @staticmethod
+    def _after(drawn: threading.Event, worker: Worker[None]) -> bool:
+        """Wait for the rows to be drawn, so the count does not take the core from drawing
+        them; False when the worker was cancelled meanwhile (a newer query)."""
+        while not drawn.wait(COUNT_WAIT_STEP):
+            if worker.is_cancelled:
+                return False
+        return not worker.is_cancelled
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="issue-list-rows")
     def _load_rows(self, generation: int, query: IssueQuery, first_page: int, pages: int) -> None:
