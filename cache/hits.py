@@ -7,6 +7,12 @@ most issues match, storing every match costs more than everything else a keystro
 (18 ms of 40 for `the` at 100,000 issues), so a shallow walk gets only the matches among the
 first issues in its order, counted and probed in one pass (`fts.load_probed_hits`); filters
 that combine text with other terms, and deep walks, get every match.
+
+A list's first rows come before its count (tracker_tui's issue window), so a shallow walk of
+a plain search is first served without any pass over the big index: the first issues in its
+order, with their comments, are indexed once per snapshot in `temp.probe_docs`, which every
+keystroke then matches in well under a millisecond (`fts.load_probe_docs`); such hits leave
+the total unknown, and `total` counts it when the list asks, after drawing the rows.
 """
 
 from __future__ import annotations
@@ -45,10 +51,10 @@ FEW_HITS = 1000
 class Hits:
     """What `temp.fts_hits` holds for `text` in this snapshot: every match (`complete`), or
     the matches among the overlaid issues and among the first issues in `sort` order, of
-    which `covered` match. `total` is exact either way."""
+    which `covered` match. `total` is exact, or None when not counted yet (`total`)."""
 
     text: TextQuery
-    total: int
+    total: int | None
     sort: IssueSort | None
     covered: int
     complete: bool
@@ -77,9 +83,91 @@ def evaluate(
     elif full:
         hits = Hits(text, fts.load_hits(conn, _matching(conn, memo, text)), None, 0, True)
     else:
-        hits = _probed(conn, memo, view, text, need)
+        hits = (need is not None and _from_probe_docs(conn, memo, view, text, need)) or _probed(
+            conn, memo, view, text, need
+        )
     memo[_MEMO_KEY] = hits
     return hits
+
+
+def total(
+    conn: sqlite3.Connection,
+    memo: dict[object, object],
+    view: Overlay,
+    compiled: CompiledFilter,
+    text: TextQuery,
+) -> int:
+    """How many server issues `text` matches (for a filter of text alone), with
+    `temp.fts_hits` right for the overlaid issues: counted without storing the matches when
+    the hits held came from the probe index."""
+    hits = evaluate(conn, memo, view, compiled, text, None)
+    if hits.total is not None:
+        return hits.total
+    key = ("total", text)
+    found = memo.get(key)
+    if not isinstance(found, int):
+        search = _matching(conn, memo, text)
+        found = fts.count_matches(conn, search, _comment_matches(conn, memo, text, search))
+        memo[key] = found
+    return found
+
+
+_PROBE_DOCS_KEY = "probe_docs"
+
+
+def _from_probe_docs(
+    conn: sqlite3.Connection,
+    memo: dict[object, object],
+    view: Overlay,
+    text: TextQuery,
+    need: Need,
+) -> Hits | None:
+    """The matches among the first issues in `need`'s order (and the overlaid ones), from the
+    probe index (built for this order unless it already is); None when too few of them match
+    for the walk, which then needs a pass over the big index anyway."""
+    sort, reach = need
+    probes = max(MIN_PROBES, PROBES_PER_ROW * reach)
+    overlaid = [e.server_rid for e in view.of(Resource.ISSUES).values() if e.server_rid is not None]
+    built = memo.get(_PROBE_DOCS_KEY)
+    if isinstance(built, ProbeDocs) and built.serves(sort, probes, overlaid):
+        first = built.first
+    else:
+        ordering = ORDERINGS[sort.key]
+        first = [
+            int(row[0])
+            for row in conn.execute(
+                f"SELECT rid FROM issues INDEXED BY {ordering.index} "
+                f"ORDER BY {ordering.sql(sort.descending)} LIMIT ?",
+                (probes,),
+            )
+        ]
+        fts.load_probe_docs(conn, [*first, *overlaid])
+        memo[_PROBE_DOCS_KEY] = ProbeDocs(sort, probes, first, frozenset(overlaid))
+    matched = fts.probe_matches(conn, text)
+    covered = sum(rid in matched for rid in first)
+    complete = len(first) < probes
+    if covered < reach and not complete:
+        return None
+    fts.store_hits(conn, matched)
+    return Hits(text, len(matched) if complete else None, sort, covered, complete)
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeDocs:
+    """What `temp.probe_docs` holds: the first `probes` issues in `sort` order (`first`,
+    fewer when that is all there are) and the overlaid issues' server rows."""
+
+    sort: IssueSort
+    probes: int
+    first: list[int]
+    overlaid: frozenset[int]
+
+    def serves(self, sort: IssueSort, probes: int, overlaid: list[int]) -> bool:
+        return (
+            self.sort == sort
+            and (self.probes >= probes or len(self.first) < self.probes)
+            and self.overlaid.issuperset(overlaid)
+        )
 
 
 def _matching(
@@ -163,5 +251,6 @@ def few(memo: dict[object, object], text: TextQuery | None) -> bool:
         isinstance(found, Hits)
         and found.text == text
         and found.complete
+        and found.total is not None
         and found.total <= FEW_HITS
     )

@@ -269,19 +269,19 @@ def _search(q: Query, text: TextQuery, need: hits.Need | None) -> hits.Hits:
 
 def count(q: Query, sort: IssueSort | None = None) -> int:
     """How many rows the effective list has. `sort` is that of a first window about to be
-    read in the same snapshot: a search is then evaluated once for both, the count's pass
-    keeping the matches among the first issues in that order, which the window reuses
-    (else each pays for a pass over every match; issue 18)."""
+    read in the same snapshot: a search combined with other terms is then evaluated once for
+    both. A search alone is counted without storing its matches (`hits.total`), after its
+    first window if one was read (the list draws its rows before it counts; issue 18)."""
     key = ("count", q.compiled.filter)
     found = q.memo.get(key)
     if isinstance(found, int):
         return found
     text = q.compiled.text
-    need = None if sort is None else (sort, hits.FAST_REACH)
-    found_hits = None if text is None else _search(q, text, need)
-    if found_hits is not None and q.compiled.kinds == {"text"}:
-        total = found_hits.total
+    if text is not None and q.compiled.kinds == {"text"}:
+        total = hits.total(q.conn, q.memo, q.overlay, q.compiled, text)
     else:
+        if text is not None:
+            _search(q, text, None if sort is None else (sort, hits.FAST_REACH))
         total = int(q.conn.execute(*_count_query(q.compiled)).fetchone()[0])
     shadowed = _shadowed_keys(q, ORDERINGS[IssueSort().key])
     result = total - len(shadowed) + len(_visible(q))

@@ -235,3 +235,32 @@ def test_a_prefix_of_many_terms_matching_most_issues_stores_only_the_first_match
     stored = conn.execute(f"SELECT count(*) FROM {fts.HITS_TABLE}").fetchone()[0]
     assert spelled > fts.MAX_EXPANSION
     assert 50 <= stored < len(want), (stored, len(want))
+
+
+@pytest.mark.parametrize("text", ["the", "ther", "alpha the"])
+def test_a_first_window_of_a_common_search_reads_no_big_index_and_its_count_follows_exact(
+    large: tuple[Cache, list[Row]], text: str
+) -> None:
+    """The list draws a search's first rows before counting it: those come from the probe
+    index of the first issues in the window's order, with no pass over `issues_fts` or
+    `comments_fts` (a common prefix at 1,000,000 issues cost 200-250 ms of CPU there; issue
+    18). The count asked after them, in the same snapshot, is exact, comments and local
+    edits included."""
+    cache, rows = large
+    flt = IssueFilter(text=text)
+    for tick, sort in enumerate(SEARCH_SORTS[:4]):
+        cache.state.set("test:tick", f"first-{text}-{tick}")
+        want = expected(rows, flt, sort)
+        conn = cache.reads._db.conn()
+        statements: list[str] = []
+        conn.set_trace_callback(statements.append)
+        try:
+            with cache.reads.snapshot():
+                first = [row.id for row in cache.reads.window(flt, sort, 0, 64)]
+                big = [sql for sql in statements if "_fts MATCH" in sql]
+                counted = cache.reads.count(flt, sort)
+        finally:
+            conn.set_trace_callback(None)
+        assert first == want[:64], sort
+        assert big == [], sort
+        assert counted == len(want), sort

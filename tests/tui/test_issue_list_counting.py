@@ -18,6 +18,9 @@ from tracker_tui.widgets.issue_list import IssueList
 
 SIZE = (120, 36)
 SIZE_OF_LIST = 5000
+HELD_AT_MOST = 500
+"""Hundredths of a second a held count waits at most (a list that never stops it, or never
+shows rows before it, fails the test instead of hanging it)."""
 TODO = IssueQuery(IssueFilter(status=frozenset({"todo"})))
 DONE = IssueQuery(IssueFilter(status=frozenset({"done"})))
 
@@ -44,7 +47,9 @@ class HeldCounts(FakeIssueSource):
     def count(self, query: IssueQuery, stop: Callable[[], bool] | None = None) -> int:
         if query.filter_key == self.held.filter_key:
             self.waiting.set()
-            while not self.release.wait(0.01):
+            for _ in range(HELD_AT_MOST):
+                if self.release.wait(0.01):
+                    break
                 if stop is not None and stop():
                     self.stopped.set()
                     raise RuntimeError("count stopped")
