@@ -293,16 +293,18 @@ def load_probe_docs(conn: sqlite3.Connection, rids: Sequence[int]) -> None:
     ensure_temp_tables(conn)
     conn.execute("INSERT INTO temp.probe_docs (probe_docs) VALUES ('delete-all')")
     wanted = dumps(sorted(rids))
+    # In rowid order: FTS5 writes out its pending terms whenever a rowid comes below the one
+    # before (512 comments out of order took 70 ms instead of 4).
     conn.execute(
         "INSERT INTO temp.probe_docs (rowid, body) "
-        "SELECT rid, coalesce(title, '') || char(10) || coalesce(description, '') FROM issues "
-        "WHERE rid IN (SELECT value FROM json_each(?))",
+        "SELECT -c.rid, c.body FROM issues i JOIN comments c ON c.issue_id = i.id "
+        "WHERE i.rid IN (SELECT value FROM json_each(?)) ORDER BY c.rid DESC",
         (wanted,),
     )
     conn.execute(
         "INSERT INTO temp.probe_docs (rowid, body) "
-        "SELECT -c.rid, c.body FROM issues i JOIN comments c ON c.issue_id = i.id "
-        "WHERE i.rid IN (SELECT value FROM json_each(?))",
+        "SELECT rid, coalesce(title, '') || char(10) || coalesce(description, '') FROM issues "
+        "WHERE rid IN (SELECT value FROM json_each(?)) ORDER BY rid",
         (wanted,),
     )
 
