@@ -144,3 +144,26 @@ async def test_rows_that_are_all_there_is_need_no_count(app_factory: AppFactory)
         assert issues.count == expected
         assert source.counts == counts
         assert f"{expected:,} issues" in chips_text(app)
+
+
+async def test_the_chips_never_show_the_count_of_the_query_before(
+    app_factory: AppFactory,
+) -> None:
+    """Between a new filter and its first rows the chips say "counting…", not the count of
+    the filter before (which the new chips would seem to claim)."""
+    source = FakeIssueSource(SIZE_OF_LIST)
+    app = app_factory(source)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "5,000 issues" in chips_text(app)
+        source.gate = threading.Event()
+        screen: Any = app.screen
+        screen.issue_query = DONE
+        await pilot.pause(0.05)
+        assert "status: Done" in chips_text(app)
+        assert "counting…" in chips_text(app)
+        assert "5,000 issues" not in chips_text(app)
+        source.gate.set()
+        await settle(pilot)
+        expected = FakeIssueSource(SIZE_OF_LIST).count(DONE)
+        assert f"{expected:,} issues" in chips_text(app)

@@ -178,10 +178,14 @@ class IssueListScreen(ReadOnlyScreen[None]):
     def watch_issue_query(self, query: IssueQuery) -> None:
         """Hand the new query to the list, the chips and the search field.
 
-        A change made by hand (not by applying a view) leaves the view.
+        A change made by hand (not by applying a view) leaves the view. The chips say
+        "counting…" from the moment the filter changes: the count shown is the query's own.
         """
-        self.query_one(IssueList).issue_query = query
-        self.query_one(FilterChips).issue_query = query
+        issues, chips = self.query_one(IssueList), self.query_one(FilterChips)
+        if issues.issue_query.filter_key != query.filter_key:
+            chips.count = None
+        issues.issue_query = query
+        chips.issue_query = query
         search = self.query_one("#search", Input)
         if search.value.strip() != query.filter.text:
             with search.prevent(Input.Changed):
