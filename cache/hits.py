@@ -113,6 +113,9 @@ def total(
 
 
 _PROBE_DOCS_KEY = "probe_docs"
+_UNUSABLE = "unusable"
+"""Marks a probe index that came out incomplete in this snapshot: not built again until the
+data changes, the walks evaluate in full meanwhile."""
 
 
 def _from_probe_docs(
@@ -129,6 +132,8 @@ def _from_probe_docs(
     probes = max(MIN_PROBES, PROBES_PER_ROW * reach)
     overlaid = [e.server_rid for e in view.of(Resource.ISSUES).values() if e.server_rid is not None]
     built = memo.get(_PROBE_DOCS_KEY)
+    if built == (sort, probes, _UNUSABLE):
+        return None
     if isinstance(built, ProbeDocs) and built.serves(sort, probes, overlaid):
         first = built.first
     else:
@@ -141,7 +146,9 @@ def _from_probe_docs(
                 (probes,),
             )
         ]
-        fts.load_probe_docs(conn, [*first, *overlaid])
+        if not fts.load_probe_docs(conn, [*first, *overlaid]):
+            memo[_PROBE_DOCS_KEY] = (sort, probes, _UNUSABLE)
+            return None
         memo[_PROBE_DOCS_KEY] = ProbeDocs(sort, probes, first, frozenset(overlaid))
     matched = fts.probe_matches(conn, text)
     covered = sum(rid in matched for rid in first)
