@@ -159,15 +159,20 @@ def _from_probe_docs(
     return Hits(text, len(matched) if complete else None, sort, covered, complete)
 
 
-@dataclass(frozen=True, slots=True)
 class ProbeDocs:
     """What `temp.probe_docs` holds: the first `probes` issues in `sort` order (`first`,
-    fewer when that is all there are) and the overlaid issues' server rows."""
+    fewer when that is all there are) and the overlaid issues' server rows. A plain class:
+    this module loads with the app's first frame, where each dataclass costs its build."""
 
-    sort: IssueSort
-    probes: int
-    first: list[int]
-    overlaid: frozenset[int]
+    __slots__ = ("first", "overlaid", "probes", "sort")
+
+    def __init__(
+        self, sort: IssueSort, probes: int, first: list[int], overlaid: frozenset[int]
+    ) -> None:
+        self.sort = sort
+        self.probes = probes
+        self.first = first
+        self.overlaid = overlaid
 
     def serves(self, sort: IssueSort, probes: int, overlaid: list[int]) -> bool:
         return (

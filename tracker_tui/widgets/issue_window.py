@@ -118,12 +118,14 @@ class IssueWindow(ScrollView):
         drawn: threading.Event | None = None
         """Set once these rows are on screen (or dropped): the count waits for it."""
 
-    @dataclass
     class _CountArrived(Message):
-        """The count of a generation whose rows were shown before it."""
+        """The count of a generation whose rows were shown before it (a plain class: a
+        dataclass costs the app's start to build, tests/tui/test_start_imports.py)."""
 
-        generation: int
-        count: int
+        def __init__(self, generation: int, count: int) -> None:
+            super().__init__()
+            self.generation = generation
+            self.count = count
 
     @dataclass
     class _LoadFailed(Message):
