@@ -1,0 +1,267 @@
+"""Windows read from anchors (cache.anchors) are exactly the windows of plain OFFSET, under
+every sort and filter, with local edits laid over, and after pulls that move rows.
+
+Anchors every few rows and a low "shallow" line make a few hundred issues behave as a
+million do: most windows start from an anchor, and the far half is read from the other end.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cache_factories import Clock, Record, issue, stamp
+from cache_oracle import Row, expected
+
+from cache import Cache, IssueFilter, IssueSort, Resource, anchors, query
+from cache.filtering import compile_filter
+from issuefields import SORT_KEYS
+
+ISSUE = Resource.ISSUES
+SORTS = [IssueSort(key, descending) for key in SORT_KEYS for descending in (False, True)]
+TITLES = ["alpha", "Alpha", "beta", "BETA", "gamma", "Zeta", "zeta", "éclair", "a b"]
+STATUSES = ["backlog", "todo", "in_progress", "done", "canceled", "triage"]
+PRIORITIES = ["urgent", "high", "medium", "low", "none", "p9"]
+ASSIGNEES = [None, "usr_1", "usr_2", "usr_3"]
+PROJECTS = [None, "prj_1", "prj_2"]
+LABELS = ["bug", "ui", "api"]
+FILTERS = [
+    IssueFilter(),
+    IssueFilter(status=frozenset({"todo", "done"})),
+    IssueFilter(status=frozenset({"triage"})),
+    IssueFilter(priority=frozenset({"urgent", "p9"})),
+    IssueFilter(mine="usr_1"),
+    IssueFilter(assignee=frozenset({None, "usr_2"})),
+    IssueFilter(project=frozenset({"prj_1", None}), priority=frozenset({"low", "none"})),
+    IssueFilter(label=frozenset({"bug"})),
+    IssueFilter(label=frozenset({"bug", "ui"}), status=frozenset(STATUSES[:3])),
+    IssueFilter(text="alpha"),
+]
+SPACING = 5
+
+
+@pytest.fixture(autouse=True)
+def deep_at_small_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(anchors, "SPACING", SPACING)
+    monkeypatch.setattr(query, "SHALLOW_ROWS", 12)
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Iterator[Cache]:
+    """A clock in 1970: a local edit keeps its server row's `updated_at` (the overlay shows
+    the later of the two), which the model leaves alone."""
+    opened = Cache.open(tmp_path / "cache.db", clock=Clock(start=1000.0))
+    yield opened
+    opened.close()
+
+
+def random_issue(rnd: random.Random, n: int) -> Record:
+    """Few distinct values per column, so every order has long runs of ties, and NULLs."""
+    return issue(
+        n,
+        number=rnd.choice([n, n, None]),
+        title=rnd.choice(TITLES),
+        status=rnd.choice(STATUSES),
+        priority=rnd.choice(PRIORITIES),
+        assignee=rnd.choice(ASSIGNEES),
+        project_id=rnd.choice(PROJECTS),
+        labels=rnd.sample(LABELS, rnd.randint(0, 2)),
+        created_at=rnd.choice([stamp(rnd.randint(0, 30)), None]),
+        updated_at=rnd.choice([stamp(rnd.randint(0, 30)), stamp(rnd.randint(0, 30)), None]),
+    )
+
+
+class Model:
+    """The list as the oracle sees it: rows by id, in the order the cache gives them rids."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, Row] = {}
+        self.next_position = 1
+
+    def pulled(self, record: Record) -> None:
+        if record.get("deleted"):
+            self.rows.pop(record["id"], None)
+        elif record["id"] in self.rows:
+            self.rows[record["id"]].record = dict(record)
+        else:
+            self.rows[record["id"]] = Row(record["id"], self.next_position, dict(record), [])
+            self.next_position += 1
+
+
+def pull(cache: Cache, model: Model, page: list[Record]) -> None:
+    cache.server.apply_page(ISSUE, page)
+    for record in page:
+        model.pulled(record)
+
+
+def windows(rnd: random.Random, total: int) -> list[tuple[int, int]]:
+    """Offsets everywhere, on and beside anchors, past the end; in a random order, so some
+    find their anchors made and some make them."""
+    offsets = {0, 1, SPACING - 1, SPACING, SPACING + 1, total // 2, total - 1, total, total + 3}
+    offsets |= {rnd.randrange(total + 2) for _ in range(6)}
+    found = [(offset, rnd.choice([1, 3, 7, 16])) for offset in sorted(offsets) if offset >= 0]
+    rnd.shuffle(found)
+    return found
+
+
+def check(cache: Cache, model: Model, rnd: random.Random) -> int:
+    """Every window of every sort and filter is the model's slice; how many were read."""
+    read = 0
+    for flt in FILTERS:
+        for sort in SORTS:
+            want = expected(list(model.rows.values()), flt, sort)
+            for offset, limit in windows(rnd, len(want)):
+                got = [row.id for row in cache.reads.window(flt, sort, offset, limit)]
+                assert got == want[offset : offset + limit], (flt, sort, offset, limit)
+                read += 1
+    return read
+
+
+def filled(cache: Cache, rnd: random.Random, n: int = 160) -> Model:
+    model = Model()
+    made = [random_issue(rnd, number) for number in range(1, n + 1)]
+    for start in range(0, n, 50):
+        pull(cache, model, made[start : start + 50])
+    return model
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_anchored_windows_are_the_offset_windows_through_edits_and_pulls(
+    cache: Cache, seed: int
+) -> None:
+    rnd = random.Random(seed)
+    model = filled(cache, rnd)
+    assert check(cache, model, rnd) > 1000
+
+    ids = list(model.rows)
+    edited = rnd.sample(ids, 12)
+    for key in edited[:8]:
+        changes: dict[str, Any] = {
+            "title": rnd.choice(TITLES),
+            "status": rnd.choice(STATUSES),
+            "priority": rnd.choice(PRIORITIES),
+            "assignee": rnd.choice(ASSIGNEES),
+        }
+        cache.outbox.update(ISSUE, key, changes)
+        model.rows[key].record.update(changes)
+    for key in edited[8:]:
+        cache.outbox.delete(ISSUE, key)
+        del model.rows[key]
+    for title in ("alpha", "Zeta", "beta"):
+        local = cache.outbox.create(ISSUE, {"title": title, "status": "todo"})
+        detail = cache.reads.issue(local)
+        assert detail is not None
+        position = (1 << 62) + detail.entries[0].id
+        model.rows[local] = Row(local, position, dict(detail.record), [])
+    check(cache, model, rnd)
+
+    untouched = [key for key in ids if key not in edited]
+    moved = [  # newer than every stored row: the cache skips a record older than its own
+        {**random_issue(rnd, int(key[4:])), "id": key, "updated_at": stamp(rnd.randint(31, 40))}
+        for key in rnd.sample(untouched, 15)
+    ]
+    gone = [
+        {"id": key, "deleted": True, "updated_at": stamp(99)}
+        for key in rnd.sample(untouched, 6)
+        if all(key != record["id"] for record in moved)
+    ]
+    new = [random_issue(rnd, number) for number in range(1000, 1020)]
+    pull(cache, model, [*moved, *gone, *new])
+    check(cache, model, rnd)
+
+
+def test_a_pull_moves_every_deep_window_read_before_it(cache: Cache) -> None:
+    """Anchors made before a pull must not place rows after it: the newest issues arrive at
+    the top of the default order, and every deep window shifts by as many."""
+    rnd = random.Random(3)
+    model = filled(cache, rnd, 120)
+    newest_first = IssueSort("updated", True)
+    before = [row.id for row in cache.reads.window(IssueFilter(), newest_first, 60, 10)]
+    assert before == expected(list(model.rows.values()), IssueFilter(), newest_first)[60:70]
+    pull(cache, model, [issue(500 + n, updated_at=stamp(1000 + n)) for n in range(7)])
+    want = expected(list(model.rows.values()), IssueFilter(), newest_first)
+    for offset in (60, 30, 100, 119):
+        got = [row.id for row in cache.reads.window(IssueFilter(), newest_first, offset, 10)]
+        assert got == want[offset : offset + 10]
+    assert [row.id for row in cache.reads.window(IssueFilter(), newest_first, 67, 10)] == before
+
+
+def test_every_change_to_the_issues_table_draws_a_new_revision(cache: Cache) -> None:
+    """Insert, update and delete, by the pull or by hand: each moves the token anchors are
+    kept under, and a write to another table does not."""
+    db = cache.server._db
+
+    def token() -> int:
+        with db.read() as conn:
+            return int(conn.execute("SELECT token FROM issue_list_revision").fetchone()[0])
+
+    seen = {token()}
+    cache.server.apply_page(ISSUE, [issue(1), issue(2)])
+    seen.add(token())
+    cache.server.apply_page(ISSUE, [issue(1, title="Renamed")])
+    seen.add(token())
+    cache.server.apply_page(
+        ISSUE, [{"id": issue(2)["id"], "deleted": True, "updated_at": stamp(9)}]
+    )
+    seen.add(token())
+    with db.write() as conn:
+        conn.execute("UPDATE issues SET number = 7")
+    seen.add(token())
+    assert len(seen) == 5
+    cache.state.set("elsewhere", 1)
+    cache.outbox.update(ISSUE, issue(1)["id"], {"title": "Mine"})
+    assert token() in seen and len(seen | {token()}) == 5
+
+
+def test_anchors_outlive_writes_elsewhere_and_end_with_the_table_changing(cache: Cache) -> None:
+    """A deep window after a write to another table (sync state, the outbox) starts from the
+    anchors already found; after a change of the issues table it finds them anew."""
+    rnd = random.Random(4)
+    filled(cache, rnd, 100)
+    steps: list[object] = []
+    walk = anchors.walk
+
+    def counting(book: anchors.Book, start: int, step: Any) -> Any:
+        def counted(after: Any) -> Any:
+            steps.append(after)
+            return step(after)
+
+        return walk(book, start, counted)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(anchors, "walk", counting)
+        sort = IssueSort("title", False)
+        cache.reads.window(IssueFilter(), sort, 40, 5)
+        assert len(steps) == 40 // SPACING
+        cache.state.set("elsewhere", 1)
+        cache.outbox.update(ISSUE, issue(3)["id"], {"title": "zzz"})
+        cache.reads.window(IssueFilter(), sort, 40, 5)
+        cache.reads.window(IssueFilter(), sort, 20, 5)
+        assert len(steps) == 40 // SPACING
+        cache.server.apply_page(ISSUE, [issue(3, title="Changed")])
+        cache.reads.window(IssueFilter(), sort, 40, 5)
+        assert len(steps) > 40 // SPACING
+        assert steps[40 // SPACING] is None  # from the top of the list again
+
+
+@pytest.mark.parametrize("sort", SORTS, ids=lambda s: f"{s.key}-{s.descending}")
+@pytest.mark.parametrize("flt", [IssueFilter(), IssueFilter(mine="usr_1")], ids=["all", "mine"])
+def test_a_window_after_an_anchor_walks_its_index_unsorted(
+    cache: Cache, sort: IssueSort, flt: IssueFilter
+) -> None:
+    """Each arm of the keyset query is a range of the order's index (or of the filter's
+    driving index), merged in order: no sort of the rows after the anchor."""
+    cache.server.apply_page(ISSUE, [issue(1), issue(2, number=None, updated_at=None)])
+    db = cache.reads._db
+    with db.read() as conn:
+        compiled = compile_filter(flt, None, {})
+        for cells in ([1, 5, 5], [2, None, 5], [3, 9, 7]):  # a rank and rid are never NULL
+            after = cells[-len(query.ORDERINGS[sort.key].columns) :]
+            sql, params = query.window_sql(compiled, sort, after)
+            plan = [
+                str(row[3]) for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", (*params, 10, 3))
+            ]
+            assert not [line for line in plan if "TEMP B-TREE" in line], plan
