@@ -230,28 +230,57 @@ def window_sql(
 
     In the default order a filter with a driving field (cache.filtering) reads the ranges of
     that field's index, merged in order by a compound SELECT, instead of walking the sort
-    index and testing every entry it passes. The rows after a row are those before it in
-    the other direction (`ordering.before_ranges`): each arm a range of the same index, so
-    the merge starts at that row instead of walking to it."""
+    index and testing every entry it passes."""
+    arms = _arms(compiled, sort, after)
+    return (
+        f"{' UNION ALL '.join(sql for sql, _ in arms)} "
+        f"ORDER BY {ORDERINGS[sort.key].sql(sort.descending)} LIMIT ? OFFSET ?",
+        tuple(param for _, params in arms for param in params),
+    )
+
+
+def after_queries(
+    compiled: CompiledFilter, sort: IssueSort, after: Sequence[Cell]
+) -> list[tuple[str, tuple[object, ...]]]:
+    """The rows strictly after the row `after`, as queries at `LIMIT ? OFFSET ?` to run one
+    after the other, in the walk's order. The rows after a row are those before it in the
+    other direction (`ordering.before_ranges`): disjoint ranges of the order's index, the
+    nearest last. Merged by one compound SELECT they cost 2.7 times as much a row skipped
+    (37 ms against 14 for 250,000 rows); walked one by one, as the order's index has them.
+    A driving filter's ranges interleave in the default order: those stay one merge."""
+    if sort.key == DEFAULT_SORT.key and compiled.drive is not None:
+        return [window_sql(compiled, sort, after)]
+    order = ORDERINGS[sort.key].sql(sort.descending)
+    return [
+        (f"{sql} ORDER BY {order} LIMIT ? OFFSET ?", params)
+        for sql, params in reversed(_arms(compiled, sort, after))
+    ]
+
+
+def _arms(
+    compiled: CompiledFilter, sort: IssueSort, after: Sequence[Cell] | None
+) -> list[tuple[str, tuple[object, ...]]]:
+    """The SELECTs of `window_sql`'s compound, each with its parameters."""
     ordering = ORDERINGS[sort.key]
-    columns, order = ", ".join(ordering.columns), ordering.sql(sort.descending)
+    columns = ", ".join(ordering.columns)
     drive = compiled.drive
     if sort.key == DEFAULT_SORT.key and drive is not None:
         bases = [(drive.index, where, params) for where, params in drive.arms]
     else:
         bases = [(ordering.index, compiled.scan_where, compiled.params)]
     ranges = [("", ())] if after is None else before_ranges(ordering, not sort.descending, after)
-    arms: list[str] = []
-    params: list[object] = []
+    arms: list[tuple[str, tuple[object, ...]]] = []
     for index, where, base_params in bases:
         for bound, values in ranges:
             condition = " AND ".join(part for part in (bound, where) if part)
             arms.append(
-                f"SELECT {columns} FROM issues INDEXED BY {index}"
-                + (f" WHERE {condition}" if condition else "")
+                (
+                    f"SELECT {columns} FROM issues INDEXED BY {index}"
+                    + (f" WHERE {condition}" if condition else ""),
+                    (*values, *base_params),
+                )
             )
-            params += [*values, *base_params]
-    return f"{' UNION ALL '.join(arms)} ORDER BY {order} LIMIT ? OFFSET ?", tuple(params)
+    return arms
 
 
 # Distinct masks are few (one per label combination in use), so hopping from one to the next
@@ -374,19 +403,38 @@ def _server_keys(q: Query, sort: IssueSort, start: int, count: int) -> list[tupl
         return keyed[start : start + count]
     book = anchors.book(q.conn, sort, q.compiled)
     after, skip = (None, start) if book is None else anchors.walk(book, start, _stepper(q, sort))
-    sql, params = window_sql(q.compiled, sort, after)
-    return [
-        (ordering.key(row), int(row[-1])) for row in q.conn.execute(sql, (*params, count, skip))
-    ]
+    return [(ordering.key(row), int(row[-1])) for row in _read_after(q, sort, after, skip, count)]
+
+
+def _read_after(
+    q: Query, sort: IssueSort, after: anchors.Cells | None, skip: int, limit: int
+) -> list[tuple[Any, ...]]:
+    """Rows `[skip, skip + limit)` of S after the row `after` (of S itself for None), read
+    range by range (`after_queries`): a range with too few rows to skip into is counted,
+    up to what is left to skip, and passed over."""
+    if after is None:
+        sql, params = window_sql(q.compiled, sort)
+        return q.conn.execute(sql, (*params, limit, skip)).fetchall()
+    rows: list[tuple[Any, ...]] = []
+    for sql, params in after_queries(q.compiled, sort, after):
+        if len(rows) >= limit:
+            break
+        found = q.conn.execute(sql, (*params, limit - len(rows), skip)).fetchall()
+        if skip and not found:
+            held = q.conn.execute(f"SELECT count(*) FROM ({sql})", (*params, skip, 0))
+            skip -= int(held.fetchone()[0])
+            continue
+        rows += found
+        skip = 0
+    return rows
 
 
 def _stepper(q: Query, sort: IssueSort) -> Callable[[anchors.Cells | None], anchors.Cells | None]:
     """How `anchors.walk` reads the next anchor: `SPACING - 1` rows on from the one before."""
 
     def step(after: anchors.Cells | None) -> anchors.Cells | None:
-        sql, params = window_sql(q.compiled, sort, after)
-        row = q.conn.execute(sql, (*params, 1, anchors.SPACING - 1)).fetchone()
-        return None if row is None else tuple(row)
+        found = _read_after(q, sort, after, anchors.SPACING - 1, 1)
+        return tuple(found[0]) if found else None
 
     return step
 
