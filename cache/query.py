@@ -401,8 +401,10 @@ def _server_keys(q: Query, sort: IssueSort, start: int, count: int) -> list[tupl
         )
         keyed = sorted(((ordering.key(row), int(row[-1])) for row in rows), reverse=sort.descending)
         return keyed[start : start + count]
-    book = anchors.book(q.conn, sort, q.compiled)
-    after, skip = (None, start) if book is None else anchors.walk(book, start, _stepper(q, sort))
+    found = anchors.book(q.conn, sort, q.compiled)
+    after, skip = (None, start)
+    if found is not None:
+        after, skip = anchors.walk(*found, start, _stepper(q, sort))
     return [(ordering.key(row), int(row[-1])) for row in _read_after(q, sort, after, skip, count)]
 
 

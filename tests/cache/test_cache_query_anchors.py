@@ -3,6 +3,7 @@ every sort and filter, with local edits laid over, and after pulls that move row
 
 Anchors every few rows and a low "shallow" line make a few hundred issues behave as a
 million do: most windows start from an anchor, and the far half is read from the other end.
+Every order and filter keeps its anchors, so each pull repairs all of them.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ SPACING = 5
 @pytest.fixture(autouse=True)
 def deep_at_small_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(anchors, "SPACING", SPACING)
+    monkeypatch.setattr(anchors, "BOOKS_KEPT", len(FILTERS) * len(SORTS))  # all repaired
     monkeypatch.setattr(query, "SHALLOW_ROWS", 12)
 
 
@@ -190,61 +192,103 @@ def test_a_pull_moves_every_deep_window_read_before_it(cache: Cache) -> None:
 
 
 def test_every_change_to_the_issues_table_draws_a_new_revision(cache: Cache) -> None:
-    """Insert, update and delete, by the pull or by hand: each moves the token anchors are
-    kept under, and a write to another table does not."""
+    """Insert, update and delete, by the pull or by hand: each moves the revision anchors
+    are kept at, and a write to another table does not."""
     db = cache.server._db
 
-    def token() -> int:
+    def revision() -> tuple[int, int]:
         with db.read() as conn:
-            return int(conn.execute("SELECT token FROM issue_list_revision").fetchone()[0])
+            row = conn.execute("SELECT seq, tag FROM issue_moves ORDER BY seq DESC LIMIT 1")
+            seq, tag = row.fetchone()
+            return int(seq), int(tag)
 
-    seen = {token()}
+    seen = {revision()}
     cache.server.apply_page(ISSUE, [issue(1), issue(2)])
-    seen.add(token())
+    seen.add(revision())
     cache.server.apply_page(ISSUE, [issue(1, title="Renamed")])
-    seen.add(token())
+    seen.add(revision())
     cache.server.apply_page(
         ISSUE, [{"id": issue(2)["id"], "deleted": True, "updated_at": stamp(9)}]
     )
-    seen.add(token())
+    seen.add(revision())
     with db.write() as conn:
         conn.execute("UPDATE issues SET number = 7")
-    seen.add(token())
+    seen.add(revision())
     assert len(seen) == 5
     cache.state.set("elsewhere", 1)
     cache.outbox.update(ISSUE, issue(1)["id"], {"title": "Mine"})
-    assert token() in seen and len(seen | {token()}) == 5
+    assert revision() == max(seen)
 
 
-def test_anchors_outlive_writes_elsewhere_and_end_with_the_table_changing(cache: Cache) -> None:
-    """A deep window after a write to another table (sync state, the outbox) starts from the
-    anchors already found; after a change of the issues table it finds them anew."""
-    rnd = random.Random(4)
-    filled(cache, rnd, 100)
+def counted_steps(patch: pytest.MonkeyPatch) -> list[object]:
+    """The boundaries `anchors.walk` reads the next anchor after, from now on (None: the
+    top of the list)."""
     steps: list[object] = []
     walk = anchors.walk
 
-    def counting(book: anchors.Book, start: int, step: Any) -> Any:
+    def counting(book: anchors.Book, token: Any, start: int, step: Any) -> Any:
         def counted(after: Any) -> Any:
             steps.append(after)
             return step(after)
 
-        return walk(book, start, counted)
+        return walk(book, token, start, counted)
 
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(anchors, "walk", counting)
-        sort = IssueSort("title", False)
-        cache.reads.window(IssueFilter(), sort, 40, 5)
-        assert len(steps) == 40 // SPACING
-        cache.state.set("elsewhere", 1)
-        cache.outbox.update(ISSUE, issue(3)["id"], {"title": "zzz"})
-        cache.reads.window(IssueFilter(), sort, 40, 5)
-        cache.reads.window(IssueFilter(), sort, 20, 5)
-        assert len(steps) == 40 // SPACING
-        cache.server.apply_page(ISSUE, [issue(3, title="Changed")])
-        cache.reads.window(IssueFilter(), sort, 40, 5)
-        assert len(steps) > 40 // SPACING
-        assert steps[40 // SPACING] is None  # from the top of the list again
+    patch.setattr(anchors, "walk", counting)
+    return steps
+
+
+def test_anchors_outlive_writes_elsewhere_and_follow_the_table_through_its_log(
+    cache: Cache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deep window after a write to another table (sync state, the outbox), or after a
+    pull of a few issues, starts from the anchors already found, moved by the log; a pull
+    of more than `MOVES_REPAIRED` issues starts them again from the top."""
+    rnd = random.Random(4)
+    model = filled(cache, rnd, 100)
+    steps = counted_steps(monkeypatch)
+    sort = IssueSort("title", False)
+    cache.reads.window(IssueFilter(), sort, 40, 5)
+    assert len(steps) == 40 // SPACING
+    cache.state.set("elsewhere", 1)
+    cache.reads.window(IssueFilter(), sort, 40, 5)
+    cache.reads.window(IssueFilter(), sort, 20, 5)
+    assert len(steps) == 40 // SPACING
+
+    ahead = expected(list(model.rows.values()), IssueFilter(), sort)[:40]
+    pull(
+        cache,
+        model,
+        [issue(700, title="a"), issue(int(ahead[5][4:]), title="zzz", updated_at=stamp(50))],
+    )
+    pull(cache, model, [{"id": ahead[20], "deleted": True, "updated_at": stamp(60)}])
+    for offset in (40, 20, 6):
+        got = [row.id for row in cache.reads.window(IssueFilter(), sort, offset, 5)]
+        assert got == expected(list(model.rows.values()), IssueFilter(), sort)[offset : offset + 5]
+    assert None not in steps[40 // SPACING :]
+
+    monkeypatch.setattr(anchors, "MOVES_REPAIRED", 3)
+    pull(cache, model, [issue(800 + n, title="Zeta") for n in range(4)])
+    got = [row.id for row in cache.reads.window(IssueFilter(), sort, 40, 5)]
+    assert got == expected(list(model.rows.values()), IssueFilter(), sort)[40:45]
+    assert None in steps[40 // SPACING :]
+
+
+def test_anchors_read_in_a_write_rolled_back_never_serve_later(cache: Cache) -> None:
+    """Windows read inside a write that changes issues and then rolls back see a revision
+    the log gives to the next change as well: its random tag tells the two apart."""
+    model = Model()
+    pull(cache, model, [issue(n) for n in range(1, 91)])
+    newest_first = IssueSort("updated", True)
+    db = cache.server._db
+    with pytest.raises(RuntimeError), db.write() as conn:
+        conn.execute("UPDATE issues SET updated_key = NULL WHERE rid IN (50, 51, 52)")
+        cache.reads.window(IssueFilter(), newest_first, 50, 10)  # the oldest 40, from the end
+        raise RuntimeError("rolled back")
+    pull(cache, model, [issue(n, title="Renamed") for n in (60, 61, 62)])
+    for offset in (20, 50, 75):
+        got = [row.id for row in cache.reads.window(IssueFilter(), newest_first, offset, 10)]
+        want = expected(list(model.rows.values()), IssueFilter(), newest_first)
+        assert got == want[offset : offset + 10]
 
 
 @pytest.mark.parametrize("sort", SORTS, ids=lambda s: f"{s.key}-{s.descending}")
