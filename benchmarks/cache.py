@@ -441,7 +441,8 @@ def windows_after_pulls(bench: Bench, n: int) -> None:
     elsewhere: what the list pays to re-read where it stands after a pull."""
     cache = bench.cache
     newest = cache.reads.window(IssueFilter(), IssueSort(), 0, 1)[0]
-    stamps = (iso(2_000_000_000 + step) for step in itertools.count())  # after every issue
+    later = 2_000_000_000 + int(time.time())  # after every issue, and every earlier run
+    stamps = (iso(later + step) for step in itertools.count())
 
     def pulled() -> None:
         record = cache.reads.issue(newest.id)

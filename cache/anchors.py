@@ -81,6 +81,22 @@ class Book:
             index = bisect.bisect_right(self.anchors, start, key=lambda anchor: anchor[0]) - 1
             return (0, None) if index < 0 else self.anchors[index]
 
+    def last_before(self, token: Token, key: Key) -> tuple[int, Cells | None] | None:
+        """The last anchor strictly before the row of sort key `key` in the walk's order
+        (`(0, None)`: the top of the list, when the first anchor is not), None when none
+        is kept or the shelf moved to another revision."""
+        ordering = ORDERINGS[self.sort.key]
+        with _LOCK:
+            if self.shelf.token != token or not self.anchors:
+                return None
+            chosen: tuple[int, Cells | None] = (0, None)
+            for rows, cells in self.anchors:
+                found = ordering.key(cells)
+                if not (found > key if self.sort.descending else found < key):
+                    return chosen
+                chosen = (rows, cells)
+            return chosen
+
     def add(self, token: Token, rows: int, cells: Cells) -> None:
         """Keep an anchor found at revision `token`, unless the shelf moved on since or
         another thread found it first."""

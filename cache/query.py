@@ -521,6 +521,9 @@ def position(q: Query, sort: IssueSort, issue_id: str, near: int | None = None) 
     key = ordering.key(cells)
     x_keys = _shadowed_keys(q, ordering)
     v_keys = sorted(ordering.key_of(e.values) for e in _visible(q))
+    anchored = _anchored_before(q, sort, cells)
+    if anchored is not None:
+        return anchored - _before(x_keys, key, descending) + _before(v_keys, key, descending)
     server_total = total + len(x_keys) - len(v_keys)
     from_end = near is not None and 2 * near > total
     half = server_total // 2 + 1
@@ -533,6 +536,39 @@ def position(q: Query, sort: IssueSort, issue_id: str, near: int | None = None) 
         after = _server_before(q, ordering, not descending, cells, None)
         before = server_total - after - _in_server(q, ordering, cells)
     return before - _before(x_keys, key, descending) + _before(v_keys, key, descending)
+
+
+def _anchored_before(q: Query, sort: IssueSort, cells: Sequence[Cell]) -> int | None:
+    """How many server rows come strictly before `cells` in `sort` order, counted on from
+    the last kept anchor before them (cache.anchors) over at most `2 * SPACING` rows; None
+    when none is kept that near (`position` then counts as it did before anchors)."""
+    found = anchors.book(q.conn, sort, q.compiled)
+    if found is None:
+        return None
+    book, token = found
+    ordering = ORDERINGS[sort.key]
+    target = ordering.key(cells)
+    anchor = book.last_before(token, target)
+    if anchor is None:
+        return None
+    rows, after = anchor
+    cap = 2 * anchors.SPACING
+    queries = (
+        [window_sql(q.compiled, sort)] if after is None else after_queries(q.compiled, sort, after)
+    )
+    passed = 0
+    for sql, params in queries:
+        for row in q.conn.execute(sql, (*params, cap - passed, 0)):
+            if not _ahead(ordering.key(row), target, sort.descending):
+                return rows + passed
+            passed += 1
+        if passed >= cap:
+            return None
+    return rows + passed
+
+
+def _ahead(key: Key, target: Key, descending: bool) -> bool:
+    return key > target if descending else key < target
 
 
 def _cells_of(q: Query, ordering: Ordering, issue_id: str) -> list[Cell] | None:
