@@ -255,6 +255,9 @@ class Latency:
 
     wall: tuple[float, float]
     cpu_p99: float | None = None
+    cpu_p50: float | None = None
+    cpu_first: float | None = None
+    """The first sample's CPU: what a read pays that finds nothing kept (cache.anchors)."""
 
 
 class Bench:
@@ -263,6 +266,8 @@ class Bench:
         self.repeat = repeat
         self.ticks = itertools.count()
         self.over: list[str] = []
+        self.cpu_detail = False
+        """Print the CPU's p50 and first sample beside its p99 (`--windows-of`)."""
 
     def cold(
         self,
@@ -279,8 +284,9 @@ class Bench:
             else:
                 touch()
             timers.append(Timer(fn))
+        cpu_p50, cpu_p99 = percentiles([t.cpu for t in timers])
         return Latency(
-            percentiles([t.wall for t in timers]), percentiles([t.cpu for t in timers])[1]
+            percentiles([t.wall for t in timers]), cpu_p99, cpu_p50, timers[0].cpu * 1000
         )
 
     def section(self, title: str) -> None:
@@ -299,6 +305,8 @@ class Bench:
             if p99 >= target:
                 self.over.append(name)
         cpu = f"{cpu99:.2f}" if cpu99 is not None else "-"
+        if self.cpu_detail and result.cpu_p50 is not None and result.cpu_first is not None:
+            cpu = f"{result.cpu_p50:.2f} / {cpu} / {result.cpu_first:.2f}"
         self.line(name, f"{p50:.2f} / {p99:.2f} / {cpu} ms", goal)
 
 
@@ -467,7 +475,10 @@ def only_windows(path: pathlib.Path, repeat: int) -> int:
     with Cache.open(path) as cache:
         n = cache.reads.count(IssueFilter())
         bench = Bench(cache, repeat)
-        bench.section(f"windows of 50 among {n:,} issues: p50 / p99 wall / p99 cpu")
+        bench.cpu_detail = True
+        bench.section(
+            f"windows of 50 among {n:,} issues: p50 / p99 wall / p50 / p99 / first sample cpu"
+        )
         windows(bench, n)
         windows_after_pulls(bench, n)
     print(f"\nLoad average at the end {load()}. ", end="")

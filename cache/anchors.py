@@ -43,8 +43,10 @@ from cache.resources import labels_of
 from cache.schema import MOVED_COLUMNS
 
 SPACING = 4096
-"""Rows between anchors: a window skips fewer than this many index entries (~0.3 ms), and
-a first walk to offset 500,000 stops 122 times on its way."""
+"""Rows a window may skip after its anchor (~0.3 ms of index entries)."""
+
+STRIDE = 16 * SPACING
+"""Rows between the anchors a first walk far from any keeps on its way (see `walk`)."""
 
 BOOKS_KEPT = 32
 """Orders and filters kept per file, the least recently used dropped first (a book holds
@@ -284,13 +286,15 @@ def total(
 
 
 def walk(
-    book: Book, token: Token, start: int, step: Callable[[Cells | None], Cells | None]
+    book: Book, token: Token, start: int, step: Callable[[Cells | None, int], Cells | None]
 ) -> tuple[Cells | None, int]:
     """The anchor nearest before position `start` and how many rows after it to skip to
     reach `start` (None and `start`: from the top). Anchors missing on the way, or spread
-    apart by inserts since, are found: `step(cells)` reads the sort columns of the row
-    `SPACING` rows after the boundary `cells` (of row `SPACING - 1` for None), None past
-    the end of the list."""
+    apart by inserts since, are found: `step(cells, rows)` reads the sort columns of the row
+    `rows` rows after the boundary `cells` (of row `rows - 1` for None), None past the end
+    of the list. Far from any anchor the walk strides `STRIDE` rows at a time, then
+    `SPACING`: each stride is a few queries (~0.2 ms), and later windows elsewhere in the
+    stride find their anchors from its ends."""
     while True:
         found = book.nearest(token, start)
         if found is None:
@@ -298,7 +302,8 @@ def walk(
         rows, cells = found
         if start - rows < SPACING:
             return cells, start - rows
-        following = step(cells)
+        stride = STRIDE if start - rows >= STRIDE else SPACING
+        following = step(cells, stride)
         if following is None:
             return cells, start - rows
-        book.add(token, rows + SPACING, following)
+        book.add(token, rows + stride, following)

@@ -431,11 +431,13 @@ def _read_after(
     return rows
 
 
-def _stepper(q: Query, sort: IssueSort) -> Callable[[anchors.Cells | None], anchors.Cells | None]:
-    """How `anchors.walk` reads the next anchor: `SPACING - 1` rows on from the one before."""
+def _stepper(
+    q: Query, sort: IssueSort
+) -> Callable[[anchors.Cells | None, int], anchors.Cells | None]:
+    """How `anchors.walk` reads the next anchor: `rows - 1` rows on from the one before."""
 
-    def step(after: anchors.Cells | None) -> anchors.Cells | None:
-        found = _read_after(q, sort, after, anchors.SPACING - 1, 1)
+    def step(after: anchors.Cells | None, rows: int) -> anchors.Cells | None:
+        found = _read_after(q, sort, after, rows - 1, 1)
         return tuple(found[0]) if found else None
 
     return step

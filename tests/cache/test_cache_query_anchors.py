@@ -47,6 +47,7 @@ SPACING = 5
 @pytest.fixture(autouse=True)
 def deep_at_small_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(anchors, "SPACING", SPACING)
+    monkeypatch.setattr(anchors, "STRIDE", 4 * SPACING)
     monkeypatch.setattr(anchors, "BOOKS_KEPT", len(FILTERS) * len(SORTS))  # all repaired
     monkeypatch.setattr(query, "SHALLOW_ROWS", 12)
 
@@ -231,9 +232,9 @@ def counted_steps(patch: pytest.MonkeyPatch) -> list[object]:
     walk = anchors.walk
 
     def counting(book: anchors.Book, token: Any, start: int, step: Any) -> Any:
-        def counted(after: Any) -> Any:
+        def counted(after: Any, rows: int) -> Any:
             steps.append(after)
-            return step(after)
+            return step(after, rows)
 
         return walk(book, token, start, counted)
 
@@ -252,11 +253,12 @@ def test_anchors_outlive_writes_elsewhere_and_follow_the_table_through_its_log(
     steps = counted_steps(monkeypatch)
     sort = IssueSort("title", False)
     cache.reads.window(IssueFilter(), sort, 40, 5)
-    assert len(steps) == 40 // SPACING
+    made = len(steps)
+    assert made > 0
     cache.state.set("elsewhere", 1)
     cache.reads.window(IssueFilter(), sort, 40, 5)
     cache.reads.window(IssueFilter(), sort, 20, 5)
-    assert len(steps) == 40 // SPACING
+    assert len(steps) == made
 
     ahead = expected(list(model.rows.values()), IssueFilter(), sort)[:40]
     pull(
@@ -268,13 +270,15 @@ def test_anchors_outlive_writes_elsewhere_and_follow_the_table_through_its_log(
     for offset in (40, 20, 6):
         got = [row.id for row in cache.reads.window(IssueFilter(), sort, offset, 5)]
         assert got == expected(list(model.rows.values()), IssueFilter(), sort)[offset : offset + 5]
-    assert None not in steps[40 // SPACING :]
+        if offset == 40:
+            assert len(steps) == made  # the anchors moved by the log served it as they were
 
     monkeypatch.setattr(anchors, "MOVES_REPAIRED", 3)
     pull(cache, model, [issue(800 + n, title="Zeta") for n in range(4)])
+    made = len(steps)
     got = [row.id for row in cache.reads.window(IssueFilter(), sort, 40, 5)]
     assert got == expected(list(model.rows.values()), IssueFilter(), sort)[40:45]
-    assert None in steps[40 // SPACING :]
+    assert steps[made] is None  # found again from the top of the list
 
 
 def test_anchors_read_in_a_write_rolled_back_never_serve_later(cache: Cache) -> None:
