@@ -72,7 +72,8 @@ class Book:
         self.shelf = shelf
         self.sort = sort
         self.compiled = compiled
-        self.anchors: list[tuple[int, Cells]] = []
+        self.anchors: list[tuple[int, Cells, Key]] = []
+        """`(rows, cells, ordering.key(cells))`, by `rows`."""
 
     def nearest(self, token: Token, start: int) -> tuple[int, Cells | None] | None:
         """The last anchor at or before position `start` (`(0, None)`: the top of the
@@ -81,19 +82,17 @@ class Book:
             if self.shelf.token != token:
                 return None
             index = bisect.bisect_right(self.anchors, start, key=lambda anchor: anchor[0]) - 1
-            return (0, None) if index < 0 else self.anchors[index]
+            return (0, None) if index < 0 else self.anchors[index][:2]
 
     def last_before(self, token: Token, key: Key) -> tuple[int, Cells | None] | None:
         """The last anchor strictly before the row of sort key `key` in the walk's order
         (`(0, None)`: the top of the list, when the first anchor is not), None when none
         is kept or the shelf moved to another revision."""
-        ordering = ORDERINGS[self.sort.key]
         with _LOCK:
             if self.shelf.token != token or not self.anchors:
                 return None
             chosen: tuple[int, Cells | None] = (0, None)
-            for rows, cells in self.anchors:
-                found = ordering.key(cells)
+            for rows, cells, found in self.anchors:
                 if not (found > key if self.sort.descending else found < key):
                     return chosen
                 chosen = (rows, cells)
@@ -107,7 +106,7 @@ class Book:
                 return
             index = bisect.bisect_left(self.anchors, rows, key=lambda anchor: anchor[0])
             if index == len(self.anchors) or self.anchors[index][0] != rows:
-                self.anchors.insert(index, (rows, cells))
+                self.anchors.insert(index, (rows, cells, ORDERINGS[self.sort.key].key(cells)))
 
     def repair(self, moves: Moves) -> None:
         """Move each anchor by the rows that changed at or before it (see the module doc)."""
@@ -124,14 +123,13 @@ class Book:
         sums = [0]
         for _, sign in signs:
             sums.append(sums[-1] + sign)
-        moved: list[tuple[int, Cells]] = []
-        for rows, cells in self.anchors:
-            key = ordering.key(cells)
+        moved: list[tuple[int, Cells, Key]] = []
+        for rows, cells, key in self.anchors:
             if self.sort.descending:
                 rows += sums[-1] - sums[bisect.bisect_left(keys, key)]
             else:
                 rows += sums[bisect.bisect_right(keys, key)]
-            moved.append((rows, cells))
+            moved.append((rows, cells, key))
         self.anchors = moved
 
 
