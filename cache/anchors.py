@@ -52,6 +52,9 @@ BOOKS_KEPT = 32
 """Orders and filters kept per file, the least recently used dropped first (a book holds
 about one anchor per `SPACING` rows: 245 for a million issues)."""
 
+FILES_KEPT = 4
+"""Cache files whose shelves a process keeps (one per profile it opened; tests open many)."""
+
 MOVES_REPAIRED = 5000
 """Changes since the shelf's revision past which it starts empty rather than repaired (a
 first pull's pages; repairing costs about a microsecond a change and anchor)."""
@@ -179,7 +182,10 @@ def _shelf(conn: sqlite3.Connection) -> tuple[Shelf, Token] | None:
     with _LOCK:
         kept = _SHELVES.get(path)
         if kept is None or not _advance(conn, kept, token):
+            _SHELVES.pop(path, None)
             kept = _SHELVES[path] = Shelf(token)
+            while len(_SHELVES) > FILES_KEPT:
+                del _SHELVES[next(iter(_SHELVES))]
         return kept, token
 
 
