@@ -54,10 +54,15 @@ file at the largest size it ever reached: a cold pull's bulk writes (up to
 `records.BULK_CHECKPOINT_PAGES`, 64 MB) or one big page left that much beside the cache for
 good (issue 18)."""
 
+INCREMENTAL_VACUUM = 2
+"""`PRAGMA auto_vacuum`'s answer for INCREMENTAL. Only a new file takes that mode (before its
+first table): pages freed later, by a cold load rebuilding its indexes, can then be given back
+(`bulk_load.release_free_pages`). It is set only where the file does not have it already:
+setting it again rewrites the file's header, a write transaction of its own that cost every
+open of the cache five fsyncs (its commit, then the checkpoint when the connection closes),
+a read command's longest wait."""
+
 _PRAGMAS = (
-    # Only a new file takes this (before its first table): pages freed later, by a cold load
-    # rebuilding its indexes, can then be given back (`bulk_load.release_free_pages`).
-    "PRAGMA auto_vacuum = INCREMENTAL",
     "PRAGMA synchronous = NORMAL",
     f"PRAGMA journal_size_limit = {WAL_KEPT_BYTES}",
     f"PRAGMA cache_size = -{CACHE_SIZE_KIB}",
@@ -115,6 +120,8 @@ def connect(path: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != INCREMENTAL_VACUUM:
+                conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
             for pragma in _PRAGMAS:
                 conn.execute(pragma)
             mode = _switch_to_wal(conn)

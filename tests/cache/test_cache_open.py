@@ -83,6 +83,28 @@ def test_connection_is_in_wal_mode_with_a_busy_timeout(cache: Cache) -> None:
     conn.close()
 
 
+def test_a_new_file_vacuums_incrementally(tmp_path: Path) -> None:
+    with Cache.open(tmp_path / "cache.db"):
+        pass
+    conn = sqlite3.connect(tmp_path / "cache.db")
+    assert conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2  # INCREMENTAL
+    conn.close()
+
+
+def test_opening_and_reading_a_cache_writes_nothing(tmp_path: Path) -> None:
+    """A read opens the cache without a write transaction: its header's change counter stays
+    where it was (re-setting `auto_vacuum` rewrote the header on every open, with a commit
+    and a checkpoint to sync)."""
+    path = tmp_path / "cache.db"
+    with Cache.open(path) as cache:
+        cache.server.apply_page(Resource.ISSUES, [issue(1)])
+    counter = path.read_bytes()[24:28]
+    with Cache.open(path) as cache:
+        assert cache.reads.count(IssueFilter()) == 1
+    assert path.read_bytes()[24:28] == counter
+    assert not Path(f"{path}-wal").exists() or Path(f"{path}-wal").stat().st_size == 0
+
+
 def test_a_file_that_is_not_a_database_is_reported_as_corrupt(tmp_path: Path) -> None:
     path = tmp_path / "cache.db"
     path.write_bytes(b"this is not sqlite, just text that happens to be long enough" * 100)
