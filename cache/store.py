@@ -63,27 +63,26 @@ class Cache:
         try:
             with translated():
                 schema.migrate(connector.conn())
-            requests = requestlog.open_log(path)
         except BaseException:
             connector.close()
             raise
-        return cls(connector, clock, requests=requests)
+        return cls(connector, clock)
 
-    def __init__(
-        self,
-        connector: Connector,
-        clock: Callable[[], float] = time.time,
-        *,
-        requests: RequestLog,
-    ) -> None:
+    def __init__(self, connector: Connector, clock: Callable[[], float] = time.time) -> None:
         self._db = connector
         self._clock = clock
         self.state = State(connector)
         self.drafts = Drafts(connector, clock)
-        self.requests = requests
 
     # Each part is made, and its modules imported, when first used: a command that only reads
     # loads nothing of the outbox's, the push's or the pull's code (docs/architecture.md#start-up).
+
+    @cached_property
+    def requests(self) -> RequestLog:
+        """The rate limiter's log, a file of its own opened on first use: a read or a write
+        queued with `--no-push` sends no request, and opening the log (a second connection,
+        its schema, a write transaction) cost such a command a tenth of its time."""
+        return requestlog.open_log(self._db.path)
 
     @cached_property
     def reads(self) -> Reads:
@@ -121,7 +120,8 @@ class Cache:
 
     def close(self) -> None:
         self._db.close()
-        self.requests.close()
+        if "requests" in self.__dict__:
+            self.requests.close()
 
     def __enter__(self) -> Cache:
         return self

@@ -329,6 +329,25 @@ def test_a_read_of_the_cache_keeps_to_its_module_budget(
     assert len(ours) <= READ_MODULE_BUDGET, ours
 
 
+@pytest.mark.parametrize("argv", (*ISSUE_READS, *QUEUED_WRITES, ("outbox",)), ids=" ".join)
+def test_a_command_that_sends_nothing_opens_no_request_log(
+    env: dict[str, str], argv: tuple[str, ...], tmp_path: Path
+) -> None:
+    """The rate limiter's log (a file beside the cache, on a connection of its own) opens
+    when a request is to be logged or counted, not with every cache: a read or a queued write
+    sends nothing. `status` counts what was sent, and opens it again."""
+    logs = list(Path(env["TRACKER_HOME"], "data").glob("*.db.requests"))
+    assert len(logs) == 1
+    logs[0].unlink()
+    status, out, _ = run_read(env, argv, tmp_path)
+    assert status == 0
+    assert out.strip()
+    assert not logs[0].exists()
+    status, out, _ = run_read(env, ("status",), tmp_path)
+    assert status == 0
+    assert logs[0].exists()
+
+
 def test_help_loads_no_sync_errors(env: dict[str, str], tmp_path: Path) -> None:
     """`--help` imports every group, each naming what it needs to register its commands:
     the errors and the connection's state of the network layer load where a command goes
