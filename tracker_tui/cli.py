@@ -266,15 +266,22 @@ LONG_RUNNING = frozenset({None, "demo", "sync", "watch"})
 them as usual once they start (`main`)."""
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, ending: bool = False) -> int:
     """Run the command line, the cyclic garbage collector paused (`tracker_tui.collector`):
-    the app and the commands that may run long collect as usual once they start."""
-    with paused():
+    the app and the commands that may run long collect as usual once they start. `ending`:
+    the process ends when this returns (`run`)."""
+    with paused(ending=ending):
         given = joined_dash_values(sys.argv[1:] if argv is None else argv)
         args = app_arguments(given) or parse_arguments(given)
         if getattr(args, "command", None) in LONG_RUNNING:
             collect_again()
         return _run(args)
+
+
+def run() -> int:
+    """The console script `tracker-tui` and `python -m tracker_tui`: `main` on the process's
+    own arguments, the process ending when it returns."""
+    return main(ending=True)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -328,4 +335,4 @@ def _quiet_stdout() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

@@ -487,6 +487,46 @@ def test_the_collector_waits_for_a_short_command_only(
     assert {None, "sync", "watch", "demo"} <= cli.LONG_RUNNING
 
 
+FROZEN_AT_THE_END = """
+import gc, runpy, sys
+sys.argv = sys.argv[1:]
+try:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+except SystemExit as end:
+    print(end.code, gc.get_freeze_count(), gc.isenabled())
+"""
+"""The console script as it runs, then what the collector holds as the process ends."""
+
+
+@pytest.mark.parametrize("argv", (("config", "path"), ("--version",)), ids=" ".join)
+def test_the_console_script_freezes_what_it_made_as_it_ends(
+    tmp_path: Path, argv: tuple[str, ...]
+) -> None:
+    """The objects a command made are frozen before the collector is back on, so that neither
+    its first collection nor the interpreter's at exit walk them all again; `main` called in a
+    process that goes on (this one) freezes nothing."""
+    import gc
+
+    from tracker_tui import cli
+
+    done = subprocess.run(
+        [sys.executable, "-c", FROZEN_AT_THE_END, str(SCRIPT), *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TRACKER_HOME": str(tmp_path)},
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    status, frozen, enabled = done.stdout.split()[-3:]
+    assert (status, enabled) == ("0", "True")
+    assert int(frozen) > 10_000
+    before = gc.get_freeze_count()
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    assert gc.get_freeze_count() == before
+
+
 def test_every_command_that_goes_online_collects_again() -> None:
     """Every way a command goes online (`asyncio.run`) turns the collector back on first,
     or belongs to a command that collects from its start (`LONG_RUNNING`)."""
