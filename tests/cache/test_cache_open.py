@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import stat
+import sys
 import threading
 from pathlib import Path
 
@@ -47,9 +48,15 @@ def test_tracker_home_moves_the_data_directory(
 def test_without_tracker_home_the_platform_directory_is_used(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Linux's usual case as platformdirs answers it, without asking it
+    (tests/accounts/test_profiles.py compares the two); any other, platformdirs itself."""
     monkeypatch.delenv("TRACKER_HOME", raising=False)
-    monkeypatch.setattr("platformdirs.user_data_dir", lambda app: str(tmp_path / app))
-    assert data_dir() == tmp_path / "tracker-tui"
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr("platformdirs.user_data_dir", lambda app: str(tmp_path / "pd" / app))
+    usual = tmp_path / "xdg" / "tracker-tui" if sys.platform == "linux" else None
+    assert data_dir() == (usual or tmp_path / "pd" / "tracker-tui")
+    monkeypatch.setenv("HOME", "relative")
+    assert data_dir() == tmp_path / "pd" / "tracker-tui"
 
 
 @pytest.mark.parametrize("name", ["", "../x", ".hidden", "a/b", "-x", "x" * 65, "sp ace"])
