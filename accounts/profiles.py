@@ -61,6 +61,7 @@ from accounts.errors import (
     ProfileNotFoundError,
 )
 from accounts.secret import ensure_private_dir, write_private_file
+from issuefields.frozen import Frozen
 from issuefields.userdirs import usual_linux_dirs
 
 APP_NAME = "tracker-tui"
@@ -78,12 +79,16 @@ def environ(env: Mapping[str, str] | None) -> Mapping[str, str]:
     return os.environ if env is None else env
 
 
-@dataclass(frozen=True)
-class AppPaths:
+class AppPaths(Frozen):
     """Where the client keeps its files; TRACKER_HOME moves all of them under one root."""
 
+    _fields = ("config_dir", "data_dir")
+    __slots__ = _fields
     config_dir: Path
     data_dir: Path
+
+    def __init__(self, config_dir: Path, data_dir: Path) -> None:
+        self._init(config_dir, data_dir)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AppPaths:

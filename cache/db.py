@@ -30,7 +30,6 @@ import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from cache.errors import CacheBusyError, CacheClosedError, CacheError, CorruptCacheError
@@ -91,19 +90,23 @@ def translated() -> Iterator[None]:
         raise translate(error) from error
 
 
-@dataclass
 class ThreadState:
     """Per-thread connection plus what that thread memoised about the database.
 
     The memo is valid while the database is unchanged: `PRAGMA data_version` moves when
     another connection commits, `writes` when this one does (through `Connector.write`).
     Writes to this connection's TEMP tables move neither, so they can hold memoised data.
+    A plain class: a dataclass compiles its methods as its module loads, on every command's
+    start (docs/architecture.md#start-up).
     """
 
-    conn: sqlite3.Connection
-    writes: int = 0
-    _token: tuple[int, int] = (-1, -1)
-    _memo: dict[object, object] = field(default_factory=dict)
+    __slots__ = ("__weakref__", "_memo", "_token", "conn", "writes")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.writes = 0
+        self._token: tuple[int, int] = (-1, -1)
+        self._memo: dict[object, object] = {}
 
     def memo(self) -> dict[object, object]:
         """What this thread remembered about the current state of the database."""
