@@ -36,7 +36,7 @@ from cache.models import (
     Resource,
     SyncState,
 )
-from cache.resources import SPECS, as_timestamp, iso_from_unix, loads_object
+from cache.resources import SPECS, as_timestamp, iso_from_unix, json_list, loads_object
 from issuefields import new_issue_defaults
 
 LOCAL_RID_BASE = 1 << 62
@@ -135,7 +135,7 @@ def _server_rows(
     conn: sqlite3.Connection, resource: Resource, ids: Iterable[str]
 ) -> dict[str, tuple[int | None, JsonObject]]:
     spec = SPECS[resource]
-    wanted = records.json_list(ids)
+    wanted = json_list(ids)
     found: dict[str, tuple[int | None, JsonObject]] = {
         row[0]: (None, loads_object(row[1]))
         for row in conn.execute(

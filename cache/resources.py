@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
-
-import orjson
 
 from cache.errors import InvalidRecordError
 from cache.models import Cell, JsonObject, Resource
@@ -36,9 +34,30 @@ def dumps(value: object) -> str:
     page of them in a tenth of the time of CPython's encoder. What orjson refuses (integers
     beyond 64 bits, keys that are not strings) goes to CPython's."""
     try:
-        return orjson.dumps(value).decode()
+        return _orjson_dumps(value).decode()
     except TypeError:
         return _ENCODER.encode(value)
+
+
+def json_list(values: Iterable[object]) -> str:
+    """Ids (or states) as a JSON array for `json_each(?)`, by CPython's encoder: reads ask for
+    a few dozen, and orjson (`dumps`) would load dataclasses, uuid and platform for them
+    (docs/architecture.md#start-up)."""
+    return _ENCODER.encode(list(values))
+
+
+def _first_dumps(value: object) -> bytes:
+    """`orjson.dumps`, imported where a value is first written: orjson imports dataclasses,
+    uuid and platform, and a read of the cache writes no JSON (docs/architecture.md#start-up).
+    It then stands in for this function."""
+    global _orjson_dumps
+    import orjson
+
+    _orjson_dumps = orjson.dumps
+    return _orjson_dumps(value)
+
+
+_orjson_dumps: Callable[[object], bytes] = _first_dumps
 
 
 def as_text(value: object) -> str | None:
