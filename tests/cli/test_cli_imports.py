@@ -319,6 +319,20 @@ def test_a_read_of_issues_loads_nothing_of_sync_or_the_outbox_s_writes(
 @pytest.mark.parametrize(
     "argv", (*ISSUE_READS, ("outbox",), ("conflicts",), ("status",)), ids=" ".join
 )
+def test_a_read_of_the_cache_loads_no_orjson(
+    env: dict[str, str], argv: tuple[str, ...], tmp_path: Path
+) -> None:
+    """orjson (with the uuid and platform modules it loads) writes the pull's records; a read
+    hands SQLite its lists of ids through CPython's encoder (`cache.resources.json_list`)."""
+    status, out, modules = run_read(env, argv, tmp_path)
+    assert status == 0
+    assert out.strip()
+    assert loaded(modules, ("orjson", "uuid", "platform")) == []
+
+
+@pytest.mark.parametrize(
+    "argv", (*ISSUE_READS, ("outbox",), ("conflicts",), ("status",)), ids=" ".join
+)
 def test_a_read_of_the_cache_keeps_to_its_module_budget(
     env: dict[str, str], argv: tuple[str, ...], tmp_path: Path
 ) -> None:
