@@ -27,15 +27,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from cache import requestlog, schema
+from cache import schema
 from cache.db import Connector, translated
 from cache.keyed import Drafts, State
 from cache.paths import ensure_private_dir, ensure_private_file, profile_path
-from cache.requestlog import RequestLog
 
 if TYPE_CHECKING:
     from cache.inbox import Inbox
     from cache.reads import Reads
+    from cache.requestlog import RequestLog
     from cache.sending import Push
     from cache.server_copy import ServerCopy
     from cache.writes import Outbox
@@ -79,10 +79,12 @@ class Cache:
 
     @cached_property
     def requests(self) -> RequestLog:
-        """The rate limiter's log, a file of its own opened on first use: a read or a write
-        queued with `--no-push` sends no request, and opening the log (a second connection,
-        its schema, a write transaction) cost such a command a tenth of its time."""
-        return requestlog.open_log(self._db.path)
+        """The rate limiter's log, a file of its own, opened (and its module imported) on first
+        use: a read or a write queued with `--no-push` sends no request, and opening the log
+        cost each of them a second connection, its schema and a write transaction."""
+        from cache.requestlog import open_log
+
+        return open_log(self._db.path)
 
     @cached_property
     def reads(self) -> Reads:

@@ -353,10 +353,11 @@ def test_a_command_that_sends_nothing_opens_no_request_log(
     logs = list(Path(env["TRACKER_HOME"], "data").glob("*.db.requests"))
     assert len(logs) == 1
     logs[0].unlink()
-    status, out, _ = run_read(env, argv, tmp_path)
+    status, out, modules = run_read(env, argv, tmp_path)
     assert status == 0
     assert out.strip()
     assert not logs[0].exists()
+    assert "cache.requestlog" not in modules
     status, out, _ = run_read(env, ("status",), tmp_path)
     assert status == 0
     assert logs[0].exists()
