@@ -405,6 +405,62 @@ def test_a_read_builds_few_dataclasses(env: dict[str, str], tmp_path: Path) -> N
     assert "accounts.profiles.AppPaths" not in built
 
 
+@pytest.mark.parametrize(
+    "argv", (("--help",), *ISSUE_READS, ("status",), ("profiles",)), ids=" ".join
+)
+def test_a_read_loads_no_shutil(env: dict[str, str], argv: tuple[str, ...], tmp_path: Path) -> None:
+    """argparse's help formatter, made for every option added, finds the terminal's width
+    through shutil (and its zlib, bz2 and lzma) unless given it (`tracker_tui.cli.Parser`)."""
+    status, out, modules = run_read(env, argv, tmp_path)
+    assert status == 0
+    assert out.strip()
+    assert loaded(modules, ("shutil", "bz2", "lzma")) == []
+
+
+@pytest.mark.parametrize("columns", (None, "", "0", "-3", "wide", "37", "200"))
+def test_the_terminal_width_is_shutil_s(
+    monkeypatch: pytest.MonkeyPatch, columns: str | None
+) -> None:
+    import shutil
+
+    from tracker_tui.cli import terminal_columns
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_columns() == shutil.get_terminal_size().columns
+
+
+HELP_LINES = (
+    ("--help",),
+    ("issues", "list", "--help"),
+    ("issues", "edit", "--help"),
+    ("completion", "--help"),
+    ("issues", "list", "--limit"),
+)
+
+
+@pytest.mark.parametrize("columns", ("44", "100"))
+@pytest.mark.parametrize("argv", HELP_LINES, ids=" ".join)
+def test_help_reads_as_argparse_s_own(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: tuple[str, ...],
+    columns: str,
+) -> None:
+    """Help and mistakes are laid out as argparse's own parser lays them out, at the
+    terminal's width."""
+    monkeypatch.setenv("COLUMNS", columns)
+    said = []
+    for parser in (build_parser(), build_parser(parser_class=argparse.ArgumentParser)):
+        with pytest.raises(SystemExit) as ended:
+            parser.parse_args(argv)
+        said.append((ended.value.code, capsys.readouterr()))
+    assert said[0] == said[1]
+    assert any(len(line) > 30 for line in (said[0][1].out + said[0][1].err).splitlines())
+
+
 def test_help_loads_no_sync_errors(env: dict[str, str], tmp_path: Path) -> None:
     """`--help` imports every group, each naming what it needs to register its commands:
     the errors and the connection's state of the network layer load where a command goes
