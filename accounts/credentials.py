@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import StrEnum
 from urllib.parse import urlsplit
 
@@ -55,6 +55,7 @@ from accounts.profiles import (
     validate_profile_name,
 )
 from accounts.secret import Secret, key_problem
+from issuefields.frozen import Frozen
 
 ENV_API_KEY = "TRACKER_API_KEY"
 ENV_SERVER = "TRACKER_SERVER"
@@ -84,23 +85,41 @@ _STORAGE = {
 """Where a kept key went, as the profile records it."""
 
 
-@dataclass(frozen=True)
-class KeyLookup:
+class KeyLookup(Frozen):
+    _fields = ("key", "source", "warnings")
+    __slots__ = _fields
     key: Secret | None
     source: KeySource
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[str, ...]
+
+    def __init__(
+        self, key: Secret | None, source: KeySource, warnings: tuple[str, ...] = ()
+    ) -> None:
+        self._init(key, source, warnings)
 
 
-@dataclass(frozen=True)
-class ResolvedProfile:
+class ResolvedProfile(Frozen):
     """What the client runs with. `name` and `workspace` are None in env-only mode."""
 
+    _fields = ("name", "server", "workspace", "key", "key_source", "warnings")
+    __slots__ = _fields
     name: str | None
     server: str
     workspace: str | None
     key: Secret | None
     key_source: KeySource
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[str, ...]
+
+    def __init__(
+        self,
+        name: str | None,
+        server: str,
+        workspace: str | None,
+        key: Secret | None,
+        key_source: KeySource,
+        warnings: tuple[str, ...] = (),
+    ) -> None:
+        self._init(name, server, workspace, key, key_source, warnings)
 
     @property
     def cache_name(self) -> str:

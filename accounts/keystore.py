@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -38,6 +37,7 @@ from accounts.errors import (
 )
 from accounts.profiles import AppPaths, validate_profile_name
 from accounts.secret import MASK, Secret, ensure_private_dir, write_private_file
+from issuefields.frozen import Frozen
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -51,13 +51,17 @@ RECOMMENDED_PRIORITY = 1.0
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class KeyringStatus:
+class KeyringStatus(Frozen):
     """Which backend keyring offers, and why this client does or does not use it."""
 
+    _fields = ("backend", "usable", "reason")
+    __slots__ = _fields
     backend: str
     usable: bool
     reason: str
+
+    def __init__(self, backend: str, usable: bool, reason: str) -> None:
+        self._init(backend, usable, reason)
 
 
 def describe_backend(backend: KeyringBackend) -> str:

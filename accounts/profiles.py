@@ -43,9 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import posixpath
 import re
-import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -63,6 +61,8 @@ from accounts.errors import (
     ProfileNotFoundError,
 )
 from accounts.secret import ensure_private_dir, write_private_file
+from issuefields.frozen import Frozen
+from issuefields.userdirs import usual_linux_dirs
 
 APP_NAME = "tracker-tui"
 ENV_HOME = "TRACKER_HOME"
@@ -79,36 +79,16 @@ def environ(env: Mapping[str, str] | None) -> Mapping[str, str]:
     return os.environ if env is None else env
 
 
-def _usual_linux_dirs() -> tuple[Path, Path] | None:
-    """platformdirs' user config and data directories on Linux where it has no special case
-    to make (not Android, an absolute HOME): an absolute `$XDG_CONFIG_HOME` or `~/.config`,
-    `$XDG_DATA_HOME` or `~/.local/share`, each with the app's name. platformdirs imports
-    tempfile, shutil, random and the compression modules (~9 ms, more than a third of what a
-    command line read may add to the interpreter's start: docs/architecture.md#start-up);
-    None for every other case, which it answers. tests/accounts/test_profiles.py checks the
-    two agree."""
-    if sys.platform != "linux" or hasattr(sys, "getandroidapilevel"):
-        return None
-    if os.environ.get("ANDROID_DATA") or os.environ.get("ANDROID_ROOT"):
-        return None
-    if not posixpath.isabs(os.environ.get("HOME", "")):
-        return None
-
-    def base(variable: str, default: str) -> str:
-        given = os.environ.get(variable, "")
-        return given if posixpath.isabs(given) else os.path.expanduser(default)
-
-    config = base("XDG_CONFIG_HOME", "~/.config")
-    data = base("XDG_DATA_HOME", "~/.local/share")
-    return Path(os.path.join(config, APP_NAME)), Path(os.path.join(data, APP_NAME))
-
-
-@dataclass(frozen=True)
-class AppPaths:
+class AppPaths(Frozen):
     """Where the client keeps its files; TRACKER_HOME moves all of them under one root."""
 
+    _fields = ("config_dir", "data_dir")
+    __slots__ = _fields
     config_dir: Path
     data_dir: Path
+
+    def __init__(self, config_dir: Path, data_dir: Path) -> None:
+        self._init(config_dir, data_dir)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AppPaths:
@@ -116,9 +96,9 @@ class AppPaths:
         if home:
             root = Path(home).expanduser().absolute()
             return cls(config_dir=root / "config", data_dir=root / "data")
-        usual = _usual_linux_dirs()
+        usual = usual_linux_dirs(APP_NAME)
         if usual is not None:
-            return cls(config_dir=usual[0], data_dir=usual[1])
+            return cls(config_dir=Path(usual[0]), data_dir=Path(usual[1]))
         import platformdirs  # with tempfile and shutil behind it: not when TRACKER_HOME says
 
         return cls(

@@ -33,7 +33,6 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from cache.filtering import CompiledFilter
@@ -136,17 +135,24 @@ class Book:
         self.anchors = moved
 
 
-@dataclass
 class Total:
-    compiled: CompiledFilter
-    rows: int
+    """Plain classes, as `Shelf`: a dataclass compiles its methods as its module loads, on
+    every read's start (docs/architecture.md#start-up)."""
+
+    __slots__ = ("compiled", "rows")
+
+    def __init__(self, compiled: CompiledFilter, rows: int) -> None:
+        self.compiled = compiled
+        self.rows = rows
 
 
-@dataclass
 class Shelf:
-    token: Token
-    books: OrderedDict[Hashable, Book] = field(default_factory=OrderedDict)
-    totals: dict[Hashable, Total] = field(default_factory=dict)
+    __slots__ = ("books", "token", "totals")
+
+    def __init__(self, token: Token) -> None:
+        self.token = token
+        self.books: OrderedDict[Hashable, Book] = OrderedDict()
+        self.totals: dict[Hashable, Total] = {}
 
 
 _LOCK = threading.Lock()

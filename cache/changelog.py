@@ -32,8 +32,8 @@ from enum import StrEnum
 
 from cache import syncstate
 from cache.models import JsonObject, JsonValue, Resource
-from cache.records import Prepared, json_list
-from cache.resources import SPECS, dumps, loads_object
+from cache.records import Prepared
+from cache.resources import SPECS, dumps, json_list, loads_object
 
 KEEP_SECONDS = 30 * 24 * 3600.0
 """Entries seen longer ago than this are pruned, read or not: a month, as settled outbox

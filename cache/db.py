@@ -30,7 +30,6 @@ import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from cache.errors import CacheBusyError, CacheClosedError, CacheError, CorruptCacheError
@@ -54,10 +53,15 @@ file at the largest size it ever reached: a cold pull's bulk writes (up to
 `records.BULK_CHECKPOINT_PAGES`, 64 MB) or one big page left that much beside the cache for
 good (issue 18)."""
 
+INCREMENTAL_VACUUM = 2
+"""`PRAGMA auto_vacuum`'s answer for INCREMENTAL. Only a new file takes that mode (before its
+first table): pages freed later, by a cold load rebuilding its indexes, can then be given back
+(`bulk_load.release_free_pages`). It is set only where the file does not have it already:
+setting it again rewrites the file's header, a write transaction of its own that cost every
+open of the cache five fsyncs (its commit, then the checkpoint when the connection closes),
+a read command's longest wait."""
+
 _PRAGMAS = (
-    # Only a new file takes this (before its first table): pages freed later, by a cold load
-    # rebuilding its indexes, can then be given back (`bulk_load.release_free_pages`).
-    "PRAGMA auto_vacuum = INCREMENTAL",
     "PRAGMA synchronous = NORMAL",
     f"PRAGMA journal_size_limit = {WAL_KEPT_BYTES}",
     f"PRAGMA cache_size = -{CACHE_SIZE_KIB}",
@@ -86,19 +90,23 @@ def translated() -> Iterator[None]:
         raise translate(error) from error
 
 
-@dataclass
 class ThreadState:
     """Per-thread connection plus what that thread memoised about the database.
 
     The memo is valid while the database is unchanged: `PRAGMA data_version` moves when
     another connection commits, `writes` when this one does (through `Connector.write`).
     Writes to this connection's TEMP tables move neither, so they can hold memoised data.
+    A plain class: a dataclass compiles its methods as its module loads, on every command's
+    start (docs/architecture.md#start-up).
     """
 
-    conn: sqlite3.Connection
-    writes: int = 0
-    _token: tuple[int, int] = (-1, -1)
-    _memo: dict[object, object] = field(default_factory=dict)
+    __slots__ = ("__weakref__", "_memo", "_token", "conn", "writes")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.writes = 0
+        self._token: tuple[int, int] = (-1, -1)
+        self._memo: dict[object, object] = {}
 
     def memo(self) -> dict[object, object]:
         """What this thread remembered about the current state of the database."""
@@ -115,6 +123,8 @@ def connect(path: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != INCREMENTAL_VACUUM:
+                conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
             for pragma in _PRAGMAS:
                 conn.execute(pragma)
             mode = _switch_to_wal(conn)

@@ -28,7 +28,6 @@ same record is pending or sending, or holds one of its fields in a conflict.
 from __future__ import annotations
 
 import sqlite3
-import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -42,7 +41,7 @@ from cache.models import (
     OutboxEntry,
     Resource,
 )
-from cache.resources import dumps, loads_object
+from cache.resources import dumps, json_list, loads_object
 
 LOCAL_PREFIX = "local_"
 
@@ -58,7 +57,15 @@ ACTIVE_SQL = "(" + ", ".join(f"'{state.value}'" for state in ACTIVE_STATES) + ")
 
 
 def new_local_id() -> str:
-    return LOCAL_PREFIX + uuid.uuid4().hex
+    return LOCAL_PREFIX + random_hex()
+
+
+def random_hex() -> str:
+    """A fresh uuid4, as 32 hex digits. uuid is imported here: it brings platform with it,
+    and every read imports this module, which makes no id (docs/architecture.md#start-up)."""
+    import uuid
+
+    return uuid.uuid4().hex
 
 
 def is_local(value: object) -> bool:
@@ -109,7 +116,7 @@ def entries(
         rows = conn.execute(
             f"SELECT {COLUMNS} FROM outbox WHERE state IN (SELECT value FROM json_each(?)) "
             "ORDER BY " + QUEUE_ORDER,
-            (dumps(wanted),),
+            (json_list(wanted),),
         )
     return [row_entry(row) for row in rows]
 
@@ -173,7 +180,7 @@ def _insert(
             operation.value,
             dumps(base),
             dumps(changes),
-            uuid.uuid4().hex,
+            random_hex(),
             batch_id,
             now,
             now,
@@ -194,7 +201,7 @@ def save(
 
 def _remove(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
     conn.execute(
-        "DELETE FROM outbox WHERE id IN (SELECT value FROM json_each(?))", (dumps(list(ids)),)
+        "DELETE FROM outbox WHERE id IN (SELECT value FROM json_each(?))", (json_list(ids),)
     )
 
 

@@ -8,7 +8,6 @@ cache.outbox.
 from __future__ import annotations
 
 import sqlite3
-import uuid
 from collections.abc import Iterable
 
 from cache import drafts
@@ -21,6 +20,7 @@ from cache.outbox import (
     active,
     get,
     is_local,
+    random_hex,
     row_entry,
     save,
 )
@@ -126,7 +126,7 @@ def split_off(
             entry.operation.value,
             dumps(base),
             dumps(changes),
-            uuid.uuid4().hex,
+            random_hex(),
             entry.attempts,
             entry.state.value,
             entry.batch_id,

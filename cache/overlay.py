@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import cast
 
 from cache import outbox, records, syncstate
@@ -36,8 +35,9 @@ from cache.models import (
     Resource,
     SyncState,
 )
-from cache.resources import SPECS, as_timestamp, iso_from_unix, loads_object
+from cache.resources import SPECS, as_timestamp, iso_from_unix, json_list, loads_object
 from issuefields import new_issue_defaults
+from issuefields.frozen import Frozen
 
 LOCAL_RID_BASE = 1 << 62
 
@@ -48,12 +48,17 @@ CREATE_DEFAULTS: dict[Resource, JsonObject] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Effective:
+class Effective(Frozen):
     """One record as the screen shows it; `record` is None when deleted locally. `values`
     are its column values, computed exactly as ingest computes a server row's, plus `rid`
-    (its place among equal sort keys)."""
+    (its place among equal sort keys). `Frozen`, not a dataclass, as `Overlay`: every read's
+    start defines them (docs/architecture.md#start-up)."""
 
+    _fields = (
+        *("resource", "id", "server_rid", "order_rid"),
+        *("record", "sync_state", "entries", "values"),
+    )
+    __slots__ = _fields
     resource: Resource
     id: str
     server_rid: int | None
@@ -62,6 +67,19 @@ class Effective:
     sync_state: SyncState
     entries: tuple[OutboxEntry, ...]
     values: dict[str, Cell]
+
+    def __init__(
+        self,
+        resource: Resource,
+        id: str,
+        server_rid: int | None,
+        order_rid: int,
+        record: JsonObject | None,
+        sync_state: SyncState,
+        entries: tuple[OutboxEntry, ...],
+        values: dict[str, Cell],
+    ) -> None:
+        self._init(resource, id, server_rid, order_rid, record, sync_state, entries, values)
 
 
 def make_effective(
@@ -79,9 +97,13 @@ def make_effective(
     return Effective(resource, key, server_rid, order_rid, record, sync_state, entries, values)
 
 
-@dataclass(frozen=True, slots=True)
-class Overlay:
-    records: dict[Resource, dict[str, Effective]] = field(default_factory=dict)
+class Overlay(Frozen):
+    _fields = ("records",)
+    __slots__ = _fields
+    records: dict[Resource, dict[str, Effective]]
+
+    def __init__(self, records: dict[Resource, dict[str, Effective]] | None = None) -> None:
+        self._init({} if records is None else records)
 
     def of(self, resource: Resource) -> dict[str, Effective]:
         return self.records.get(resource, {})
@@ -135,7 +157,7 @@ def _server_rows(
     conn: sqlite3.Connection, resource: Resource, ids: Iterable[str]
 ) -> dict[str, tuple[int | None, JsonObject]]:
     spec = SPECS[resource]
-    wanted = records.json_list(ids)
+    wanted = json_list(ids)
     found: dict[str, tuple[int | None, JsonObject]] = {
         row[0]: (None, loads_object(row[1]))
         for row in conn.execute(

@@ -14,6 +14,7 @@ import stat
 from pathlib import Path
 
 from cache.errors import InvalidProfileError
+from issuefields.userdirs import usual_linux_dirs
 
 APP_NAME = "tracker-tui"
 HOME_ENV = "TRACKER_HOME"
@@ -25,12 +26,16 @@ _PROFILE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 def data_dir(root: Path | None = None) -> Path:
-    """`root` if given, else `$TRACKER_HOME/data`, else the platform's user data directory."""
+    """`root` if given, else `$TRACKER_HOME/data`, else the platform's user data directory
+    (on Linux without importing platformdirs: `issuefields.userdirs`)."""
     if root is not None:
         return root
     home = os.environ.get(HOME_ENV)
     if home:
         return Path(home) / "data"
+    usual = usual_linux_dirs(APP_NAME)
+    if usual is not None:
+        return Path(usual[1])
     import platformdirs  # with tempfile and shutil behind it: not when TRACKER_HOME says
 
     return Path(platformdirs.user_data_dir(APP_NAME))

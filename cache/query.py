@@ -47,7 +47,7 @@ from cache.fts import TextQuery
 from cache.models import Cell, IssueFilter, IssueRow, IssueSort, Resource, SyncState
 from cache.ordering import ORDERINGS, Key, Ordering, before_ranges
 from cache.overlay import Effective, Overlay
-from cache.resources import ISSUE_COLUMNS, SPECS, dumps, labels_of
+from cache.resources import ISSUE_COLUMNS, SPECS, json_list, labels_of
 from issuefields import DEFAULT_SORT, Kind
 
 ROW_FIELDS = tuple(f.member for f in ISSUE_COLUMNS if f.kind is not Kind.MARKDOWN)
@@ -217,7 +217,7 @@ def _shadowed_keys(q: Query, ordering: Ordering) -> list[Key]:
     rows = q.conn.execute(
         f"SELECT {', '.join(ordering.columns)} FROM issues "
         f"WHERE rid IN (SELECT value FROM json_each(?)) {condition}",
-        (dumps(rids), *q.compiled.params),
+        (json_list(rids), *q.compiled.params),
     )
     return sorted(ordering.key(row) for row in rows)
 
@@ -477,7 +477,7 @@ def _window(q: Query, sort: IssueSort, offset: int, limit: int) -> list[IssueRow
         row[0]: _server_row(row)
         for row in q.conn.execute(
             f"SELECT {ROW_COLUMNS} FROM issues WHERE rid IN (SELECT value FROM json_each(?))",
-            (dumps(rids),),
+            (json_list(rids),),
         )
     }
     return [

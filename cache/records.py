@@ -32,6 +32,7 @@ from cache.resources import (
     as_timestamp,
     dumps,
     is_tombstone,
+    json_list,
     labels_of,
     record_id,
 )
@@ -48,10 +49,6 @@ within some 30,000 issues; from then on each group of inserts read back, through
 pages it had just evicted. Measured on cold syncs of 100,000 issues, alternating: 256 MB
 took the issues 19.2-19.9 s against 21.7-22.5 s with the usual cache; 128 MB did as well as
 256 MB (18.0 and 20.7 s against 24.0 s, on a noisier machine), so it is the smaller."""
-
-
-def json_list(values: Iterable[str]) -> str:
-    return dumps(list(values))
 
 
 _REFERENCED = (

@@ -17,16 +17,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
-
-import orjson
 
 from cache.errors import InvalidRecordError
 from cache.models import Cell, JsonObject, Resource
 from issuefields import ISSUE_FIELDS, Field, Kind
+from issuefields.frozen import Frozen
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 
@@ -36,9 +34,30 @@ def dumps(value: object) -> str:
     page of them in a tenth of the time of CPython's encoder. What orjson refuses (integers
     beyond 64 bits, keys that are not strings) goes to CPython's."""
     try:
-        return orjson.dumps(value).decode()
+        return _orjson_dumps(value).decode()
     except TypeError:
         return _ENCODER.encode(value)
+
+
+def json_list(values: Iterable[object]) -> str:
+    """Ids (or states) as a JSON array for `json_each(?)`, by CPython's encoder: reads ask for
+    a few dozen, and orjson (`dumps`) would load dataclasses, uuid and platform for them
+    (docs/architecture.md#start-up)."""
+    return _ENCODER.encode(list(values))
+
+
+def _first_dumps(value: object) -> bytes:
+    """`orjson.dumps`, imported where a value is first written: orjson imports dataclasses,
+    uuid and platform, and a read of the cache writes no JSON (docs/architecture.md#start-up).
+    It then stands in for this function."""
+    global _orjson_dumps
+    import orjson
+
+    _orjson_dumps = orjson.dumps
+    return _orjson_dumps(value)
+
+
+_orjson_dumps: Callable[[object], bytes] = _first_dumps
 
 
 def as_text(value: object) -> str | None:
@@ -129,37 +148,58 @@ def labels_of(record: Mapping[str, Any]) -> tuple[str, ...]:
     return _labels(record.get("labels"))
 
 
-@dataclass(frozen=True, slots=True)
-class Column:
+class Column(Frozen):
+    _fields = ("name", "member", "convert")
+    __slots__ = _fields
     name: str
     member: str
     convert: Callable[[object], Cell]
 
+    def __init__(self, name: str, member: str, convert: Callable[[object], Cell]) -> None:
+        self._init(name, member, convert)
 
-@dataclass(frozen=True, slots=True)
-class ResourceSpec:
+
+class ResourceSpec(Frozen):
+    """`Frozen`, not a dataclass: every read's start defines it (docs/architecture.md#start-up)."""
+
+    _fields = (
+        *("resource", "table", "columns", "fts_table", "fts_columns", "parent_column"),
+        *("label_mask", "column_names", "record_columns", "_extractors", "_verbatim"),
+    )
+    __slots__ = _fields
     resource: Resource
     table: str
     columns: tuple[Column, ...]
-    fts_table: str | None = None
-    fts_columns: tuple[str, ...] = ()
-    parent_column: str | None = None
-    label_mask: bool = False
-    column_names: tuple[str, ...] = field(init=False)
-    record_columns: str = field(init=False)
+    fts_table: str | None
+    fts_columns: tuple[str, ...]
+    parent_column: str | None
+    label_mask: bool
+    column_names: tuple[str, ...]
+    record_columns: str
     """What `record_of` reads a stored record back from: `id`, the columns, then `extra`."""
-    _extractors: tuple[tuple[str, Callable[[object], Cell]], ...] = field(init=False)
-    _verbatim: tuple[tuple[int, str], ...] = field(init=False)
+    _extractors: tuple[tuple[str, Callable[[object], Cell]], ...]
+    _verbatim: tuple[tuple[int, str], ...]
     """The columns that may hold a member as it came (not the ranks derived from one): their
     place in `cells` and their member."""
 
-    def __post_init__(self) -> None:
-        names = tuple(c.name for c in self.columns)
-        object.__setattr__(self, "column_names", names)
-        object.__setattr__(self, "record_columns", ", ".join(("id", *names, "extra")))
-        object.__setattr__(self, "_extractors", tuple((c.member, c.convert) for c in self.columns))
-        verbatim = tuple((n, c.member) for n, c in enumerate(self.columns) if c.name == c.member)
-        object.__setattr__(self, "_verbatim", verbatim)
+    def __init__(
+        self,
+        resource: Resource,
+        table: str,
+        columns: tuple[Column, ...],
+        fts_table: str | None = None,
+        fts_columns: tuple[str, ...] = (),
+        parent_column: str | None = None,
+        label_mask: bool = False,
+    ) -> None:
+        names = tuple(c.name for c in columns)
+        self._init(
+            *(resource, table, columns, fts_table, fts_columns, parent_column, label_mask),
+            names,
+            ", ".join(("id", *names, "extra")),
+            tuple((c.member, c.convert) for c in columns),
+            tuple((n, c.member) for n, c in enumerate(columns) if c.name == c.member),
+        )
 
     def cells(self, record: Mapping[str, Any]) -> tuple[Cell, ...]:
         get = record.get

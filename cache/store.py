@@ -27,15 +27,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from cache import requestlog, schema
+from cache import schema
 from cache.db import Connector, translated
 from cache.keyed import Drafts, State
 from cache.paths import ensure_private_dir, ensure_private_file, profile_path
-from cache.requestlog import RequestLog
 
 if TYPE_CHECKING:
     from cache.inbox import Inbox
     from cache.reads import Reads
+    from cache.requestlog import RequestLog
     from cache.sending import Push
     from cache.server_copy import ServerCopy
     from cache.writes import Outbox
@@ -63,27 +63,28 @@ class Cache:
         try:
             with translated():
                 schema.migrate(connector.conn())
-            requests = requestlog.open_log(path)
         except BaseException:
             connector.close()
             raise
-        return cls(connector, clock, requests=requests)
+        return cls(connector, clock)
 
-    def __init__(
-        self,
-        connector: Connector,
-        clock: Callable[[], float] = time.time,
-        *,
-        requests: RequestLog,
-    ) -> None:
+    def __init__(self, connector: Connector, clock: Callable[[], float] = time.time) -> None:
         self._db = connector
         self._clock = clock
         self.state = State(connector)
         self.drafts = Drafts(connector, clock)
-        self.requests = requests
 
     # Each part is made, and its modules imported, when first used: a command that only reads
     # loads nothing of the outbox's, the push's or the pull's code (docs/architecture.md#start-up).
+
+    @cached_property
+    def requests(self) -> RequestLog:
+        """The rate limiter's log, a file of its own, opened (and its module imported) on first
+        use: a read or a write queued with `--no-push` sends no request, and opening the log
+        cost each of them a second connection, its schema and a write transaction."""
+        from cache.requestlog import open_log
+
+        return open_log(self._db.path)
 
     @cached_property
     def reads(self) -> Reads:
@@ -121,7 +122,8 @@ class Cache:
 
     def close(self) -> None:
         self._db.close()
-        self.requests.close()
+        if "requests" in self.__dict__:
+            self.requests.close()
 
     def __enter__(self) -> Cache:
         return self

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sqlite3
 import time
-import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
@@ -52,7 +51,7 @@ class Outbox:
     @staticmethod
     def new_batch_id() -> str:
         """A group id for writes that undo together (a bulk edit)."""
-        return uuid.uuid4().hex
+        return outbox.random_hex()
 
     @staticmethod
     def _current(

@@ -2,6 +2,6 @@
 
 import sys
 
-from tracker_tui.cli import main
+from tracker_tui.cli import run
 
-sys.exit(main())
+sys.exit(run())

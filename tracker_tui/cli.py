@@ -20,7 +20,7 @@ import importlib
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from tracker_tui import __version__
@@ -97,9 +97,39 @@ VALUES_WITH_A_DASH = frozenset({"--sort"})
 another option: the value is joined to its option before parsing (`--sort=-priority`)."""
 
 
+def terminal_columns() -> int:
+    """`shutil.get_terminal_size().columns`, as argparse's help formatter asks it, without
+    importing shutil (which imports zlib, bz2 and lzma: docs/architecture.md#start-up):
+    `$COLUMNS` if a positive number, else the width of the terminal on stdout, else 80.
+    tests/cli/test_cli_imports.py checks the two agree."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    stdout = sys.__stdout__
+    if stdout is None:
+        return 80
+    try:
+        return os.get_terminal_size(stdout.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, its help formatter given the terminal's width (`terminal_columns`)
+    rather than left to find it through shutil: argparse makes a formatter for every option
+    added, to check its metavar, so every command imported shutil before it ran. Its
+    subcommands' parsers are of the same class (argparse makes them of the parent's)."""
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        making: Callable[..., argparse.HelpFormatter] = self.formatter_class
+        return making(prog=self.prog, width=terminal_columns() - 2)
+
+
 def build_parser(
-    groups: Sequence[str] | None = None,
-    parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser,
+    groups: Sequence[str] | None = None, parser_class: type[argparse.ArgumentParser] = Parser
 ) -> argparse.ArgumentParser:
     """The parser of every command, or of only the commands `groups` (names of modules of
     `tracker_tui.commands`) register: the others and their modules are left out."""
@@ -164,7 +194,7 @@ class _NotAlone(Exception):
     """The parser of one group could not read the command line (`_OneGroup`)."""
 
 
-class _OneGroup(argparse.ArgumentParser):
+class _OneGroup(Parser):
     """A parser of some commands only: a line it cannot read (a mistake, or a command of
     another group) goes to the whole parser, which says what is wrong as it always did."""
 
@@ -266,15 +296,22 @@ LONG_RUNNING = frozenset({None, "demo", "sync", "watch"})
 them as usual once they start (`main`)."""
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, ending: bool = False) -> int:
     """Run the command line, the cyclic garbage collector paused (`tracker_tui.collector`):
-    the app and the commands that may run long collect as usual once they start."""
-    with paused():
+    the app and the commands that may run long collect as usual once they start. `ending`:
+    the process ends when this returns (`run`)."""
+    with paused(ending=ending):
         given = joined_dash_values(sys.argv[1:] if argv is None else argv)
         args = app_arguments(given) or parse_arguments(given)
         if getattr(args, "command", None) in LONG_RUNNING:
             collect_again()
         return _run(args)
+
+
+def run() -> int:
+    """The console script `tracker-tui` and `python -m tracker_tui`: `main` on the process's
+    own arguments, the process ending when it returns."""
+    return main(ending=True)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -328,4 +365,4 @@ def _quiet_stdout() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

@@ -20,8 +20,15 @@ _paused = False
 
 
 @contextmanager
-def paused() -> Iterator[None]:
-    """The collector off for the block (unless it was off already), and as it was after."""
+def paused(*, ending: bool = False) -> Iterator[None]:
+    """The collector off for the block (unless it was off already), and as it was after.
+
+    `ending`: the process ends with the block (the console script, `tracker_tui.cli.run`).
+    What is alive then is frozen (`gc.freeze`) before the collector is back: otherwise its
+    first collection, at once since the block allocated past every threshold, and the
+    interpreter's own at exit each walk the ~17,000 objects the command made, which cost
+    `issues list` a tenth of its instructions. Not for `main` called in a process that goes
+    on (a test): what is frozen is never collected."""
     global _paused
     collecting = gc.isenabled()
     gc.disable()
@@ -30,6 +37,8 @@ def paused() -> Iterator[None]:
         yield
     finally:
         _paused = False
+        if ending:
+            gc.freeze()
         if collecting:
             gc.enable()
 

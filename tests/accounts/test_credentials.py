@@ -9,7 +9,6 @@ backend, so none can reach the keyring of the machine running the tests.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import pickle
 import stat
 import threading
@@ -204,7 +203,8 @@ def test_a_secret_masks_itself_everywhere_but_reveal() -> None:
 def test_containers_of_a_secret_stay_masked() -> None:
     resolved = ResolvedProfile("w", "https://h/v1", "a", Secret(KEY), KeySource.ENV)
     assert KEY not in repr(resolved)
-    assert KEY not in repr(dataclasses.asdict(resolved))
+    assert KEY not in repr(copy.deepcopy(resolved))
+    assert copy.deepcopy(resolved) == resolved
     assert KEY not in repr([Secret(KEY)])
     assert copy.deepcopy(Secret(KEY)).reveal() == KEY
 

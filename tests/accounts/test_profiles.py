@@ -33,6 +33,7 @@ from accounts.profiles import (
     parse_config,
     validate_profile_name,
 )
+from cache.paths import data_dir as cache_data_dir
 
 
 @pytest.fixture
@@ -107,7 +108,8 @@ def test_the_paths_are_platformdirs_own_without_importing_it(
     monkeypatch: pytest.MonkeyPatch, given: dict[str, str | None]
 ) -> None:
     """On Linux the usual case is answered without platformdirs (a command line's start pays
-    for its imports); the answer is the one platformdirs gives, whatever the environment."""
+    for its imports), for the profiles as for the cache's files; the answer is the one
+    platformdirs gives, whatever the environment."""
     monkeypatch.delenv("TRACKER_HOME", raising=False)
     for name, value in given.items():
         if value is None:
@@ -127,6 +129,13 @@ def test_the_paths_are_platformdirs_own_without_importing_it(
         assert expected is None
     else:
         assert (paths.config_dir, paths.data_dir) == expected
+    try:
+        cache_dir = cache_data_dir()
+    except RuntimeError:
+        assert expected is None
+    else:
+        assert expected is not None
+        assert cache_dir == expected[1]
 
 
 # Server URLs
@@ -490,6 +499,7 @@ def test_the_usual_paths_load_no_platformdirs(tmp_path: Path) -> None:
     env = {**os.environ, "HOME": str(tmp_path)}
     env.pop("TRACKER_HOME", None)
     code = "import sys; from accounts.profiles import AppPaths; AppPaths.from_env()\n"
+    code += "from cache.paths import data_dir; data_dir()\n"
     code += "print(sorted({'platformdirs', 'tempfile', 'shutil'} & set(sys.modules)))"
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import stat
+import sys
 import threading
 from pathlib import Path
 
@@ -47,9 +48,15 @@ def test_tracker_home_moves_the_data_directory(
 def test_without_tracker_home_the_platform_directory_is_used(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Linux's usual case as platformdirs answers it, without asking it
+    (tests/accounts/test_profiles.py compares the two); any other, platformdirs itself."""
     monkeypatch.delenv("TRACKER_HOME", raising=False)
-    monkeypatch.setattr("platformdirs.user_data_dir", lambda app: str(tmp_path / app))
-    assert data_dir() == tmp_path / "tracker-tui"
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr("platformdirs.user_data_dir", lambda app: str(tmp_path / "pd" / app))
+    usual = tmp_path / "xdg" / "tracker-tui" if sys.platform == "linux" else None
+    assert data_dir() == (usual or tmp_path / "pd" / "tracker-tui")
+    monkeypatch.setenv("HOME", "relative")
+    assert data_dir() == tmp_path / "pd" / "tracker-tui"
 
 
 @pytest.mark.parametrize("name", ["", "../x", ".hidden", "a/b", "-x", "x" * 65, "sp ace"])
@@ -81,6 +88,28 @@ def test_connection_is_in_wal_mode_with_a_busy_timeout(cache: Cache) -> None:
     conn = sqlite3.connect(cache.path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
+
+
+def test_a_new_file_vacuums_incrementally(tmp_path: Path) -> None:
+    with Cache.open(tmp_path / "cache.db"):
+        pass
+    conn = sqlite3.connect(tmp_path / "cache.db")
+    assert conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2  # INCREMENTAL
+    conn.close()
+
+
+def test_opening_and_reading_a_cache_writes_nothing(tmp_path: Path) -> None:
+    """A read opens the cache without a write transaction: its header's change counter stays
+    where it was (re-setting `auto_vacuum` rewrote the header on every open, with a commit
+    and a checkpoint to sync)."""
+    path = tmp_path / "cache.db"
+    with Cache.open(path) as cache:
+        cache.server.apply_page(Resource.ISSUES, [issue(1)])
+    counter = path.read_bytes()[24:28]
+    with Cache.open(path) as cache:
+        assert cache.reads.count(IssueFilter()) == 1
+    assert path.read_bytes()[24:28] == counter
+    assert not Path(f"{path}-wal").exists() or Path(f"{path}-wal").stat().st_size == 0
 
 
 def test_a_file_that_is_not_a_database_is_reported_as_corrupt(tmp_path: Path) -> None:

@@ -319,6 +319,20 @@ def test_a_read_of_issues_loads_nothing_of_sync_or_the_outbox_s_writes(
 @pytest.mark.parametrize(
     "argv", (*ISSUE_READS, ("outbox",), ("conflicts",), ("status",)), ids=" ".join
 )
+def test_a_read_of_the_cache_loads_no_orjson(
+    env: dict[str, str], argv: tuple[str, ...], tmp_path: Path
+) -> None:
+    """orjson (with the uuid and platform modules it loads) writes the pull's records; a read
+    hands SQLite its lists of ids through CPython's encoder (`cache.resources.json_list`)."""
+    status, out, modules = run_read(env, argv, tmp_path)
+    assert status == 0
+    assert out.strip()
+    assert loaded(modules, ("orjson", "uuid", "platform")) == []
+
+
+@pytest.mark.parametrize(
+    "argv", (*ISSUE_READS, ("outbox",), ("conflicts",), ("status",)), ids=" ".join
+)
 def test_a_read_of_the_cache_keeps_to_its_module_budget(
     env: dict[str, str], argv: tuple[str, ...], tmp_path: Path
 ) -> None:
@@ -327,6 +341,125 @@ def test_a_read_of_the_cache_keeps_to_its_module_budget(
     assert out.strip()
     ours = sorted(m for m in modules if m.partition(".")[0] in PROJECT_MODULES)
     assert len(ours) <= READ_MODULE_BUDGET, ours
+
+
+@pytest.mark.parametrize("argv", (*ISSUE_READS, *QUEUED_WRITES, ("outbox",)), ids=" ".join)
+def test_a_command_that_sends_nothing_opens_no_request_log(
+    env: dict[str, str], argv: tuple[str, ...], tmp_path: Path
+) -> None:
+    """The rate limiter's log (a file beside the cache, on a connection of its own) opens
+    when a request is to be logged or counted, not with every cache: a read or a queued write
+    sends nothing. `status` counts what was sent, and opens it again."""
+    logs = list(Path(env["TRACKER_HOME"], "data").glob("*.db.requests"))
+    assert len(logs) == 1
+    logs[0].unlink()
+    status, out, modules = run_read(env, argv, tmp_path)
+    assert status == 0
+    assert out.strip()
+    assert not logs[0].exists()
+    assert "cache.requestlog" not in modules
+    status, out, _ = run_read(env, ("status",), tmp_path)
+    assert status == 0
+    assert logs[0].exists()
+
+
+DATACLASSES_BUILT = """
+import dataclasses, json, sys
+built = []
+making = dataclasses._process_class
+def counted(cls, *args, **kwargs):
+    built.append(f"{cls.__module__}.{cls.__qualname__}")
+    return making(cls, *args, **kwargs)
+dataclasses._process_class = counted
+from tracker_tui.cli import main
+status = main(sys.argv[2:])
+with open(sys.argv[1], "w") as out:
+    json.dump({"status": status, "built": built}, out)
+"""
+"""A command, and the dataclasses its start built (each compiles its methods as it is made)."""
+
+READ_DATACLASS_BUDGET = 17
+"""Dataclasses `issues list` may build: 16 when this was set (26 before): the cache's query
+modules' (cache.query, hits, fts, filtering, ordering, records, search_syntax),
+`cache.models`' three rows and the profile and config file's, which callers copy with
+`dataclasses.replace`, and the app's people directory (tracker_tui.data.people)."""
+
+
+def test_a_read_builds_few_dataclasses(env: dict[str, str], tmp_path: Path) -> None:
+    report = tmp_path / "built.json"
+    done = subprocess.run(
+        [sys.executable, "-c", DATACLASSES_BUILT, str(report), "issues", "list"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(report.read_text())
+    assert found["status"] == 0
+    built = found["built"]
+    assert len(built) <= READ_DATACLASS_BUDGET, built
+    plain = ("accounts.credentials.", "accounts.keystore.", "cache.db.", "tracker_tui.commands.")
+    plain += ("cache.overlay.", "cache.resources.")
+    assert [name for name in built if name.startswith(plain)] == []
+    assert "accounts.profiles.AppPaths" not in built
+
+
+@pytest.mark.parametrize(
+    "argv", (("--help",), *ISSUE_READS, ("status",), ("profiles",)), ids=" ".join
+)
+def test_a_read_loads_no_shutil(env: dict[str, str], argv: tuple[str, ...], tmp_path: Path) -> None:
+    """argparse's help formatter, made for every option added, finds the terminal's width
+    through shutil (and its zlib, bz2 and lzma) unless given it (`tracker_tui.cli.Parser`)."""
+    status, out, modules = run_read(env, argv, tmp_path)
+    assert status == 0
+    assert out.strip()
+    assert loaded(modules, ("shutil", "bz2", "lzma")) == []
+
+
+@pytest.mark.parametrize("columns", (None, "", "0", "-3", "wide", "37", "200"))
+def test_the_terminal_width_is_shutil_s(
+    monkeypatch: pytest.MonkeyPatch, columns: str | None
+) -> None:
+    import shutil
+
+    from tracker_tui.cli import terminal_columns
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_columns() == shutil.get_terminal_size().columns
+
+
+HELP_LINES = (
+    ("--help",),
+    ("issues", "list", "--help"),
+    ("issues", "edit", "--help"),
+    ("completion", "--help"),
+    ("issues", "list", "--limit"),
+)
+
+
+@pytest.mark.parametrize("columns", ("44", "100"))
+@pytest.mark.parametrize("argv", HELP_LINES, ids=" ".join)
+def test_help_reads_as_argparse_s_own(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: tuple[str, ...],
+    columns: str,
+) -> None:
+    """Help and mistakes are laid out as argparse's own parser lays them out, at the
+    terminal's width."""
+    monkeypatch.setenv("COLUMNS", columns)
+    said = []
+    for parser in (build_parser(), build_parser(parser_class=argparse.ArgumentParser)):
+        with pytest.raises(SystemExit) as ended:
+            parser.parse_args(argv)
+        said.append((ended.value.code, capsys.readouterr()))
+    assert said[0] == said[1]
+    assert any(len(line) > 30 for line in (said[0][1].out + said[0][1].err).splitlines())
 
 
 def test_help_loads_no_sync_errors(env: dict[str, str], tmp_path: Path) -> None:
@@ -466,6 +599,46 @@ def test_the_collector_waits_for_a_short_command_only(
     assert cli.main(["profiles"]) == 0
     assert seen["online"] and gc.isenabled()
     assert {None, "sync", "watch", "demo"} <= cli.LONG_RUNNING
+
+
+FROZEN_AT_THE_END = """
+import gc, runpy, sys
+sys.argv = sys.argv[1:]
+try:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+except SystemExit as end:
+    print(end.code, gc.get_freeze_count(), gc.isenabled())
+"""
+"""The console script as it runs, then what the collector holds as the process ends."""
+
+
+@pytest.mark.parametrize("argv", (("config", "path"), ("--version",)), ids=" ".join)
+def test_the_console_script_freezes_what_it_made_as_it_ends(
+    tmp_path: Path, argv: tuple[str, ...]
+) -> None:
+    """The objects a command made are frozen before the collector is back on, so that neither
+    its first collection nor the interpreter's at exit walk them all again; `main` called in a
+    process that goes on (this one) freezes nothing."""
+    import gc
+
+    from tracker_tui import cli
+
+    done = subprocess.run(
+        [sys.executable, "-c", FROZEN_AT_THE_END, str(SCRIPT), *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TRACKER_HOME": str(tmp_path)},
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    status, frozen, enabled = done.stdout.split()[-3:]
+    assert (status, enabled) == ("0", "True")
+    assert int(frozen) > 10_000
+    before = gc.get_freeze_count()
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    assert gc.get_freeze_count() == before
 
 
 def test_every_command_that_goes_online_collects_again() -> None:

@@ -10,7 +10,6 @@ an id, or a name or the start of one of its words, as in the texts edited in `$E
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from cache import ME_STATE_KEY, AmbiguousIssueError, JsonObject, Operation, OutboxEntry, Resource
@@ -98,14 +97,16 @@ def listed_value(cache: Cache, value: str, field: Field, option: str) -> str:
     return value
 
 
-@dataclass
 class Names:
     """Readable names for ids, looked up once per command: `#42` for an issue (its title
-    while it has no number yet), a user's name, a project's key."""
+    while it has no number yet), a user's name, a project's key. A plain class: a dataclass
+    compiles its methods as its module loads, on every read's start
+    (docs/architecture.md#start-up)."""
 
-    cache: Cache
-    _users: dict[str, str] | None = field(default=None, init=False)
-    _projects: dict[str, str] | None = field(default=None, init=False)
+    def __init__(self, cache: Cache) -> None:
+        self.cache = cache
+        self._users: dict[str, str] | None = None
+        self._projects: dict[str, str] | None = None
 
     def issue(self, issue_id: str, *, title: bool = False) -> str:
         record = self._issue_record(issue_id)
