@@ -29,17 +29,28 @@ from cache.db import ThreadState
 from cache.models import (
     Cell,
     EntryState,
+    IssueRow,
     JsonObject,
     Operation,
     OutboxEntry,
     Resource,
     SyncState,
 )
-from cache.resources import SPECS, as_timestamp, iso_from_unix, json_list, loads_object
-from issuefields import new_issue_defaults
+from cache.resources import (
+    ISSUE_COLUMNS,
+    SPECS,
+    as_timestamp,
+    iso_from_unix,
+    json_list,
+    labels_of,
+    loads_object,
+)
+from issuefields import Kind, new_issue_defaults
 from issuefields.frozen import Frozen
 
 LOCAL_RID_BASE = 1 << 62
+ROW_FIELDS = tuple(f.member for f in ISSUE_COLUMNS if f.kind is not Kind.MARKDOWN)
+"""The fields of an issue a list's row holds (all but the long texts)."""
 
 CREATE_DEFAULTS: dict[Resource, JsonObject] = {
     Resource.ISSUES: cast(JsonObject, new_issue_defaults()),
@@ -95,6 +106,17 @@ def make_effective(
     values: dict[str, Cell] = dict(zip(spec.column_names, spec.cells(record or {}), strict=True))
     values["rid"] = order_rid
     return Effective(resource, key, server_rid, order_rid, record, sync_state, entries, values)
+
+
+def effective_row(effective: Effective) -> IssueRow:
+    """An issue as the list shows it, with what the outbox holds for it laid over."""
+    values = effective.values
+    return IssueRow(
+        effective.id,
+        {name: values[name] for name in ROW_FIELDS},
+        labels_of(effective.record or {}),
+        effective.sync_state,
+    )
 
 
 class Overlay(Frozen):

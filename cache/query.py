@@ -46,11 +46,10 @@ from cache.filtering import CompiledFilter, compile_filter
 from cache.fts import TextQuery
 from cache.models import Cell, IssueFilter, IssueRow, IssueSort, Resource, SyncState
 from cache.ordering import ORDERINGS, Key, Ordering, before_ranges
-from cache.overlay import Effective, Overlay
-from cache.resources import ISSUE_COLUMNS, SPECS, json_list, labels_of
-from issuefields import DEFAULT_SORT, Kind
+from cache.overlay import ROW_FIELDS, Effective, Overlay, effective_row
+from cache.resources import SPECS, json_list, labels_of
+from issuefields import DEFAULT_SORT
 
-ROW_FIELDS = tuple(f.member for f in ISSUE_COLUMNS if f.kind is not Kind.MARKDOWN)
 """The columns a row of the list carries (long texts are read for the detail only)."""
 ROW_COLUMNS = f"rid, id, {', '.join(ROW_FIELDS)}, extra -> 'labels'"
 """What a window reads per row: its rid and id, `ROW_FIELDS` by name, then the labels."""
@@ -165,16 +164,6 @@ def _server_row(row: Sequence[Any]) -> IssueRow:
     """A row read with `ROW_COLUMNS`."""
     return IssueRow(
         row[1], dict(zip(ROW_FIELDS, row[2:-1], strict=True)), _labels(row[-1]), SyncState.SYNCED
-    )
-
-
-def effective_row(effective: Effective) -> IssueRow:
-    values = effective.values
-    return IssueRow(
-        effective.id,
-        {name: values[name] for name in ROW_FIELDS},
-        labels_of(effective.record or {}),
-        effective.sync_state,
     )
 
 

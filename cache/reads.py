@@ -2,7 +2,9 @@
 outbox's pending writes laid over it (cache.overlay), never waiting on the network.
 
 Each read runs in one read transaction, so its queries see one state of the cache;
-`snapshot` stretches that over several reads.
+`snapshot` stretches that over several reads. The list's reads import cache.query where they
+run: it brings the filters, the search and the orderings (ten modules), which a command that
+reads one issue (`issues show`, `outbox`) never uses.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 
-from cache import outbox, overlay, query, searched, views
+from cache import outbox, overlay, searched, views
 from cache.db import Connector
 from cache.errors import AmbiguousIssueError, CountStopped
 from cache.models import (
@@ -47,6 +49,8 @@ class Reads:
     ) -> list[IssueRow]:
         """Rows `[offset, offset + limit)` of the effective issue list; those the server's
         search brought in ahead of the backfill say so (`IssueRow.searched`)."""
+        from cache import query
+
         with self._db.read() as conn:
             rows = query.window(query.prepare(self._db.state(), filter), sort, offset, limit)
             marked = searched.among(conn, (row.id for row in rows))
@@ -65,6 +69,8 @@ class Reads:
         reads next in the same snapshot, which lets a search serve both from one pass.
         `stop` is asked every few thousand steps of SQLite: once it says True the count is
         abandoned (`CountStopped`), so a count nobody waits for frees the core at once."""
+        from cache import query
+
         with self._db.read() as conn:
             if stop is None:
                 return query.count(query.prepare(self._db.state(), filter), sort)
@@ -88,6 +94,8 @@ class Reads:
         id once its create has landed), or None when the filter does not show it. Costs
         about what a window at that offset costs, less when `near` (where it was last seen)
         says which end of the list it is closer to."""
+        from cache import query
+
         with self._db.read():
             return query.position(query.prepare(self._db.state(), filter), sort, issue_id, near)
 

@@ -22,8 +22,7 @@ from cache.models import (
     WorkspaceRow,
 )
 from cache.ordering import nocase_key, value_key
-from cache.overlay import Effective, Overlay, make_effective
-from cache.query import effective_row
+from cache.overlay import Effective, Overlay, effective_row, make_effective
 from cache.resources import SPECS, labels_of, rank_column, unknown_rank
 from cache.schema import UNKNOWN_CHOICE_RANKS
 from issuefields import Field, Kind
