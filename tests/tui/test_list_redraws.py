@@ -6,11 +6,15 @@ from __future__ import annotations
 import gc
 import threading
 import weakref
+from collections import Counter
 from typing import Any
 
 import pytest
 from textual import events
+from textual.css.stylesheet import Stylesheet
+from textual.dom import DOMNode
 from textual.widgets import Checkbox, Footer, Input
+from textual.widgets._footer import FooterKey
 from tui_support import AppFactory, FakeIssueSource, settle
 
 from tracker_tui.data.source import IssueQuery
@@ -180,3 +184,32 @@ async def test_the_filter_dialog_hands_over_its_query_while_still_up(
         expected = IssueQuery(mine=True)
         assert applied == [(expected, True)]
         assert dismissed == [expected]
+
+
+async def test_the_footer_styles_each_key_once(
+    app_factory: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key is built as compact as the footer it is bound to: Textual's footer makes each key
+    compact and then binds it to the footer, which is not, and each change restyled the key
+    (twice per key and rebuild, 30 restyles before the first frame,
+    docs/architecture.md#start-up); the command palette's key, bound to nothing, stays as
+    compact as a key starts."""
+    styled: Counter[int] = Counter()
+    apply = Stylesheet.apply
+
+    def counting(self: Stylesheet, node: DOMNode, *args: Any, **kwargs: Any) -> None:
+        if isinstance(node, FooterKey):
+            styled[id(node)] += 1
+        apply(self, node, *args, **kwargs)
+
+    monkeypatch.setattr(Stylesheet, "apply", counting)
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        keys = footer_keys(app)
+        assert len(keys) > 5
+        assert [styled[id(key)] for key in keys] == [1] * len(keys)
+        palette = [key for key in keys if key.has_class("-command-palette")]
+        bound = [key for key in keys if key not in palette]
+        assert len(palette) == 1 and palette[0].compact and palette[0].has_class("-compact")
+        assert not any(key.compact or key.has_class("-compact") for key in bound)

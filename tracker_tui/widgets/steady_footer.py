@@ -6,12 +6,19 @@ from a dialog, even when the same keys come back. Under the issue list that rebu
 than drawing the list (about 40 ms on closing the filter dialog, the list's new rows waiting
 behind it). This footer compares what it would show with what it shows and keeps its keys when
 they are the same.
+
+It also builds each key in the footer's compactness: Textual makes a `FooterKey` compact and
+then binds it to the footer, which is not, and each change restyles the key, twice per key
+for every rebuild (some 30 restyles before the first frame of the list,
+docs/architecture.md#start-up).
 """
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 
 def shown_keys(screen: Screen[object]) -> tuple[object, ...]:
@@ -38,6 +45,16 @@ class SteadyFooter(Footer):
     def __init__(self) -> None:
         super().__init__()
         self._shown: tuple[object, ...] | None = None
+
+    def compose(self) -> ComposeResult:
+        """Textual's keys, each already as compact as it will be: as the footer it is bound
+        to, and the command palette's, which is bound to nothing, as compact as a key starts."""
+        for widget in super().compose():
+            if isinstance(widget, FooterKey):
+                compact = widget.has_class("-command-palette") or self.compact
+                widget.set_reactive(FooterKey.compact, compact)
+                widget.set_class(compact, "-compact", update=False)
+            yield widget
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         """Rebuild only if the keys to show differ from those shown."""
