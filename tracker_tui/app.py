@@ -198,7 +198,6 @@ class TrackerApp(NavigatingApp):
         self.theme_changed_signal.subscribe(self, self._report_theme)
         self.screen_change_signal.subscribe(self, release_dead_line_caches)
         self.open_first_screen()
-        self.count_inbox()
         if self.read_only_reason:
             self.notify(self.read_only_reason, severity="warning", timeout=8)
         if self._login is None:
@@ -267,11 +266,14 @@ class TrackerApp(NavigatingApp):
         imports and its first requests would otherwise compete with the first frame for the
         one core Python runs on. At the latest `SYNC_START_AT_LATEST` after mounting (a list
         that cannot read its rows still syncs); never before the login screen has saved a
-        profile.
+        profile. The inbox is first counted then too: its count is not in the list's frame,
+        and its reading loaded the change log's modules on the event loop before it
+        (docs/architecture.md#start-up).
         """
         if self._sync_started or (self._login is not None and not self._logged_in_once):
             return
         self._sync_started = True
+        self.count_inbox()
         await self.sync.start(self.post_message)
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
