@@ -11,6 +11,12 @@ It also builds each key in the footer's compactness: Textual makes a `FooterKey`
 then binds it to the footer, which is not, and each change restyles the key, twice per key
 for every rebuild (some 30 restyles before the first frame of the list,
 docs/architecture.md#start-up).
+
+Held (`held=True`), it builds no keys until told to (`show_keys`), or at the latest
+`KEYS_AT_LATEST` after mounting: the list screen shows them in the frame after the one that
+first shows its rows, which waited on the footer's fifteen-odd key widgets before (mounting,
+styling, measuring and drawing each: about a fifth of the app's work between starting its
+event loop and that frame).
 """
 
 from __future__ import annotations
@@ -19,6 +25,9 @@ from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
+
+KEYS_AT_LATEST = 1.0
+"""Seconds after mounting when a held footer shows its keys even if no one said to."""
 
 
 def shown_keys(screen: Screen[object]) -> tuple[object, ...]:
@@ -42,9 +51,26 @@ def shown_keys(screen: Screen[object]) -> tuple[object, ...]:
 class SteadyFooter(Footer):
     """`Footer`, minus the rebuilds that would put back the same keys."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, held: bool = False) -> None:
         super().__init__()
         self._shown: tuple[object, ...] | None = None
+        self._held = held
+
+    def on_mount(self) -> None:
+        """Show the keys at the latest `KEYS_AT_LATEST` from now, if held."""
+        if self._held:
+            self.set_timer(KEYS_AT_LATEST, self.show_keys)
+
+    def show_keys(self) -> None:
+        """Stop holding the keys back, and build them in the footer's own turn (a key binds
+        to the footer that composes it: composed in a screen's callback, it found none)."""
+        if self._held:
+            self._held = False
+            self.call_later(self._show_held_keys)
+
+    def _show_held_keys(self) -> None:
+        if self.is_attached:
+            self.bindings_changed(self.screen)
 
     def compose(self) -> ComposeResult:
         """Textual's keys, each already as compact as it will be: as the footer it is bound
@@ -57,7 +83,9 @@ class SteadyFooter(Footer):
             yield widget
 
     def bindings_changed(self, screen: Screen[object]) -> None:
-        """Rebuild only if the keys to show differ from those shown."""
+        """Rebuild only if the keys to show differ from those shown, and none while held."""
+        if self._held:
+            return
         if self.is_attached and screen is self.screen and self.app.app_focus:
             shown = shown_keys(screen)
             if shown == self._shown:
