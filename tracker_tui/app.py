@@ -29,6 +29,7 @@ from cache import Cache, CacheError
 from sync.permissions import ISSUES_WRITE, KeyPermissions
 from tracker_tui.access import KeyAccess, lost_notice
 from tracker_tui.admin_link import AdminLink
+from tracker_tui.collector import collect_again
 from tracker_tui.data.cache_source import CacheIssueSource
 from tracker_tui.data.columns import ColumnSetup
 from tracker_tui.data.keymap import check_keymap
@@ -84,13 +85,15 @@ THEMES: tuple[str, ...] = ("textual-dark", "textual-light", "nord", "gruvbox", "
 def release_collections() -> None:
     """Move what start-up built out of the collector's reach, then let it collect again.
 
-    `tracker_tui.cli` turns garbage collection off before it imports the app, until the first
-    list is drawn: start-up builds some 100,000 objects that live as long as the app (modules,
-    classes, styles, widgets) and little garbage, and the collections it set off walked them
-    over and over, 190-280 ms of them before the first frame at load 7, the one full collection
-    alone 80-190 ms (docs/architecture.md#start-up)."""
+    `tracker_tui.cli.main` holds garbage collection off (`tracker_tui.collector.paused`) from
+    its start until the first list is drawn, and this lets it collect again where it did (an
+    app started otherwise, as tests do, collects throughout): start-up builds some 100,000
+    objects that live as long as the app (modules, classes, styles, widgets) and little
+    garbage, and the collections it set off walked them over and over, 190-280 ms of them
+    before the first frame at load 7, the one full collection alone 80-190 ms
+    (docs/architecture.md#start-up)."""
     gc.freeze()
-    gc.enable()
+    collect_again()
 
 
 class TrackerApp(NavigatingApp):
@@ -202,7 +205,7 @@ class TrackerApp(NavigatingApp):
             self.notify(self.read_only_reason, severity="warning", timeout=8)
         if self._login is None:
             self.set_timer(SYNC_START_AT_LATEST, self._start_sync)
-        self.set_timer(COLLECT_AT_LATEST, gc.enable)
+        self.set_timer(COLLECT_AT_LATEST, collect_again)
 
     @property
     def read_only(self) -> bool:
