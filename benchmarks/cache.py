@@ -1,6 +1,7 @@
 """Measure the cache at realistic size: ingest, list windows, counts, search, outbox commits.
 
     .venv/bin/python benchmarks/cache.py [--issues 100000] [--repeat 40] [--seed 7]
+    .venv/bin/python benchmarks/cache.py --windows-of COPY/env.db [--repeat 40]
 
 Issues get English-like text: words are drawn with their real frequencies from the Python
 standard library's sources (titles ~6 words, descriptions ~60), so common words and prefixes
@@ -254,6 +255,9 @@ class Latency:
 
     wall: tuple[float, float]
     cpu_p99: float | None = None
+    cpu_p50: float | None = None
+    cpu_first: float | None = None
+    """The first sample's CPU: what a read pays that finds nothing kept (cache.anchors)."""
 
 
 class Bench:
@@ -262,15 +266,27 @@ class Bench:
         self.repeat = repeat
         self.ticks = itertools.count()
         self.over: list[str] = []
+        self.cpu_detail = False
+        """Print the CPU's p50 and first sample beside its p99 (`--windows-of`)."""
 
-    def cold(self, fn: Callable[[], object], samples: int | None = None) -> Latency:
-        """Latency after a change: a tiny write lands before each (untimed) sample."""
+    def cold(
+        self,
+        fn: Callable[[], object],
+        samples: int | None = None,
+        touch: Callable[[], object] | None = None,
+    ) -> Latency:
+        """Latency after a change: a tiny write lands before each (untimed) sample, to the
+        sync state unless `touch` makes another."""
         timers = []
         for _ in range(samples or self.repeat):
-            self.cache.state.set("bench:tick", next(self.ticks))
+            if touch is None:
+                self.cache.state.set("bench:tick", next(self.ticks))
+            else:
+                touch()
             timers.append(Timer(fn))
+        cpu_p50, cpu_p99 = percentiles([t.cpu for t in timers])
         return Latency(
-            percentiles([t.wall for t in timers]), percentiles([t.cpu for t in timers])[1]
+            percentiles([t.wall for t in timers]), cpu_p99, cpu_p50, timers[0].cpu * 1000
         )
 
     def section(self, title: str) -> None:
@@ -289,6 +305,8 @@ class Bench:
             if p99 >= target:
                 self.over.append(name)
         cpu = f"{cpu99:.2f}" if cpu99 is not None else "-"
+        if self.cpu_detail and result.cpu_p50 is not None and result.cpu_first is not None:
+            cpu = f"{result.cpu_p50:.2f} / {cpu} / {result.cpu_first:.2f}"
         self.line(name, f"{p50:.2f} / {p99:.2f} / {cpu} ms", goal)
 
 
@@ -425,6 +443,53 @@ def windows(bench: Bench, n: int, label: str = "") -> None:
                 )
 
 
+def windows_after_pulls(bench: Bench, n: int) -> None:
+    """Deep windows when each sample follows a change of the issues table itself (a pulled
+    issue), which drops the positions kept along the indexes (cache.anchors), not a write
+    elsewhere: what the list pays to re-read where it stands after a pull."""
+    cache = bench.cache
+    newest = cache.reads.window(IssueFilter(), IssueSort(), 0, 1)[0]
+    later = 2_000_000_000 + int(time.time())  # after every issue, and every earlier run
+    stamps = (iso(later + step) for step in itertools.count())
+
+    def pulled() -> None:
+        record = cache.reads.issue(newest.id)
+        assert record is not None
+        page = [{**record.record, "updated_at": next(stamps)}]
+        cache.server.apply_page(Resource.ISSUES, page)
+
+    for sort in (IssueSort(), IssueSort("title")):
+        bench.latency(
+            f"{sort.key:<8} {'desc' if sort.descending else 'asc':<4} @{n // 2:>7,} after a pull",
+            bench.cold(
+                lambda s=sort: cache.reads.window(IssueFilter(), s, n // 2, 50), touch=pulled
+            ),
+            WINDOW_MS,
+        )
+
+
+def only_windows(path: pathlib.Path, repeat: int) -> int:
+    """The windows section alone, against a cache already filled (each sample writes to it:
+    run it on a copy). The whole benchmark takes ~29 minutes at a million issues."""
+    print(f"Windows of {path}; load average at the start {load()}.", flush=True)
+    with Cache.open(path) as cache:
+        n = cache.reads.count(IssueFilter())
+        bench = Bench(cache, repeat)
+        bench.cpu_detail = True
+        bench.section(
+            f"windows of 50 among {n:,} issues: p50 / p99 wall / p50 / p99 / first sample cpu"
+        )
+        windows(bench, n)
+        windows_after_pulls(bench, n)
+    print(f"\nLoad average at the end {load()}. ", end="")
+    print("All targets met." if not bench.over else f"Over target: {', '.join(bench.over)}.")
+    return 0
+
+
+def load() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
 def filtered(bench: Bench) -> None:
     cache = bench.cache
     filters = {
@@ -510,7 +575,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--issues", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=40, help="samples per latency figure")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--windows-of",
+        type=pathlib.Path,
+        metavar="CACHE_DB",
+        help="only the windows, of this cache file (written to between samples: use a copy)",
+    )
     args = parser.parse_args(argv)
+    if args.windows_of is not None:
+        return only_windows(args.windows_of, args.repeat)
     n = args.issues
     print(
         f"Generated {n:,} issues; load average at the start {os.getloadavg()[0]:.1f}.", flush=True

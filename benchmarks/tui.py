@@ -48,6 +48,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import fcntl
+import gc
 import importlib.util
 import multiprocessing
 import os
@@ -225,6 +226,46 @@ class Keys:
     dialog: list[Sample]
     reloads: int = 0
     """`CacheChanged` messages (each a re-read of every open screen) while the keys ran."""
+    pauses: Pauses | None = None
+    """The garbage collector's pauses while the rounds ran (the pull's figures)."""
+
+
+class Pauses:
+    """The garbage collector's pauses on every thread of this process while it is entered
+    (`gc.callbacks`): a collection holds the GIL, so the app's loop waits through it
+    whichever thread set it off. Young ones (generations 0 and 1) are summed; full ones are
+    kept one by one, since each walks every object not frozen (50-320 ms at 100,000 issues,
+    docs/architecture.md#keys-during-a-pull)."""
+
+    def __init__(self) -> None:
+        self.young = 0.0
+        self.full: list[float] = []
+        self.seconds = 0.0
+        """How long it was entered."""
+        self._began: dict[int, float] = {}
+        self._entered = 0.0
+
+    def __enter__(self) -> Pauses:
+        self._entered = time.perf_counter()
+        gc.callbacks.append(self._heard)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        gc.callbacks.remove(self._heard)
+        self.seconds += time.perf_counter() - self._entered
+
+    def _heard(self, phase: str, info: dict[str, int]) -> None:
+        now, thread = time.perf_counter(), threading.get_ident()
+        if phase == "start":
+            self._began[thread] = now
+            return
+        began = self._began.pop(thread, None)
+        if began is None:
+            return
+        if info["generation"] == 2:
+            self.full.append(now - began)
+        else:
+            self.young += now - began
 
 
 @dataclass
@@ -337,24 +378,27 @@ async def mixed_typing(
     start."""
     keys = Keys([], [], [])
     redraws = Redraws(app)
+    pauses = Pauses()
     async with app.run_test(size=SIZE, message_hook=redraws.hook) as pilot:
         await redraws.first_list()
         while not ready():
             await asyncio.sleep(0.05)
         pending = iter(words)
-        while going(keys):
-            await pilot.press("slash")
-            word = next(pending)
-            keys.search += [await redraws.time_key(letter) for letter in word]
-            keys.search += [await redraws.time_key("backspace") for _ in word]
-            await pilot.press("escape")
-            await redraws.settle()
-            keys.filter += [await redraws.time_key("m"), await redraws.time_key("m")]
-            await pilot.press("f", "tab", "space")
-            await redraws.settle()
-            keys.dialog.append(await redraws.time_key("ctrl+s"))
-            keys.filter.append(await redraws.time_key("F"))
+        with pauses:
+            while going(keys):
+                await pilot.press("slash")
+                word = next(pending)
+                keys.search += [await redraws.time_key(letter) for letter in word]
+                keys.search += [await redraws.time_key("backspace") for _ in word]
+                await pilot.press("escape")
+                await redraws.settle()
+                keys.filter += [await redraws.time_key("m"), await redraws.time_key("m")]
+                await pilot.press("f", "tab", "space")
+                await redraws.settle()
+                keys.dialog.append(await redraws.time_key("ctrl+s"))
+                keys.filter.append(await redraws.time_key("F"))
     keys.reloads = redraws.reloads
+    keys.pauses = pauses
     return keys
 
 
@@ -561,6 +605,24 @@ def key_rows(keys: Keys, during: str) -> list[tuple[str, str, str]]:
     return rows
 
 
+def pause_rows(keys: Keys, during: str) -> list[tuple[str, str, str]]:
+    """What the garbage collector took of the rounds' time: a full collection that lands in a
+    key is that key's time too."""
+    pauses = keys.pauses
+    if pauses is None or not pauses.seconds:
+        return []
+    full = sum(pauses.full)
+    longest = max(pauses.full, default=0.0)
+    return [
+        (
+            f"garbage collection while the keys were timed, {during}",
+            f"young {pauses.young:.2f} s, full {full:.2f} s ({len(pauses.full)}, the longest"
+            f" {longest * 1000:.0f} ms) of {pauses.seconds:.1f} s",
+            "-",
+        )
+    ]
+
+
 ENGINES = {
     "thread": "the engine's thread in the app",
     "process": "a pull in its own process",
@@ -586,9 +648,10 @@ def pull_table(runs: list[PullKeys]) -> str:
                 "-",
             )
         )
-        rows += key_rows(pulled.keys, during)
+        rows += key_rows(pulled.keys, during) + pause_rows(pulled.keys, during)
         if pulled.idle is not None:
-            rows += key_rows(pulled.idle, f"idle on the same {pulled.total:,} after that pull")
+            idle = f"idle on the same {pulled.total:,} after that pull"
+            rows += key_rows(pulled.idle, idle) + pause_rows(pulled.idle, idle)
     lines = ["| figure | measured | goal |", "|---|---|---|"]
     lines += [f"| {figure} | {measured} | {goal} |" for figure, measured, goal in rows]
     return "\n".join(lines)

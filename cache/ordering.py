@@ -143,6 +143,11 @@ def walk_terms(ordering: Ordering, descending: bool) -> list[tuple[str, bool]]:
     return terms
 
 
+NOT_NULL = frozenset({"rid", "title", "status_rank", "priority_rank"})
+"""Sort columns the issues table declares NOT NULL: no range of their NULLs is asked for
+(each would cost a query of its own where the ranges are read one by one)."""
+
+
 def before_ranges(
     ordering: Ordering, descending: bool, cells: Sequence[Cell]
 ) -> list[tuple[str, tuple[Cell, ...]]]:
@@ -156,9 +161,10 @@ def before_ranges(
     ranges: list[tuple[str, tuple[Cell, ...]]] = []
     prefix: list[str] = []
     params: tuple[Cell, ...] = ()
-    for (expression, ascending), value in zip(terms, cells, strict=True):
+    for (expression, ascending), value, column in zip(terms, cells, ordering.columns, strict=True):
         if ascending and value is not None:
-            ranges.append((" AND ".join([*prefix, f"{expression} IS NULL"]), params))
+            if column not in NOT_NULL:
+                ranges.append((" AND ".join([*prefix, f"{expression} IS NULL"]), params))
             ranges.append((" AND ".join([*prefix, f"{expression} < ?"]), (*params, value)))
         elif not ascending and value is None:
             ranges.append((" AND ".join([*prefix, f"{expression} IS NOT NULL"]), params))

@@ -230,6 +230,45 @@ CREATE TABLE drafts (
 """
 
 
+MOVED_COLUMNS = (
+    "rid",
+    "number",
+    "title",
+    "status",
+    "priority",
+    "assignee",
+    "project_id",
+    "status_rank",
+    "priority_rank",
+    "updated_key",
+    "created_key",
+    "labels",
+)
+"""What `issue_moves` keeps of a row as it was: its sort and filter columns (`labels` from
+`extra`)."""
+_WAS = ", ".join(
+    f"old.{name}" if name != "labels" else "old.extra -> 'labels'" for name in MOVED_COLUMNS
+)
+_MOVED = (
+    "INSERT INTO issue_moves (tag, rid, was) VALUES (random(), {rid}, {was}); "
+    "DELETE FROM issue_moves WHERE seq = (SELECT max(seq) FROM issue_moves) - 8192;"
+)
+ISSUE_MOVES_SQL = f"""
+CREATE TABLE issue_moves (seq INTEGER PRIMARY KEY, tag INTEGER NOT NULL, rid INTEGER, was TEXT);
+INSERT INTO issue_moves (tag) VALUES (random());
+CREATE TRIGGER issue_moved_in AFTER INSERT ON issues BEGIN
+    {_MOVED.format(rid="new.rid", was="NULL")}
+END;
+CREATE TRIGGER issue_moved AFTER UPDATE ON issues BEGIN
+    {_MOVED.format(rid="old.rid", was=f"json_array({_WAS})")}
+    INSERT INTO issue_moves (tag, rid) SELECT random(), new.rid WHERE new.rid IS NOT old.rid;
+END;
+CREATE TRIGGER issue_moved_out AFTER DELETE ON issues BEGIN
+    {_MOVED.format(rid="old.rid", was=f"json_array({_WAS})")}
+END;
+"""
+
+
 def _script(sql: str) -> Callable[[Database], None]:
     def step(db: Database) -> None:
         db.executescript(sql)
@@ -511,6 +550,12 @@ STEPS: tuple[tuple[str, Callable[[Database], None]], ...] = (
             )
         ),
     ),
+    # The log of changes to the issues table, the last 8,192 rows, each with the row's sort
+    # and filter columns as they were (cache.anchors: positions kept along the sort indexes
+    # follow the table through it; issue 18). Its last row is the table's revision; a random
+    # tag tells a change rolled back from the one that took its number. A step that rebuilds
+    # `issues` must create these triggers again.
+    ("issue_moves", _script(ISSUE_MOVES_SQL)),
 )
 KNOWN_STEPS = tuple(name for name, _ in STEPS)
 

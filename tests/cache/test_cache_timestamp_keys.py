@@ -125,8 +125,13 @@ OLD_TIME_INDEXES = [
 def downgrade(path: Path) -> None:
     """Put a cache back at the schema before `issue_timestamp_keys`, its rows as that schema's
     code wrote them (the same columns less the keys), every other table untouched (the
-    indexes of the later step `issue_unknown_choices` dropped)."""
+    indexes of the later step `issue_unknown_choices` and the log of the later step
+    `issue_moves` dropped)."""
     with closing(sqlite3.connect(path)) as conn:
+        for trigger in ("issue_moved_in", "issue_moved", "issue_moved_out"):
+            conn.execute(f"DROP TRIGGER {trigger}")
+        conn.execute("DROP TABLE issue_moves")
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'issue_moves'")
         for member in UNKNOWN_CHOICE_RANKS:
             conn.execute(f"DROP INDEX issues_unknown_{member}")
         conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'issue_unknown_choices'")

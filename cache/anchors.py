@@ -1,0 +1,313 @@
+"""Positions kept along the sort indexes, so that a window deep in the list skips few rows.
+
+SQLite's b-trees cannot find the row at position n without stepping over the n before it: a
+window at offset 500,000 of a million issues walked half an index (23-45 ms of CPU; issue
+18). A walk towards a deep window now stops about every `SPACING` rows of the server rows S
+of its filter, in its order, and keeps that row's sort columns with the number of rows of S
+up to and including it (an anchor); a later window starts after the nearest anchor before
+it (a keyset condition, cache.query's `after_queries`) and skips fewer than `SPACING` rows.
+The number of rows of S is kept beside them: counting a million issues reads a whole index.
+
+Anchors describe the issues table at one revision: the last row of `issue_moves`, the log
+that triggers on `issues` append to in every insert, update and delete (with the row's old
+sort and filter columns; migration `issue_moves`). A reader whose transaction sees a later
+revision brings the shelf up to it from the log: each row that changed since, as it was and
+as it is, moves the anchors after it by one (when the filter takes it), as it moves the
+total. An anchor's sort columns stay a boundary between rows whether or not its own row is
+still there, so only counts change. Past `MOVES_REPAIRED` changes, or when the log no
+longer holds the shelf's revision (pruned, or a change rolled back: each log row carries a
+random tag), the shelf starts empty. Other writes (the outbox, sync state, drafts) leave
+the anchors standing: local edits are laid over S by cache.query, not part of it.
+
+A search's matches hang on FTS and the comments, a label without a bit on `issue_labels`:
+filters with either keep no anchors. One shelf per database file, shared by every thread of
+the process (the app reads each window on a new worker thread) under a lock; a reader in an
+older snapshot than the shelf's reads without anchors.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cache.filtering import CompiledFilter
+from cache.models import Cell, IssueSort
+from cache.ordering import ORDERINGS, Key
+from cache.resources import labels_of
+from cache.schema import MOVED_COLUMNS
+
+SPACING = 4096
+"""Rows a window may skip after its anchor (~0.3 ms of index entries)."""
+
+STRIDE = 16 * SPACING
+"""Rows between the anchors a first walk far from any keeps on its way (see `walk`)."""
+
+BOOKS_KEPT = 32
+"""Orders and filters kept per file, the least recently used dropped first (a book holds
+about one anchor per `SPACING` rows: 245 for a million issues)."""
+
+FILES_KEPT = 4
+"""Cache files whose shelves a process keeps (one per profile it opened; tests open many)."""
+
+MOVES_REPAIRED = 5000
+"""Changes since the shelf's revision past which it starts empty rather than repaired (a
+first pull's pages; repairing costs about a microsecond a change and anchor)."""
+
+Cells = tuple[Cell, ...]
+Token = tuple[int, int]
+Values = dict[str, Any]
+"""A row's `MOVED_COLUMNS` by name, its labels decoded."""
+Moves = list[tuple[Values | None, Values | None]]
+
+
+class Book:
+    """Anchors of one filter in one order, by position: `(rows, cells)`, the sort columns
+    (`ordering.columns`, ending in `rid`) of a boundary and how many rows of S are at or
+    before it in the walk's order."""
+
+    def __init__(self, shelf: Shelf, sort: IssueSort, compiled: CompiledFilter) -> None:
+        self.shelf = shelf
+        self.sort = sort
+        self.compiled = compiled
+        self.anchors: list[tuple[int, Cells, Key]] = []
+        """`(rows, cells, ordering.key(cells))`, by `rows`."""
+
+    def nearest(self, token: Token, start: int) -> tuple[int, Cells | None] | None:
+        """The last anchor at or before position `start` (`(0, None)`: the top of the
+        list), None when the shelf moved to another revision than the reader's."""
+        with _LOCK:
+            if self.shelf.token != token:
+                return None
+            index = bisect.bisect_right(self.anchors, start, key=lambda anchor: anchor[0]) - 1
+            return (0, None) if index < 0 else self.anchors[index][:2]
+
+    def last_before(self, token: Token, key: Key) -> tuple[int, Cells | None] | None:
+        """The last anchor strictly before the row of sort key `key` in the walk's order
+        (`(0, None)`: the top of the list, when the first anchor is not), None when none
+        is kept or the shelf moved to another revision."""
+        with _LOCK:
+            if self.shelf.token != token or not self.anchors:
+                return None
+            chosen: tuple[int, Cells | None] = (0, None)
+            for rows, cells, found in self.anchors:
+                if not (found > key if self.sort.descending else found < key):
+                    return chosen
+                chosen = (rows, cells)
+            return chosen
+
+    def add(self, token: Token, rows: int, cells: Cells) -> None:
+        """Keep an anchor found at revision `token`, unless the shelf moved on since or
+        another thread found it first."""
+        with _LOCK:
+            if self.shelf.token != token:
+                return
+            index = bisect.bisect_left(self.anchors, rows, key=lambda anchor: anchor[0])
+            if index == len(self.anchors) or self.anchors[index][0] != rows:
+                self.anchors.insert(index, (rows, cells, ORDERINGS[self.sort.key].key(cells)))
+
+    def repair(self, moves: Moves) -> None:
+        """Move each anchor by the rows that changed at or before it (see the module doc)."""
+        ordering = ORDERINGS[self.sort.key]
+        signs: list[tuple[Key, int]] = []
+        for old, new in moves:
+            for values, sign in ((old, -1), (new, 1)):
+                if values is not None and _taken(self.compiled, values):
+                    signs.append((ordering.key_of(values), sign))
+        if not signs:
+            return
+        signs.sort(key=lambda item: item[0])
+        keys = [key for key, _ in signs]
+        sums = [0]
+        for _, sign in signs:
+            sums.append(sums[-1] + sign)
+        moved: list[tuple[int, Cells, Key]] = []
+        for rows, cells, key in self.anchors:
+            if self.sort.descending:
+                rows += sums[-1] - sums[bisect.bisect_left(keys, key)]
+            else:
+                rows += sums[bisect.bisect_right(keys, key)]
+            moved.append((rows, cells, key))
+        self.anchors = moved
+
+
+@dataclass
+class Total:
+    compiled: CompiledFilter
+    rows: int
+
+
+@dataclass
+class Shelf:
+    token: Token
+    books: OrderedDict[Hashable, Book] = field(default_factory=OrderedDict)
+    totals: dict[Hashable, Total] = field(default_factory=dict)
+
+
+_LOCK = threading.Lock()
+_SHELVES: dict[str, Shelf] = {}
+
+
+def anchorable(compiled: CompiledFilter) -> bool:
+    """Whether S of this filter depends on the issues table alone (see the module doc)."""
+    return compiled.text is None and "issue_labels" not in compiled.scan_where
+
+
+def _taken(compiled: CompiledFilter, values: Values) -> bool:
+    return compiled.accepts(values, labels_of({"labels": values["labels"]}), True)
+
+
+def _decoded(labels: object) -> object:
+    """The labels as `labels_of` reads them: `extra -> 'labels'` is JSON text, the same
+    within the log's `json_array` an array."""
+    return json.loads(labels) if isinstance(labels, str) else labels
+
+
+def _shelf(conn: sqlite3.Connection) -> tuple[Shelf, Token] | None:
+    """The shelf of this connection's file brought to the revision its transaction sees,
+    with that revision; None for a file before the migration or in memory."""
+    try:
+        row = conn.execute("SELECT seq, tag FROM issue_moves ORDER BY seq DESC LIMIT 1").fetchone()
+    except sqlite3.OperationalError:
+        return None  # a file before that migration (tests build those by hand)
+    path = str(conn.execute("PRAGMA database_list").fetchone()[2])
+    if row is None or not path:
+        return None
+    token: Token = (int(row[0]), int(row[1]))
+    with _LOCK:
+        kept = _SHELVES.get(path)
+        if kept is None or not _advance(conn, kept, token):
+            _SHELVES.pop(path, None)
+            kept = _SHELVES[path] = Shelf(token)
+            while len(_SHELVES) > FILES_KEPT:
+                del _SHELVES[next(iter(_SHELVES))]
+        return kept, token
+
+
+def _advance(conn: sqlite3.Connection, shelf: Shelf, token: Token) -> bool:
+    """Bring `shelf` to `token` from the log; False when it cannot be (see the module doc).
+    A reader in an older snapshot leaves it as it is (it then reads without anchors)."""
+    if shelf.token == token or shelf.token[0] > token[0]:
+        return True
+    seq, tag = shelf.token
+    held = conn.execute("SELECT tag FROM issue_moves WHERE seq = ?", (seq,)).fetchone()
+    if held is None or int(held[0]) != tag:
+        return False
+    logged = conn.execute(
+        "SELECT rid, was FROM issue_moves WHERE seq > ? AND rid IS NOT NULL ORDER BY seq LIMIT ?",
+        (seq, MOVES_REPAIRED + 1),
+    ).fetchall()
+    if len(logged) > MOVES_REPAIRED:
+        return False
+    moves = _moves(conn, logged)
+    for book in shelf.books.values():
+        book.repair(moves)
+    for total in shelf.totals.values():
+        total.rows += sum(
+            (new is not None and _taken(total.compiled, new))
+            - (old is not None and _taken(total.compiled, old))
+            for old, new in moves
+        )
+    shelf.token = token
+    return True
+
+
+def _moves(conn: sqlite3.Connection, logged: list[tuple[int, str | None]]) -> Moves:
+    """Each changed row as it was at the shelf's revision (its first log row: None for an
+    insert) and as it is now (None when gone)."""
+    was: dict[int, Values | None] = {}
+    for rid, old in logged:
+        if rid not in was:
+            if old is None:
+                was[rid] = None
+            else:
+                cells = json.loads(old)
+                was[rid] = dict(zip(MOVED_COLUMNS, (*cells[:-1], _decoded(cells[-1])), strict=True))
+    names = ", ".join(MOVED_COLUMNS[:-1])
+    now: dict[int, Values] = {
+        int(row[0]): dict(zip(MOVED_COLUMNS, (*row[:-1], _decoded(row[-1])), strict=True))
+        for row in conn.execute(
+            f"SELECT {names}, extra -> 'labels' FROM issues "
+            "WHERE rid IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(was)),),
+        )
+    }
+    return [(old, now.get(rid)) for rid, old in was.items() if old != now.get(rid)]
+
+
+def book(
+    conn: sqlite3.Connection, sort: IssueSort, compiled: CompiledFilter
+) -> tuple[Book, Token] | None:
+    """The anchors of `compiled` in `sort` order with the reader's revision, None when the
+    filter keeps none."""
+    if not anchorable(compiled):
+        return None
+    found = _shelf(conn)
+    if found is None:
+        return None
+    shelf, token = found
+    key = (sort.key, sort.descending, compiled.scan_where, compiled.params, compiled.drive)
+    with _LOCK:
+        kept = shelf.books.get(key)
+        if kept is None:
+            kept = shelf.books[key] = Book(shelf, sort, compiled)
+            while len(shelf.books) > BOOKS_KEPT:
+                shelf.books.popitem(last=False)
+        shelf.books.move_to_end(key)
+        return kept, token
+
+
+def total(
+    conn: sqlite3.Connection,
+    compiled: CompiledFilter,
+    count: tuple[str, Sequence[object]],
+    read: Callable[[], int],
+) -> int | None:
+    """How many server rows `count` (a query and its parameters) finds, read once and then
+    kept up to date from the log; None when the filter keeps no anchors (the caller counts
+    as it always did)."""
+    if not anchorable(compiled) or "issue_labels" in count[0]:
+        return None
+    found = _shelf(conn)
+    if found is None:
+        return None
+    shelf, token = found
+    key = (count[0], tuple(count[1]))
+    with _LOCK:
+        kept = shelf.totals.get(key)
+        if kept is not None and shelf.token == token:
+            return kept.rows
+    rows = read()
+    with _LOCK:
+        if shelf.token == token:
+            shelf.totals[key] = Total(compiled, rows)
+    return rows
+
+
+def walk(
+    book: Book, token: Token, start: int, step: Callable[[Cells | None, int], Cells | None]
+) -> tuple[Cells | None, int]:
+    """The anchor nearest before position `start` and how many rows after it to skip to
+    reach `start` (None and `start`: from the top). Anchors missing on the way, or spread
+    apart by inserts since, are found: `step(cells, rows)` reads the sort columns of the row
+    `rows` rows after the boundary `cells` (of row `rows - 1` for None), None past the end
+    of the list. Far from any anchor the walk strides `STRIDE` rows at a time, then
+    `SPACING`: each stride is a few queries (~0.2 ms), and later windows elsewhere in the
+    stride find their anchors from its ends."""
+    while True:
+        found = book.nearest(token, start)
+        if found is None:
+            return None, start
+        rows, cells = found
+        if start - rows < SPACING:
+            return cells, start - rows
+        stride = STRIDE if start - rows >= STRIDE else SPACING
+        following = step(cells, stride)
+        if following is None:
+            return cells, start - rows
+        book.add(token, rows + stride, following)
