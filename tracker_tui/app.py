@@ -37,6 +37,7 @@ from tracker_tui.data.source import IssueSource
 from tracker_tui.data.usage_alert import DEFAULT_ALERT_PERCENT, alert_words, day_used_percent
 from tracker_tui.data.views import SavedView
 from tracker_tui.drafts import KeepsDraft
+from tracker_tui.idle_collector import IdleCollectingApp
 from tracker_tui.key_names import hint_keys
 from tracker_tui.messages import (
     CacheChanged,
@@ -96,7 +97,7 @@ def release_collections() -> None:
     collect_again()
 
 
-class TrackerApp(NavigatingApp):
+class TrackerApp(IdleCollectingApp, NavigatingApp):
     """A keyboard-driven issue tracker client over a local cache.
 
     Its return value is the profile saved on the login screen, when it was started on it
@@ -349,10 +350,12 @@ class TrackerApp(NavigatingApp):
         widgets: around 100,000) out of the garbage collector's reach: a full collection walks
         every tracked object, and over those it paused the app for up to 140 ms mid-keystroke.
         What start-up left behind lives as long as the app anyway. Collections were held off
-        until then (`release_collections`), and resume now."""
+        until then (`release_collections`), and resume now, the full ones in the user's pauses
+        (`tracker_tui.idle_collector`)."""
         if not self._heap_frozen:
             self._heap_frozen = True
             self.call_after_refresh(release_collections)
+            self.call_after_refresh(self.collect_when_idle)
 
     @on(SyncStatusChanged)
     def keep_sync_status(self, message: SyncStatusChanged) -> None:
