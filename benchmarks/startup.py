@@ -28,7 +28,10 @@ checkout run with PYTHONDONTWRITEBYTECODE would otherwise compile every module o
 which no user pays. The profile's key is in the OS keyring for the commands (none here:
 keyring's lookup is part of what a write costs) and in TRACKER_API_KEY for the app. Each figure
 is the median over the runs, with the spread as the lower and upper quartiles. The caches hold
-the English-like issues of `benchmarks/cache.py`, in one `apply_page`.
+the English-like issues of `benchmarks/cache.py`, in one `apply_page`; `--cache SIZE=FILE` takes
+a copy of a cache file built already for that size instead (a million issues take minutes to
+build: `benchmarks/tui.py`'s homes keep theirs at `HOME/data/env.db`), and `--work-dir` says
+where the homes go (a RAM disk such as /dev/shm for a copied cache of a gigabyte).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import importlib.util
 import os
 import pathlib
 import pty
+import shutil
 import statistics
 import struct
 import subprocess
@@ -131,17 +135,35 @@ def paths(home: pathlib.Path) -> AppPaths:
     )
 
 
-def build_home(home: pathlib.Path, issues: list[dict[str, object]]) -> pathlib.Path:
-    """A home with one stored default profile whose cache holds `issues`."""
+def build_home(
+    home: pathlib.Path, issues: list[dict[str, object]], copied: pathlib.Path | None = None
+) -> pathlib.Path:
+    """A home with one stored default profile whose cache holds `issues`, or is a copy of the
+    cache file `copied` (with its write-ahead log, if it has one; the original is only read)."""
     store = ProfileStore(paths(home))
     store.add(Profile(PROFILE, UNREACHABLE, "bench"), make_default=True)
     path = profile_path(PROFILE, paths(home).data_dir)
+    if copied is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for suffix in ("", "-wal"):
+            if pathlib.Path(f"{copied}{suffix}").exists():
+                shutil.copyfile(f"{copied}{suffix}", f"{path}{suffix}")
+        return path
     with Cache.open(path) as cache:
         if issues:
             last = issues[-1]
             cursor = Cursor(str(last["updated_at"]), frozenset({str(last["id"])}))
             cache.server.apply_page(Resource.ISSUES, issues, cursor)
     return path
+
+
+def cache_file(given: str) -> tuple[int, pathlib.Path]:
+    """`--cache SIZE=FILE`, read."""
+    size, separator, name = given.partition("=")
+    path = pathlib.Path(name)
+    if not separator or not size.isdigit() or not path.is_file():
+        raise argparse.ArgumentTypeError(f"expected SIZE=FILE with an existing FILE: {given!r}")
+    return int(size), path
 
 
 @dataclass(frozen=True)
@@ -366,25 +388,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--skip-app", action="store_true", help="only the commands")
     parser.add_argument("--skip-cli", action="store_true", help="only the app")
+    parser.add_argument(
+        "--cache",
+        type=cache_file,
+        action="append",
+        default=[],
+        metavar="SIZE=FILE",
+        help="for that size, a copy of this cache file instead of generating the issues",
+    )
+    parser.add_argument("--work-dir", type=pathlib.Path, help="where the homes go (a temp dir)")
     args = parser.parse_args(argv)
+    copies = dict(args.cache)
     for package in PACKAGES:
         compileall.compile_dir(ROOT / package, quiet=1)
     # The commands run on the largest cache, and `issues show` and the writes need an issue
     # there: with only `--sizes 0`, they get a cache of one issue of their own.
     cli_size = max(*args.sizes, 1)
-    say(f"load average {os.getloadavg()[0]:.1f}; generating {cli_size:,} issues ...")
-    issues = cache_bench().generate(cli_size, args.seed)
-    with tempfile.TemporaryDirectory(prefix="startup-bench-") as name:
+    generated = max([size for size in (*args.sizes, cli_size) if size not in copies], default=0)
+    say(f"load average {os.getloadavg()[0]:.1f}; generating {generated:,} issues ...")
+    issues = cache_bench().generate(generated, args.seed)
+    with tempfile.TemporaryDirectory(prefix="startup-bench-", dir=args.work_dir) as name:
         folder = pathlib.Path(name)
         homes: dict[int, pathlib.Path] = {}
         for size in sorted(args.sizes):
             say(f"building the cache of {size:,} issues ...")
             homes[size] = folder / f"home-{size}"
-            build_home(homes[size], issues[:size])
+            build_home(homes[size], issues[:size], copies.get(size))
         cli_home = homes[max(homes)]
         if cli_size not in homes:
             cli_home = folder / f"home-{cli_size}"
-            build_home(cli_home, issues[:cli_size])
+            build_home(cli_home, issues[:cli_size], copies.get(cli_size))
         del issues
         rows: list[tuple[str, ...]] = []
         if not args.skip_app:

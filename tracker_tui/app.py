@@ -29,6 +29,7 @@ from cache import Cache, CacheError
 from sync.permissions import ISSUES_WRITE, KeyPermissions
 from tracker_tui.access import KeyAccess, lost_notice
 from tracker_tui.admin_link import AdminLink
+from tracker_tui.collector import collect_again
 from tracker_tui.data.cache_source import CacheIssueSource
 from tracker_tui.data.columns import ColumnSetup
 from tracker_tui.data.keymap import check_keymap
@@ -36,6 +37,7 @@ from tracker_tui.data.source import IssueSource
 from tracker_tui.data.usage_alert import DEFAULT_ALERT_PERCENT, alert_words, day_used_percent
 from tracker_tui.data.views import SavedView
 from tracker_tui.drafts import KeepsDraft
+from tracker_tui.idle_collector import IdleCollectingApp
 from tracker_tui.key_names import hint_keys
 from tracker_tui.messages import (
     CacheChanged,
@@ -84,16 +86,18 @@ THEMES: tuple[str, ...] = ("textual-dark", "textual-light", "nord", "gruvbox", "
 def release_collections() -> None:
     """Move what start-up built out of the collector's reach, then let it collect again.
 
-    `tracker_tui.cli` turns garbage collection off before it imports the app, until the first
-    list is drawn: start-up builds some 100,000 objects that live as long as the app (modules,
-    classes, styles, widgets) and little garbage, and the collections it set off walked them
-    over and over, 190-280 ms of them before the first frame at load 7, the one full collection
-    alone 80-190 ms (docs/architecture.md#start-up)."""
+    `tracker_tui.cli.main` holds garbage collection off (`tracker_tui.collector.paused`) from
+    its start until the first list is drawn, and this lets it collect again where it did (an
+    app started otherwise, as tests do, collects throughout): start-up builds some 100,000
+    objects that live as long as the app (modules, classes, styles, widgets) and little
+    garbage, and the collections it set off walked them over and over, 190-280 ms of them
+    before the first frame at load 7, the one full collection alone 80-190 ms
+    (docs/architecture.md#start-up)."""
     gc.freeze()
-    gc.enable()
+    collect_again()
 
 
-class TrackerApp(NavigatingApp):
+class TrackerApp(IdleCollectingApp, NavigatingApp):
     """A keyboard-driven issue tracker client over a local cache.
 
     Its return value is the profile saved on the login screen, when it was started on it
@@ -198,12 +202,11 @@ class TrackerApp(NavigatingApp):
         self.theme_changed_signal.subscribe(self, self._report_theme)
         self.screen_change_signal.subscribe(self, release_dead_line_caches)
         self.open_first_screen()
-        self.count_inbox()
         if self.read_only_reason:
             self.notify(self.read_only_reason, severity="warning", timeout=8)
         if self._login is None:
             self.set_timer(SYNC_START_AT_LATEST, self._start_sync)
-        self.set_timer(COLLECT_AT_LATEST, gc.enable)
+        self.set_timer(COLLECT_AT_LATEST, collect_again)
 
     @property
     def read_only(self) -> bool:
@@ -267,11 +270,14 @@ class TrackerApp(NavigatingApp):
         imports and its first requests would otherwise compete with the first frame for the
         one core Python runs on. At the latest `SYNC_START_AT_LATEST` after mounting (a list
         that cannot read its rows still syncs); never before the login screen has saved a
-        profile.
+        profile. The inbox is first counted then too: its count is not in the list's frame,
+        and its reading loaded the change log's modules on the event loop before it
+        (docs/architecture.md#start-up).
         """
         if self._sync_started or (self._login is not None and not self._logged_in_once):
             return
         self._sync_started = True
+        self.count_inbox()
         await self.sync.start(self.post_message)
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
@@ -344,10 +350,12 @@ class TrackerApp(NavigatingApp):
         widgets: around 100,000) out of the garbage collector's reach: a full collection walks
         every tracked object, and over those it paused the app for up to 140 ms mid-keystroke.
         What start-up left behind lives as long as the app anyway. Collections were held off
-        until then (`release_collections`), and resume now."""
+        until then (`release_collections`), and resume now, the full ones in the user's pauses
+        (`tracker_tui.idle_collector`)."""
         if not self._heap_frozen:
             self._heap_frozen = True
             self.call_after_refresh(release_collections)
+            self.call_after_refresh(self.collect_when_idle)
 
     @on(SyncStatusChanged)
     def keep_sync_status(self, message: SyncStatusChanged) -> None:

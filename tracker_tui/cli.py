@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import importlib
 import os
 import signal
@@ -238,13 +237,9 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
 def _open_app(args: argparse.Namespace) -> int:
     """No command: the app itself, on the chosen profile (first run: the login screen)."""
     require_terminal()
-    gc.disable()  # until the first list is drawn: tracker_tui.app.release_collections
-    try:
-        from tracker_tui.launch import run_for_profile
+    from tracker_tui.launch import run_for_profile
 
-        return run_for_profile(args.profile, read_only=args.read_only, live=args.live)
-    finally:
-        gc.enable()
+    return run_for_profile(args.profile, read_only=args.read_only, live=args.live)
 
 
 def _help(parser: argparse.ArgumentParser) -> int:
@@ -291,15 +286,16 @@ def app_arguments(argv: Sequence[str]) -> argparse.Namespace | None:
     return chosen
 
 
-LONG_RUNNING = frozenset({None, "demo", "sync", "watch"})
-"""Commands (None: the app) that may run for minutes: the cyclic garbage collector runs for
-them as usual once they start (`main`)."""
+LONG_RUNNING = frozenset({"demo", "sync", "watch"})
+"""Commands that may run for minutes: the cyclic garbage collector runs for them as usual once
+they start (`main`). The app (no command) turns it back on once its first list is drawn
+(`tracker_tui.app.release_collections`)."""
 
 
 def main(argv: Sequence[str] | None = None, *, ending: bool = False) -> int:
     """Run the command line, the cyclic garbage collector paused (`tracker_tui.collector`):
-    the app and the commands that may run long collect as usual once they start. `ending`:
-    the process ends when this returns (`run`)."""
+    the commands that may run long collect as usual once they start, the app once it has
+    drawn its first list. `ending`: the process ends when this returns (`run`)."""
     with paused(ending=ending):
         given = joined_dash_values(sys.argv[1:] if argv is None else argv)
         args = app_arguments(given) or parse_arguments(given)

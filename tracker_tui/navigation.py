@@ -8,7 +8,8 @@ source) only the list works, and the rest says why.
 
 Each screen is imported when it is first opened, not with the app: together they (and the
 markdown parser, the admin models and the dialogs behind them) cost more at start-up than
-drawing the list (docs/architecture.md#start-up).
+drawing the list (docs/architecture.md#start-up). So is the undo, with the cache's outbox,
+overlay, records and full-text modules behind it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from cache.errors import AmbiguousIssueError
 from issuefields import PROJECT
 from tracker_tui.copy_open import CopyOpenApp
 from tracker_tui.crash_guard import GuardedApp
-from tracker_tui.data import undo
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.key_names import hint_keys
 from tracker_tui.key_order import KeyOrderApp
@@ -45,6 +45,7 @@ from tracker_tui.workers import failed, read_in_thread
 
 if TYPE_CHECKING:
     from cache import Cache
+    from tracker_tui.data.undo import UndoCheck
 
 
 class JumpFound(Message):
@@ -88,7 +89,7 @@ class UndoChecked(Message):
 
     __slots__ = ("batch_id", "check")
 
-    def __init__(self, batch_id: str, check: undo.UndoCheck) -> None:
+    def __init__(self, batch_id: str, check: UndoCheck) -> None:
         self.batch_id = batch_id
         self.check = check
         super().__init__()
@@ -272,6 +273,8 @@ class NavigatingApp(GuardedApp, KeyOrderApp, CopyOpenApp):
         if batch is None:
             self.notify("No bulk change to undo.", severity="warning")
             return
+        from tracker_tui.data import undo
+
         source = services.source
         read_in_thread(
             self,
@@ -306,10 +309,12 @@ class NavigatingApp(GuardedApp, KeyOrderApp, CopyOpenApp):
     def _undo(self, batch: str) -> None:
         if (services := self._writable()) is None or self.last_batch != batch:
             return
+        from tracker_tui.data import undo
+
         self.last_batch = None
         source = services.source
 
-        def done(found: undo.UndoCheck) -> WriteQueued:
+        def done(found: UndoCheck) -> WriteQueued:
             return WriteQueued(found.notice(), batch_id=found.result.batch_id)
 
         read_in_thread(self, "undo the bulk change", lambda: undo.run(source, batch), done)

@@ -6,8 +6,10 @@ collector ran after every page, and every tenth run swept the next generation to
 a cold sync of 100,000 issues went to it (measured with `gc.callbacks`), in pauses of up to
 170 ms during which no page was read. Next to none of it is cyclic garbage: reference
 counting frees a page's objects once the page is stored. So while a pull runs, the youngest
-generation is collected every `YOUNG_THRESHOLD` objects, and the thresholds the process had
-are put back when the last pull running in it ends.
+generation is collected every `YOUNG_THRESHOLD` objects, and the threshold the process had
+for it is put back when the last pull running in it ends; the older generations' thresholds are
+left to whoever set them (the app makes full collections rare while it runs, and may do so
+during a pull).
 """
 
 from __future__ import annotations
@@ -24,19 +26,19 @@ to 0.31 s of collecting instead of 2.0 s, the longest pause 24 ms instead of 170
 
 
 class _Thresholds:
-    """The process's thresholds, raised by the first pull to start and restored by the last
-    to end (the TUI may pull while a command does)."""
+    """The process's youngest threshold, raised by the first pull to start and restored by the
+    last to end (the TUI may pull while a command does)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pulls = 0
-        self._saved = gc.get_threshold()
+        self._saved = gc.get_threshold()[0]
 
     def enter(self) -> None:
         with self._lock:
             if self._pulls == 0:
-                self._saved = gc.get_threshold()
-                young, *older = self._saved
+                young, *older = gc.get_threshold()
+                self._saved = young
                 if 0 < young < YOUNG_THRESHOLD:  # 0: automatic collection is off; leave it
                     gc.set_threshold(YOUNG_THRESHOLD, *older)
             self._pulls += 1
@@ -45,7 +47,8 @@ class _Thresholds:
         with self._lock:
             self._pulls -= 1
             if self._pulls == 0:
-                gc.set_threshold(*self._saved)
+                _, *older = gc.get_threshold()
+                gc.set_threshold(self._saved, *older)
 
 
 _THRESHOLDS = _Thresholds()

@@ -57,6 +57,17 @@ def test_overlapping_pulls_restore_the_thresholds_when_the_last_ends(
     assert gc.get_threshold() == thresholds
 
 
+def test_the_older_thresholds_set_during_a_pull_stay_when_it_ends(
+    thresholds: tuple[int, int, int],
+) -> None:
+    """The app makes full collections rare once its first list is drawn, which may be while
+    the first pull runs: the pull's end must not bring CPython's default back."""
+    with fewer_collections():
+        young, middle, _ = gc.get_threshold()
+        gc.set_threshold(young, middle, 100)
+    assert gc.get_threshold() == (500, 7, 100)
+
+
 def test_a_process_that_turned_automatic_collection_off_keeps_it_off() -> None:
     saved = gc.get_threshold()
     gc.set_threshold(0)

@@ -6,17 +6,23 @@ from __future__ import annotations
 import gc
 import threading
 import weakref
+from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
 from textual import events
+from textual.css.stylesheet import Stylesheet
+from textual.dom import DOMNode
 from textual.widgets import Checkbox, Footer, Input
+from textual.widgets._footer import FooterKey
 from tui_support import AppFactory, FakeIssueSource, settle
 
 from tracker_tui.data.source import IssueQuery
+from tracker_tui.probes import FIRST_DRAW_ENV
 from tracker_tui.screens.filter_dialog import FilterDialog
 from tracker_tui.screens.issue_list import IssueListScreen
-from tracker_tui.widgets import frame_hold
+from tracker_tui.widgets import frame_hold, issue_window, steady_footer
 from tracker_tui.widgets.frame_hold import FRAME_HOLD
 from tracker_tui.widgets.issue_list import IssueList
 
@@ -180,3 +186,67 @@ async def test_the_filter_dialog_hands_over_its_query_while_still_up(
         expected = IssueQuery(mine=True)
         assert applied == [(expected, True)]
         assert dismissed == [expected]
+
+
+async def test_the_footer_styles_each_key_once(
+    app_factory: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key is built as compact as the footer it is bound to: Textual's footer makes each key
+    compact and then binds it to the footer, which is not, and each change restyled the key
+    (twice per key and rebuild, 30 restyles before the first frame,
+    docs/architecture.md#start-up); the command palette's key, bound to nothing, stays as
+    compact as a key starts."""
+    styled: Counter[int] = Counter()
+    apply = Stylesheet.apply
+
+    def counting(self: Stylesheet, node: DOMNode, *args: Any, **kwargs: Any) -> None:
+        if isinstance(node, FooterKey):
+            styled[id(node)] += 1
+        apply(self, node, *args, **kwargs)
+
+    monkeypatch.setattr(Stylesheet, "apply", counting)
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        keys = footer_keys(app)
+        assert len(keys) > 5
+        assert [styled[id(key)] for key in keys] == [1] * len(keys)
+        palette = [key for key in keys if key.has_class("-command-palette")]
+        bound = [key for key in keys if key not in palette]
+        assert len(palette) == 1 and palette[0].compact and palette[0].has_class("-compact")
+        assert not any(key.compact or key.has_class("-compact") for key in bound)
+
+
+async def test_the_footer_shows_its_keys_after_the_first_rows(
+    app_factory: AppFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The frame that first shows the list's rows does not wait on building the footer's key
+    widgets (docs/architecture.md#start-up); the keys follow in the next frames."""
+    keys_at_first_draw: list[int] = []
+    monkeypatch.setenv(FIRST_DRAW_ENV, str(tmp_path / "first-draw"))
+    monkeypatch.setattr(
+        issue_window,
+        "record_first_draw",
+        lambda _path: keys_at_first_draw.append(len(footer_keys(app))),
+    )
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert keys_at_first_draw == [0]
+        assert "Open" in [key.description for key in footer_keys(app)]
+
+
+async def test_the_footer_shows_its_keys_even_if_the_list_cannot_read(
+    app_factory: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No first rows to wait for: the keys come at the latest `KEYS_AT_LATEST` after
+    mounting."""
+    monkeypatch.setattr(steady_footer, "KEYS_AT_LATEST", 0.2)
+    source = FakeIssueSource(1_000)
+    source.fail = RuntimeError("disk gone")
+    app = app_factory(source)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert issue_list(app).count is None
+        await pilot.pause(0.3)
+        assert "Open" in [key.description for key in footer_keys(app)]

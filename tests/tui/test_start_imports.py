@@ -199,6 +199,19 @@ def test_the_app_on_a_server_starts_without_the_service_or_the_demo(
     assert loaded(found["at_sync_start"]["modules"], NOT_BEFORE_SYNC) == []
 
 
+NOT_AT_FIRST_FRAME = (
+    *("cache.inbox", "cache.changelog", "tracker_tui.data.undo", "cache.undo"),
+    *("tracker_tui.data.changes",),
+)
+"""What the list's first frame does not show, so does not wait on: the inbox's count (taken
+when the sync link starts) and the bulk undo (when `u` is first pressed)."""
+
+
+def test_the_first_frame_loads_neither_the_inbox_nor_the_undo(started: dict[str, Any]) -> None:
+    assert loaded(started["at_first_frame"]["modules"], NOT_AT_FIRST_FRAME) == []
+    assert "cache.inbox" in started["listed_at"]
+
+
 def test_the_engine_starts_after_the_first_frame_of_the_list(started: dict[str, Any]) -> None:
     """The sync link starts once the frame showing the list is drawn, not when the list has
     counted its rows: the thread importing the engine would otherwise share the GIL with that

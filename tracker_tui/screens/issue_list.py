@@ -157,7 +157,7 @@ class IssueListScreen(ReadOnlyScreen[None]):
         )
         yield MarkerLegend(id="legend")
         yield StatusBar(self._profile, read_only=self.read_only, id="status")
-        yield SteadyFooter()
+        yield SteadyFooter(held=True)
 
     def on_mount(self) -> None:
         """Load the filter values, and reload everything whenever the cache changes."""
@@ -207,8 +207,10 @@ class IssueListScreen(ReadOnlyScreen[None]):
 
     @on(IssueList.Counted)
     def show_count(self, message: IssueList.Counted) -> None:
-        """Show how many issues match."""
+        """Show how many issues match; the footer's keys once the rows are drawn (in the next
+        frame: the first one waited on building them, docs/architecture.md#start-up)."""
         self.query_one(FilterChips).count = message.count
+        self.call_after_refresh(self.query_one(SteadyFooter).show_keys)
 
     @on(IssueList.MarksChanged)
     def show_marked(self, message: IssueList.MarksChanged) -> None:
