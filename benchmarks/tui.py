@@ -449,13 +449,15 @@ async def typing(app: TrackerApp, words: list[str], samples: int) -> Keys:
     async with app.run_test(size=SIZE, message_hook=redraws.hook) as pilot:
         await redraws.first_list()
         await pilot.press("slash")
-        pending = iter(words)
-        while len(keys.search) < samples:
-            word = next(pending)
+        for word in words:  # keys not timed (`Keys.unchanged`, `late`) must not loop forever
+            if len(keys.search) >= samples:
+                break
             await search_round(redraws, keys, word)
         await pilot.press("escape")
         await redraws.settle()
-        while len(keys.filter) < samples:
+        for _ in range(samples):
+            if len(keys.filter) >= samples:
+                break
             await filter_round(redraws, keys, pilot)
     redraws.told(keys)
     return keys
@@ -505,11 +507,11 @@ async def mixed_typing(
         await redraws.first_list()
         while not ready():
             await asyncio.sleep(0.05)
-        pending = iter(words)
         with pauses:
-            while going(keys):
+            for word in words:
+                if not going(keys):
+                    break
                 await pilot.press("slash")
-                word = next(pending)
                 await search_round(redraws, keys, word)
                 await pilot.press("escape")
                 await redraws.settle()
