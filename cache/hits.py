@@ -137,15 +137,7 @@ def _from_probe_docs(
     if isinstance(built, ProbeDocs) and built.serves(sort, probes, overlaid):
         first = built.first
     else:
-        ordering = ORDERINGS[sort.key]
-        first = [
-            int(row[0])
-            for row in conn.execute(
-                f"SELECT rid FROM issues INDEXED BY {ordering.index} "
-                f"ORDER BY {ordering.sql(sort.descending)} LIMIT ?",
-                (probes,),
-            )
-        ]
+        first = _first_rids(conn, sort, probes)
         if not fts.load_probe_docs(conn, [*first, *overlaid]):
             memo[_PROBE_DOCS_KEY] = (sort, probes, _UNUSABLE)
             return None
@@ -224,15 +216,7 @@ def _probed(
     if sort is not None and not _worth_probing(conn, search, reach, probes):
         return Hits(text, fts.load_hits(conn, search), None, 0, True)
     if sort is not None:
-        ordering = ORDERINGS[sort.key]
-        first = [
-            int(row[0])
-            for row in conn.execute(
-                f"SELECT rid FROM issues INDEXED BY {ordering.index} "
-                f"ORDER BY {ordering.sql(sort.descending)} LIMIT ?",
-                (probes,),
-            )
-        ]
+        first = _first_rids(conn, sort, probes)
     overlaid = [e.server_rid for e in view.of(Resource.ISSUES).values() if e.server_rid is not None]
     by_comment = _comment_matches(conn, memo, text, search)
     total, matched = fts.load_probed_hits(conn, search, [*first, *overlaid], by_comment)
@@ -266,3 +250,16 @@ def few(memo: dict[object, object], text: TextQuery | None) -> bool:
         and found.total is not None
         and found.total <= FEW_HITS
     )
+
+
+def _first_rids(conn: sqlite3.Connection, sort: IssueSort, probes: int) -> list[int]:
+    """The server rows of the first `probes` issues in the list's order (its index's walk)."""
+    ordering = ORDERINGS[sort.key]
+    return [
+        int(row[0])
+        for row in conn.execute(
+            f"SELECT rid FROM issues INDEXED BY {ordering.index} "
+            f"ORDER BY {ordering.sql(sort.descending)} LIMIT ?",
+            (probes,),
+        )
+    ]
