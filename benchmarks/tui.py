@@ -73,7 +73,7 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import partial
 from multiprocessing.synchronize import Event
 from types import ModuleType
@@ -86,6 +86,7 @@ if pathlib.Path(sys.path[0]).resolve() == pathlib.Path(__file__).resolve().paren
 from textual import events
 from textual.app import App
 from textual.message import Message
+from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
 from accounts.credentials import KeySource, ResolvedProfile
@@ -237,6 +238,10 @@ class Keys:
     query's rows first, then counts it)."""
     pauses: Pauses | None = None
     """The garbage collector's pauses while the rounds ran (the pull's figures)."""
+    unchanged: list[str] = field(default_factory=list)
+    """Keys that changed no query (nothing for the list to redraw): not timed."""
+    late: list[str] = field(default_factory=list)
+    """Keys whose list was not redrawn within `KEY_LIMIT`: not timed, each said on stderr."""
 
 
 class Pauses:
@@ -277,6 +282,13 @@ class Pauses:
             self.young += now - began
 
 
+KEY_LIMIT = 10.0
+"""Seconds a key may take to its redrawn list; one slower is reported and left untimed."""
+QUIET = 1.0
+"""Seconds after a key, twice over, with the list's query unchanged: the key changed nothing
+(a space typed into the search, which is stripped), so no frame is waited for."""
+
+
 @dataclass
 class Redraws:
     """Times keys to the frame after the list's next `Counted` for a query other than the one
@@ -300,6 +312,11 @@ class Redraws:
     counted_at: float = 0.0
     count_waits: list[float] = field(default_factory=list)
     """Per key whose count came: wall seconds from the key to the frame showing it."""
+    unchanged: list[str] = field(default_factory=list)
+    late: list[str] = field(default_factory=list)
+    key_at: float = 0.0
+    heard: list[str] = field(default_factory=list)
+    """What the list and the app heard since the key being timed (said for a late key)."""
 
     def drawn(self) -> None:
         """Read the clocks as the frame is done, not when the timing coroutine next runs: on a
@@ -315,13 +332,21 @@ class Redraws:
     def hook(self, message: Message) -> None:
         if isinstance(message, CacheChanged):
             self.reloads += 1
+            self.heard.append(f"{self.since()} CacheChanged")
         if isinstance(message, IssueWindow.Counted) and id(message) not in self.seen:
             self.seen.add(id(message))
             self.window = message.issue_list
+            query = shown(message.issue_list.issue_query)
+            self.heard.append(f"{self.since()} Counted {message.count} for {query}")
             if self.before is None or message.issue_list.issue_query != self.before:
                 message.issue_list.call_after_refresh(self.drawn)
             if message.count is not None and message.issue_list.issue_query != self.asked:
                 message.issue_list.call_after_refresh(self.count_drawn)
+
+    def told(self, keys: Keys) -> None:
+        """Give `keys` what was measured beside the keys' times."""
+        keys.counted = self.count_waits
+        keys.unchanged, keys.late = self.unchanged, self.late
 
     async def first_list(self) -> None:
         await asyncio.wait_for(self.event.wait(), 60.0)
@@ -344,21 +369,71 @@ class Redraws:
             except WorkerCancelled:
                 continue
 
-    async def time_key(self, key: str) -> Sample:
-        """Seconds from a key event (posted as the terminal driver does, without `Pilot.press`,
-        whose waits for an idle process would be timed too) to the list redrawn for it."""
+    def since(self) -> str:
+        return f"{(time.perf_counter() - self.key_at) * 1000:.0f} ms"
+
+    async def time_key(self, samples: list[Sample], key: str, word: str = "") -> None:
+        """Add to `samples` the seconds from a key event (posted as the terminal driver does,
+        without `Pilot.press`, whose waits for an idle process would be timed too) to the
+        list redrawn for it. A key that changes no query, or whose list is not redrawn within
+        `KEY_LIMIT`, is counted apart instead (`Keys.unchanged`, `Keys.late`), not timed."""
         self.event.clear()
         self.before = None if self.window is None else self.window.issue_query
         self.asked, self.counted_at = self.before, 0.0
+        self.heard = []
         started, cpu = time.perf_counter(), time.process_time()
+        self.key_at = started
         self.app.post_message(events.Key(key, key if len(key) == 1 else None))
-        await asyncio.wait_for(self.event.wait(), 10.0)
+        outcome = await self.redrawn(started)
         took = self.stamp[0] - started, self.stamp[1] - cpu
+        name = f"{key!r}" + (f" of {word!r}" if word else "")
+        if outcome == "unchanged":
+            self.unchanged.append(name)
+        elif outcome == "late":
+            self.late.append(name)
+            now = self.window.issue_query if self.window is not None else None
+            say(
+                f"key {name} not redrawn within {KEY_LIMIT:.0f} s: the list's query"
+                f" {shown(self.before)} -> {shown(now)}; read workers running:"
+                f" {sum(w.is_running for w in self.app.workers)}; heard: {self.heard}"
+            )
         self.before = None
         await self.settle()
-        if self.counted_at > started:
-            self.count_waits.append(self.counted_at - started)
-        return took
+        if outcome is None:
+            samples.append(took)
+            if self.counted_at > started:
+                self.count_waits.append(self.counted_at - started)
+
+    async def redrawn(self, started: float) -> str | None:
+        """Wait for the frame of the key sent at `started`: None once it is drawn,
+        "unchanged" when the list's query stayed as it was for two `QUIET` spells (the key
+        changed nothing), "late" when `KEY_LIMIT` passed first."""
+        quiet = 0
+        while not self.event.is_set():
+            left = started + KEY_LIMIT - time.perf_counter()
+            if left <= 0:
+                return "late"
+            try:
+                await asyncio.wait_for(self.event.wait(), min(QUIET, left))
+            except TimeoutError:
+                still = self.window is not None and self.window.issue_query == self.before
+                quiet = quiet + 1 if still else 0
+                if quiet >= 2:
+                    return "unchanged"
+        return None
+
+
+def shown(query: IssueQuery | None) -> str:
+    """A query in a line of progress: what is searched and filtered, and the sort."""
+    if query is None:
+        return "none"
+    flt = query.filter
+    terms = [
+        f"{column.name}={value!r}"
+        for column in fields(flt)
+        if (value := getattr(flt, column.name)) and column.name != "me"
+    ]
+    return f"[{' '.join(terms)} mine={query.mine} sort={query.sort.key}]"
 
 
 async def keystrokes(path: pathlib.Path, words: list[str], samples: int, me: str) -> Keys:
@@ -374,21 +449,36 @@ async def typing(app: TrackerApp, words: list[str], samples: int) -> Keys:
     async with app.run_test(size=SIZE, message_hook=redraws.hook) as pilot:
         await redraws.first_list()
         await pilot.press("slash")
-        pending = iter(words)
-        while len(keys.search) < samples:
-            word = next(pending)
-            keys.search += [await redraws.time_key(letter) for letter in word]
-            keys.search += [await redraws.time_key("backspace") for _ in word]
+        for word in words:  # keys not timed (`Keys.unchanged`, `late`) must not loop forever
+            if len(keys.search) >= samples:
+                break
+            await search_round(redraws, keys, word)
         await pilot.press("escape")
         await redraws.settle()
-        while len(keys.filter) < samples:
-            keys.filter += [await redraws.time_key("m"), await redraws.time_key("m")]
-            await pilot.press("f", "tab", "space")
-            await redraws.settle()
-            keys.dialog.append(await redraws.time_key("ctrl+s"))
-            keys.filter.append(await redraws.time_key("F"))
-    keys.counted = redraws.count_waits
+        for _ in range(samples):
+            if len(keys.filter) >= samples:
+                break
+            await filter_round(redraws, keys, pilot)
+    redraws.told(keys)
     return keys
+
+
+async def search_round(redraws: Redraws, keys: Keys, word: str) -> None:
+    """`word` typed into the search one letter at a time, then deleted."""
+    for letter in word:
+        await redraws.time_key(keys.search, letter, word)
+    for _ in word:
+        await redraws.time_key(keys.search, "backspace", word)
+
+
+async def filter_round(redraws: Redraws, keys: Keys, pilot: Pilot[object]) -> None:
+    """`m` twice, the filter dialog with one status ticked applied, and `F`."""
+    await redraws.time_key(keys.filter, "m")
+    await redraws.time_key(keys.filter, "m")
+    await pilot.press("f", "tab", "space")
+    await redraws.settle()
+    await redraws.time_key(keys.dialog, "ctrl+s")
+    await redraws.time_key(keys.filter, "F")
 
 
 def serve(db: pathlib.Path, window: float, ready: multiprocessing.Queue[str], stop: Event) -> None:
@@ -417,22 +507,17 @@ async def mixed_typing(
         await redraws.first_list()
         while not ready():
             await asyncio.sleep(0.05)
-        pending = iter(words)
         with pauses:
-            while going(keys):
+            for word in words:
+                if not going(keys):
+                    break
                 await pilot.press("slash")
-                word = next(pending)
-                keys.search += [await redraws.time_key(letter) for letter in word]
-                keys.search += [await redraws.time_key("backspace") for _ in word]
+                await search_round(redraws, keys, word)
                 await pilot.press("escape")
                 await redraws.settle()
-                keys.filter += [await redraws.time_key("m"), await redraws.time_key("m")]
-                await pilot.press("f", "tab", "space")
-                await redraws.settle()
-                keys.dialog.append(await redraws.time_key("ctrl+s"))
-                keys.filter.append(await redraws.time_key("F"))
+                await filter_round(redraws, keys, pilot)
     keys.reloads = redraws.reloads
-    keys.counted = redraws.count_waits
+    redraws.told(keys)
     keys.pauses = pauses
     return keys
 
@@ -636,6 +721,22 @@ def key_rows(keys: Keys, during: str) -> list[tuple[str, str, str]]:
         rows.append((f"{figure}: p50", f"{p50:.1f} ms (CPU {cpu50:.1f} ms)", goal))
         rows.append(
             (f"{figure}: p99 ({len(samples)} keys)", f"{p99:.1f} ms (CPU {cpu99:.1f} ms)", goal)
+        )
+    if keys.unchanged:
+        rows.append(
+            (
+                f"keys that changed no query (nothing to redraw, not timed), {during}",
+                f"{len(keys.unchanged)}: {', '.join(keys.unchanged[:5])}",
+                "-",
+            )
+        )
+    if keys.late:
+        rows.append(
+            (
+                f"keys whose list was not redrawn within {KEY_LIMIT:.0f} s (not timed), {during}",
+                f"{len(keys.late)}: {', '.join(keys.late[:5])}",
+                "none",
+            )
         )
     if keys.counted:
         p50, p99 = percentiles(keys.counted)

@@ -294,11 +294,16 @@ def load_probe_docs(conn: sqlite3.Connection, rids: Sequence[int]) -> bool:
     conn.execute("INSERT INTO temp.probe_docs (probe_docs) VALUES ('delete-all')")
     wanted = dumps(sorted(rids))
     # In rowid order: FTS5 writes out its pending terms whenever a rowid comes below the one
-    # before (512 comments out of order took 70 ms instead of 4).
+    # before (512 comments out of order took 70 ms instead of 4). The issues' ids are a list
+    # the comments are looked up by, not a join: during a cold load of comments, and after
+    # one cut short, `comments_by_issue` is a stand-in on `rid` (cache/bulk_load.py), and the
+    # join scanned every comment once per issue (49,501 comments, 768 issues: 15 s for a
+    # search's first key after a pull of 100,000 was stopped); the list is one scan then.
     comments = conn.execute(
         "INSERT INTO temp.probe_docs (rowid, body) "
-        "SELECT -c.rid, c.body FROM issues i JOIN comments c ON c.issue_id = i.id "
-        "WHERE i.rid IN (SELECT value FROM json_each(?)) ORDER BY c.rid DESC",
+        "SELECT -rid, body FROM comments WHERE issue_id IN "
+        "(SELECT id FROM issues WHERE rid IN (SELECT value FROM json_each(?))) "
+        "ORDER BY rid DESC",
         (wanted,),
     ).rowcount
     issues = conn.execute(

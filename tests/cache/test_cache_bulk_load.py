@@ -206,3 +206,54 @@ def test_a_big_page_into_a_bigger_table_or_a_cold_load_keeps_their_indexes(
         assert index_sql(cache.path) == real
         assert cache.reads.count(IssueFilter()) == 900
         assert cache.integrity_check() == ["ok"]
+
+
+def test_a_search_during_a_cold_load_of_comments_reads_each_comment_once(
+    tmp_path: Path,
+) -> None:
+    """A search's first rows index the comments of the first issues in the list's order
+    (`fts.load_probe_docs`). While comments load cold, and after a load cut short (an app
+    quit during its first sync), `comments_by_issue` is a stand-in on `rid`: looking the
+    comments up by a join scanned every comment once per probed issue (49,501 comments, 768
+    issues: 15 s for one key after a pull of 100,000). Counted in SQLite's instructions, the
+    search now costs what one pass over the comments does, and finds what it finds once the
+    real index is back."""
+    path = tmp_path / "cache.db"
+    records = issues(600)
+    rng = random.Random(5)
+    flt, sort = IssueFilter(text="gamma"), IssueSort("updated", True)
+    with Cache.open(path) as cache:
+        assert cache.server.begin_bulk_load(Resource.COMMENTS)
+        cache.server.apply_page(Resource.ISSUES, records)
+        cache.server.apply_page(
+            Resource.COMMENTS,
+            [
+                comment(n, str(rng.choice(records)["id"]), " ".join(rng.choices(WORDS, k=4)))
+                for n in range(1, 3001)
+            ],
+        )
+        conn = cache.reads._db.conn()
+        steps = [0]
+        statements: list[str] = []
+
+        def step() -> int:
+            steps[0] += 1
+            return 0
+
+        conn.set_progress_handler(step, 1000)
+        conn.set_trace_callback(statements.append)
+        try:
+            with cache.reads.snapshot():
+                during = [row.id for row in cache.reads.window(flt, sort, 0, 40)]
+        finally:
+            conn.set_progress_handler(None, 0)
+            conn.set_trace_callback(None)
+        assert any("INSERT INTO temp.probe_docs" in sql for sql in statements)
+        assert cache.server.finish_bulk_load(Resource.COMMENTS)
+    with Cache.open(path) as cache:
+        after = [row.id for row in cache.reads.window(flt, sort, 0, 40)]
+    assert len(during) == 40
+    assert during == after
+    # One pass over 3,000 comments and the issues' rows: 173,000 instructions here; the
+    # join's lookups of every comment for each of 512 issues: 10.9 million.
+    assert steps[0] * 1000 < 2_000_000, steps
