@@ -237,7 +237,7 @@ class Keys:
     """Wall seconds from a key to the frame showing its query's count (the list draws a new
     query's rows first, then counts it)."""
     pauses: Pauses | None = None
-    """The garbage collector's pauses while the rounds ran (the pull's figures)."""
+    """The garbage collector's pauses while the rounds ran."""
     unchanged: list[str] = field(default_factory=list)
     """Keys that changed no query (nothing for the list to redraw): not timed."""
     late: list[str] = field(default_factory=list)
@@ -446,20 +446,23 @@ async def typing(app: TrackerApp, words: list[str], samples: int) -> Keys:
     """`samples` search keys, then as many filter keys (`m`, `F`) and dialogs."""
     keys = Keys([], [], [])
     redraws = Redraws(app)
+    pauses = Pauses()
     async with app.run_test(size=SIZE, message_hook=redraws.hook) as pilot:
         await redraws.first_list()
         await pilot.press("slash")
-        for word in words:  # keys not timed (`Keys.unchanged`, `late`) must not loop forever
-            if len(keys.search) >= samples:
-                break
-            await search_round(redraws, keys, word)
-        await pilot.press("escape")
-        await redraws.settle()
-        for _ in range(samples):
-            if len(keys.filter) >= samples:
-                break
-            await filter_round(redraws, keys, pilot)
+        with pauses:
+            for word in words:  # keys not timed (`Keys.unchanged`, `late`) must not loop forever
+                if len(keys.search) >= samples:
+                    break
+                await search_round(redraws, keys, word)
+            await pilot.press("escape")
+            await redraws.settle()
+            for _ in range(samples):
+                if len(keys.filter) >= samples:
+                    break
+                await filter_round(redraws, keys, pilot)
     redraws.told(keys)
+    keys.pauses = pauses
     return keys
 
 
@@ -823,7 +826,7 @@ def keys_on_home(home: pathlib.Path, samples: int, seed: int) -> tuple[int, Keys
 
 def keys_table(n: int, keys: Keys) -> str:
     lines = ["| figure | measured | goal |", "|---|---|---|"]
-    rows = key_rows(keys, f"{n:,} issues")
+    rows = key_rows(keys, f"{n:,} issues") + pause_rows(keys, f"{n:,} issues")
     lines += [f"| {figure} | {measured} | {goal} |" for figure, measured, goal in rows]
     return "\n".join(lines)
 
