@@ -167,3 +167,36 @@ async def test_the_chips_never_show_the_count_of_the_query_before(
         await settle(pilot)
         expected = FakeIssueSource(SIZE_OF_LIST).count(DONE)
         assert f"{expected:,} issues" in chips_text(app)
+
+
+class FailingCount(FakeIssueSource):
+    """Counts of `failing` fail (a disk error, a corrupt page), after its rows were read."""
+
+    def __init__(self, failing: IssueQuery) -> None:
+        super().__init__(SIZE_OF_LIST)
+        self.failing = failing
+
+    def count(self, query: IssueQuery, stop: Callable[[], bool] | None = None) -> int:
+        if query.filter_key == self.failing.filter_key:
+            raise RuntimeError("disk I/O error")
+        return super().count(query, stop)
+
+
+async def test_a_count_that_failed_is_said_unknown_not_still_counting(
+    app_factory: AppFactory, notices: Notices
+) -> None:
+    app = app_factory(FailingCount(TODO))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        issues = issue_list(app)
+        issues.issue_query = TODO
+        await settle(pilot)
+        assert issues.count is None
+        assert "count unknown" in chips_text(app)
+        assert "counting…" not in chips_text(app)
+        assert any("disk I/O error" in text for text in notices.texts())
+        issues.issue_query = DONE
+        await settle(pilot)
+        expected = FakeIssueSource(SIZE_OF_LIST).count(DONE)
+        assert f"{expected:,} issues" in chips_text(app)
+        assert "count unknown" not in chips_text(app)

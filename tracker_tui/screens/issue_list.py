@@ -184,6 +184,7 @@ class IssueListScreen(ReadOnlyScreen[None]):
         issues, chips = self.query_one(IssueList), self.query_one(FilterChips)
         if issues.issue_query.filter_key != query.filter_key:
             chips.count = None
+            chips.count_failed = False
         issues.issue_query = query
         chips.issue_query = query
         search = self.query_one("#search", Input)
@@ -209,8 +210,15 @@ class IssueListScreen(ReadOnlyScreen[None]):
     def show_count(self, message: IssueList.Counted) -> None:
         """Show how many issues match; the footer's keys once the rows are drawn (in the next
         frame: the first one waited on building them, docs/architecture.md#start-up)."""
-        self.query_one(FilterChips).count = message.count
+        chips = self.query_one(FilterChips)
+        chips.count = message.count
+        chips.count_failed = False
         self.call_after_refresh(self.query_one(SteadyFooter).show_keys)
+
+    @on(IssueList.CountFailed)
+    def show_count_failed(self) -> None:
+        """Say the count is unknown rather than still coming (the status shown is the truth)."""
+        self.query_one(FilterChips).count_failed = True
 
     @on(IssueList.MarksChanged)
     def show_marked(self, message: IssueList.MarksChanged) -> None:

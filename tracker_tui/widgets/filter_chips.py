@@ -49,6 +49,9 @@ class FilterChips(Widget):
     count: reactive[int | None] = reactive(None)
     """Rows matching the query, None while counting."""
 
+    count_failed: reactive[bool] = reactive(False)
+    """Reading the list failed before `count` was known: it is not being counted any more."""
+
     marked: reactive[int] = reactive(0)
     """Rows marked for a bulk edit."""
 
@@ -68,7 +71,10 @@ class FilterChips(Widget):
             parts += self._search_chips(query.filter.text)
         if not query.is_filtered:
             parts += ["all issues "]
-        counted = "counting…" if self.count is None else count_label(self.count, "issue")
+        if self.count is not None:
+            counted = count_label(self.count, "issue")
+        else:
+            counted = "count unknown" if self.count_failed else "counting…"
         parts += [" ", (counted, "$text")]
         if self.marked:
             parts += [" · ", (f"{self.marked:,} marked", "bold $text-accent")]

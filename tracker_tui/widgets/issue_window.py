@@ -118,6 +118,19 @@ class IssueWindow(ScrollView):
         drawn: threading.Event | None = None
         """Set once these rows are on screen (or dropped): the count waits for it."""
 
+    class CountFailed(Message):
+        """Reading the list failed while its query was not counted yet: its count is unknown
+        until the next read (a plain class: a dataclass costs the app's start to build)."""
+
+        def __init__(self, issue_list: IssueWindow) -> None:
+            super().__init__()
+            self.issue_list = issue_list
+
+        @property
+        def control(self) -> IssueWindow:
+            """The list whose count failed."""
+            return self.issue_list
+
     class _CountArrived(Message):
         """The count of a generation whose rows were shown before it (a plain class: a
         dataclass costs the app's start to build, tests/tui/test_start_imports.py)."""
@@ -352,6 +365,8 @@ class IssueWindow(ScrollView):
             self._error = message.error
             self._frame_hold.release()
             self.refresh()
+            if self.count is None:
+                self.post_message(self.CountFailed(self))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="issue-list-query")
     def _load_query(
