@@ -213,7 +213,8 @@ def rows_for(issues: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 
 def bare_insert(path: pathlib.Path, rows: list[tuple[Any, ...]], same_table: bool) -> Timer:
     """`executemany` of prepared rows in one transaction: into the cache's own issues table
-    (same indexes), or into a plain table with only a primary key."""
+    (same indexes; without the triggers that log its changes for cache.anchors, which are a
+    cost of ours), or into a plain table with only a primary key."""
     spec = SPECS[Resource.ISSUES]
     names = ", ".join(("id", *spec.column_names, "label_mask", "extra"))
     if same_table:
@@ -221,6 +222,9 @@ def bare_insert(path: pathlib.Path, rows: list[tuple[Any, ...]], same_table: boo
     conn = sqlite3.connect(path, isolation_level=None)
     for pragma in ("journal_mode = WAL", "synchronous = NORMAL", "cache_size = -32768"):
         conn.execute(f"PRAGMA {pragma}")
+    triggers = "SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'issues'"
+    for (trigger,) in conn.execute(triggers).fetchall():
+        conn.execute(f'DROP TRIGGER "{trigger}"')  # ours (the anchors' change log): not bare
     if not same_table:
         conn.execute(f"CREATE TABLE issues ({names.replace('id,', 'id PRIMARY KEY,', 1)})")
     marks = ", ".join("?" * len(rows[0]))
