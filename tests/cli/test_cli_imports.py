@@ -123,10 +123,12 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     yield env
 
 
-def run_read(env: dict[str, str], argv: tuple[str, ...], folder: Path) -> tuple[int, str, set[str]]:
-    report = folder / "modules.json"
+def run_reporting(
+    env: dict[str, str], script: str, argv: tuple[str, ...], report: Path
+) -> tuple[str, dict[str, Any]]:
+    """`script` run as `python -c` on `report` and `argv`; its stdout and the report it wrote."""
     done = subprocess.run(
-        [sys.executable, "-c", RUN, str(report), *argv],
+        [sys.executable, "-c", script, str(report), *argv],
         capture_output=True,
         text=True,
         env=env,
@@ -134,8 +136,12 @@ def run_read(env: dict[str, str], argv: tuple[str, ...], folder: Path) -> tuple[
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    found = json.loads(report.read_text())
-    return found["status"], done.stdout, set(found["modules"])
+    return done.stdout, json.loads(report.read_text())
+
+
+def run_read(env: dict[str, str], argv: tuple[str, ...], folder: Path) -> tuple[int, str, set[str]]:
+    out, found = run_reporting(env, RUN, argv, folder / "modules.json")
+    return found["status"], out, set(found["modules"])
 
 
 def loaded(modules: set[str], forbidden: tuple[str, ...] = NOT_FOR_READS) -> list[str]:
@@ -387,17 +393,7 @@ modules' (cache.query, hits, fts, filtering, ordering, records, search_syntax),
 
 
 def test_a_read_builds_few_dataclasses(env: dict[str, str], tmp_path: Path) -> None:
-    report = tmp_path / "built.json"
-    done = subprocess.run(
-        [sys.executable, "-c", DATACLASSES_BUILT, str(report), "issues", "list"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    found = json.loads(report.read_text())
+    _, found = run_reporting(env, DATACLASSES_BUILT, ("issues", "list"), tmp_path / "built.json")
     assert found["status"] == 0
     built = found["built"]
     assert len(built) <= READ_DATACLASS_BUDGET, built
