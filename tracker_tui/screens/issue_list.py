@@ -42,6 +42,7 @@ from tracker_tui.screens.read_only import ReadOnlyScreen
 from tracker_tui.widgets.filter_chips import FilterChips
 from tracker_tui.widgets.issue_list import IssueList
 from tracker_tui.widgets.marker_legend import MarkerLegend
+from tracker_tui.widgets.search_field import SearchField
 from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.widgets.steady_footer import SteadyFooter
 
@@ -146,7 +147,7 @@ class IssueListScreen(ReadOnlyScreen[None]):
     def compose(self) -> ComposeResult:
         """Chips, the search field (hidden until /), the list, status bar and footer."""
         yield FilterChips(id="chips")
-        yield Input(placeholder=SEARCH_HINT, id="search", classes="-hidden")
+        yield SearchField(placeholder=SEARCH_HINT, id="search", classes="-hidden")
         yield Static("", id="search-problems", classes="-hidden")
         yield IssueList(
             self._source,
