@@ -153,14 +153,19 @@ def sort_at(columns: list[Column], x: int) -> str | None:
     return None
 
 
-def render_header(columns: list[Column], sort: str, descending: bool, styles: RowStyles) -> Strip:
-    """The header line, the sorted column's title followed by ▼ or ▲."""
+def render_header(
+    columns: list[Column], sort: str, descending: bool, styles: RowStyles, *, fill: int = 0
+) -> Strip:
+    """The header line, the sorted column's title followed by ▼ or ▲, and `fill` blank cells
+    after the last column (see `render_row`)."""
     arrow = " ▼" if descending else " ▲"
     cells = [Segment(" " * GUTTER, styles.header)]
     for index, column in enumerate(columns):
         text = column.header + (arrow if column.sort == sort else "")
         separator = " " if index < len(columns) - 1 else ""
         cells.append(Segment(fit(text, column.width) + separator, styles.header))
+    if fill > 0:
+        cells.append(Segment(" " * fill, styles.header))
     return Strip(cells)
 
 
@@ -173,9 +178,12 @@ def render_row(
     marked: bool,
     cursor: bool,
     styles: RowStyles,
+    fill: int = 0,
 ) -> Strip:
     """One issue as a line of cells; the cursor and mark styles lie over the cell styles.
-    `names` are what ids of users and projects show as."""
+    `names` are what ids of users and projects show as. `fill` blank cells follow the last
+    column: the list's lines span the cell under its scrollbar too, and a line one cell short
+    was copied whole by Textual to pad it, for every row drawn."""
     overlay = "cursor" if cursor else "marked" if marked else "none"
     status = STATUS.choice(row.status)
     closed = status is not None and status.tone is Tone.CLOSED
@@ -194,6 +202,8 @@ def render_row(
         if closed and column.field.kind is Kind.TEXT:
             kind = Tone.CLOSED
         cells.append((fit(text, column.width) + (" " if index < last else ""), kind))
+    if fill > 0:
+        cells.append((" " * fill, Tone.PLAIN))
     style = styles.cells
     return Strip([Segment(text, style[kind, overlay]) for text, kind in cells])
 

@@ -48,6 +48,7 @@ from tracker_tui.widgets.issue_columns import (
     time_texts,
 )
 from tracker_tui.widgets.issue_window import HEADER_LINES, MARGIN, Anchor, IssueWindow
+from tracker_tui.widgets.strip_cycles import install as keep_strips_acyclic
 
 NUMBER_LOOKAHEAD = 100
 """How many of a number search's first rows are looked through for the issue of that number
@@ -61,6 +62,9 @@ class _RenderPass(NamedTuple):
     columns: list[Column]
     styles: RowStyles
     now: datetime
+    full: int
+    """The width of a drawn line: `width` plus the cell under the scrollbar, if it shows
+    (Textual pads a shorter line to it, copying it)."""
 
 
 class _Line(NamedTuple):
@@ -220,6 +224,7 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         id: str | None = None,
     ) -> None:
         super().__init__(source, query=query, id=id)
+        keep_strips_acyclic()
         self._clock = clock
         self._columns = columns
         self._read_only = read_only
@@ -373,9 +378,12 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         render_pass = self._pass or self._render_pass()
         line = self._drawn[y] = self._line(y, render_pass)
         width, styles = line.width, line.styles
+        full = render_pass.full
         if line.kind == "header":
             sort = self.issue_query.sort
-            strip = render_header(render_pass.columns, sort.key, sort.descending, styles)
+            strip = render_header(
+                render_pass.columns, sort.key, sort.descending, styles, fill=full - width
+            )
         elif line.kind == "message":
             strip = render_message(line.text, width, styles.base + styles.muted)
         elif line.row is not None:
@@ -387,16 +395,17 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
                 marked=line.marked,
                 cursor=line.cursor,
                 styles=styles,
+                fill=full - width,
             )
         elif line.kind == "placeholder":
-            strip = render_placeholder(width, cursor=line.cursor, styles=styles)
+            strip = render_placeholder(full, cursor=line.cursor, styles=styles)
         else:
-            strip = Strip.blank(width, styles.base)
-        return strip.adjust_cell_length(width, styles.base)
+            strip = Strip.blank(full, styles.base)
+        return strip.adjust_cell_length(full, styles.base)
 
     def _line(self, y: int, render_pass: _RenderPass) -> _Line:
         """What line `y` of the viewport shows now."""
-        width, columns, styles, now = render_pass
+        width, columns, styles, now, _full = render_pass
         index = self.scroll_offset.y + y - HEADER_LINES
         if y < HEADER_LINES:
             sort = self.issue_query.sort
@@ -437,7 +446,13 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
             styles = self._styles = RowStyles.resolve(
                 base, lambda name: self.get_component_rich_style(f"issue-list--{name}")
             )
-        return _RenderPass(width, layout_columns(width, self._columns), styles, self._clock())
+        return _RenderPass(
+            width,
+            layout_columns(width, self._columns),
+            styles,
+            self._clock(),
+            self.content_region.width,
+        )
 
     def on_click(self, event: events.Click) -> None:
         """Put the cursor on the clicked row; a double click opens it. A click on a column's
