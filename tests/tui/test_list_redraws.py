@@ -297,3 +297,33 @@ async def test_a_long_search_scrolls_in_its_field(app_factory: AppFactory) -> No
         await settle(pilot)
         assert search.value == ""
         assert search.scroll_x == 0
+
+
+async def test_a_count_after_its_rows_redraws_no_row(
+    app_factory: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new query's rows are drawn first and its count follows: the count changes the
+    scrollbar and the chips, not one row, and every row was drawn a second time for it (at
+    100,000 issues, half the drawing of an `m`). Placeholders wait longer than the read
+    takes here, however loaded the machine."""
+    monkeypatch.setattr(issue_window, "PLACEHOLDER_DELAY", 30.0)
+    source = FakeIssueSource(10_000)
+    app = app_factory(source)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        issues = issue_list(app)
+        drawn: list[int] = []
+        render_line = IssueList.render_line
+
+        def counting(self: IssueList, y: int) -> Any:
+            drawn.append(y)
+            return render_line(self, y)
+
+        monkeypatch.setattr(IssueList, "render_line", counting)
+        counts = source.counts
+        await pilot.press("m")
+        await settle(pilot)
+        assert source.counts == counts + 1
+        assert 128 < (issues.count or 0) < 10_000
+        assert len(set(drawn)) > issues.size.height // 2
+        assert len(drawn) == len(set(drawn)), "a line drawn twice"

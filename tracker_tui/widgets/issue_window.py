@@ -227,9 +227,11 @@ class IssueWindow(ScrollView):
         self._start_load(clear=True, anchor=anchor)
 
     def watch_count(self, count: int | None) -> None:
-        """Size the scroll area to the rows, plus the header."""
+        """Size the scroll area to the rows, plus the header. The lines are redrawn by
+        `rows_arrived`, which follows every new count: a count that comes after its rows
+        changes none of them (`IssueList` redraws only the lines that changed), and redrawing
+        them all doubled the drawing of a new query (issue 18)."""
         self._size_scroll_area()
-        self.refresh()
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         """Fetch whatever rows scrolling brought into view."""
