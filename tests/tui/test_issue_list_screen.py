@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual.message import Message
-from textual.widgets import Input, SelectionList
+from textual.widgets import Checkbox, Input, OptionList, SelectionList
 from tui_support import NOW, AppFactory, FakeIssueSource, Notices, settle, unique
 
 from cache import Cache, IssueFilter, Resource
@@ -100,6 +100,34 @@ async def test_sort_keys_cycle_flip_and_pick(app_factory: AppFactory) -> None:
         assert screen(app).issue_query.sort.descending is True
         await pilot.press("o", "escape")
         assert screen(app).issue_query.sort.key == "title"
+
+
+async def test_the_filter_dialog_opens_afresh_on_the_current_query(
+    app_factory: AppFactory,
+) -> None:
+    """The list screen keeps its filter dialog: opened again, it shows the query as it is now,
+    on its first field, not what was ticked and cancelled the time before."""
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f", "down", "tab", "space", "escape")
+        await settle(pilot)
+        assert not screen(app).issue_query.is_filtered
+        await pilot.press("m", "f")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, FilterDialog)
+        fields = dialog.query_one("#filter-fields", OptionList)
+        assert dialog.focused is fields
+        assert fields.highlighted == 0
+        assert dialog.query_one(SelectionList).selected == []
+        assert dialog.query_one("#filter-mine", Checkbox).value is True
+        await pilot.press("tab", "space", "ctrl+s")
+        await settle(pilot)
+        query = screen(app).issue_query
+        assert query.mine
+        assert query.filter.status == {"backlog"}
+        assert not query.filter.priority
 
 
 async def test_filter_dialog_selects_values_and_the_chips_show_labels(

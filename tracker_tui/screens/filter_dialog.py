@@ -100,6 +100,24 @@ class FilterDialog(ModalScreen[IssueQuery | None]):
         self.query_one("#filter-fields", OptionList).highlighted = 0
         self._show_field(self._field)
 
+    def reopen(self, query: IssueQuery, choices: Choices) -> None:
+        """Start over on `query`, as a new dialog would: the list screen keeps one dialog
+        (`IssueListScreen.action_filter`) instead of building one per use and dropping it,
+        some 7,000 objects left to the cyclic garbage collector each time, and its removal
+        laid out the list screen again in the key that applied it (issue 18)."""
+        self._query = query
+        self._choices = choices
+        self._selected = {field: set(query.values(field)) for field in FILTERS}
+        self._field = FILTERS[0]
+        if not self.is_mounted:
+            return
+        self.query_one("#filter-mine", Checkbox).value = query.mine
+        fields = self.query_one("#filter-fields", OptionList)
+        with fields.prevent(OptionList.OptionHighlighted):
+            fields.highlighted = 0
+        self._show_field(self._field)
+        self.set_focus(fields, scroll_visible=False)
+
     @property
     def result(self) -> IssueQuery:
         """The query as the dialog's selections stand."""

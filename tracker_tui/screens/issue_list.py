@@ -47,7 +47,7 @@ from tracker_tui.widgets.status_bar import StatusBar
 from tracker_tui.widgets.steady_footer import SteadyFooter
 
 if TYPE_CHECKING:
-    from tracker_tui.screens.filter_dialog import Choices
+    from tracker_tui.screens.filter_dialog import Choices, FilterDialog
 
 SEARCH_HINT = 'Search titles… "a phrase" -word status:todo priority:high assignee:me label:bug #12'
 """The search field's placeholder: the syntax at a glance (cache.search_syntax)."""
@@ -138,6 +138,7 @@ class IssueListScreen(ReadOnlyScreen[None]):
         self.read_only = read_only
         self._clock = clock
         self.choices: Choices = {}
+        self._filter_dialog: FilterDialog | None = None
 
     @property
     def shown_issue(self) -> IssueRow | None:
@@ -268,10 +269,17 @@ class IssueListScreen(ReadOnlyScreen[None]):
 
     def action_filter(self) -> None:
         """Open the filter picker over the current query (each dialog is imported when first
-        opened: docs/architecture.md#start-up)."""
+        opened: docs/architecture.md#start-up). The picker is built once and kept (installed,
+        so that closing it does not remove it): see `FilterDialog.reopen`."""
         from tracker_tui.screens.filter_dialog import FilterDialog
 
-        dialog = FilterDialog(self.issue_query, self.choices, on_apply=self._apply_query)
+        dialog = self._filter_dialog
+        if dialog is None:
+            dialog = FilterDialog(self.issue_query, self.choices, on_apply=self._apply_query)
+            self.app.install_screen(dialog, f"issue-list-filter-{id(self)}")
+            self._filter_dialog = dialog
+        else:
+            dialog.reopen(self.issue_query, self.choices)
         self.app.push_screen(dialog, self._apply_query)
 
     def action_clear_filters(self) -> None:
