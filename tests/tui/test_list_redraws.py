@@ -363,3 +363,27 @@ async def test_the_filter_dialog_is_built_once_and_closes_without_a_layout(
         assert isinstance(app.screen, IssueListScreen)
         assert issue_list(app).issue_query.filter.status
         assert asked == []
+
+
+async def test_a_new_query_s_rows_are_marked_for_redraw_at_once(
+    app_factory: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every line of a new query changes: one refresh for the run of them, not one per line
+    (each a region, a repaint request and a dirty mark)."""
+    monkeypatch.setattr(issue_window, "PLACEHOLDER_DELAY", 30.0)
+    app = app_factory(FakeIssueSource(10_000))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        issues = issue_list(app)
+        asked: list[int] = []
+        refresh = IssueList.refresh
+
+        def counting(self: IssueList, *regions: Any, **kwargs: Any) -> IssueList:
+            asked.append(len(regions))
+            return refresh(self, *regions, **kwargs)
+
+        monkeypatch.setattr(IssueList, "refresh", counting)
+        await pilot.press("m")
+        await settle(pilot)
+        assert 128 < (issues.count or 0) < 10_000
+        assert 0 < len(asked) <= 3
