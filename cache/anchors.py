@@ -35,6 +35,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
+from cache import anchor_file
 from cache.filtering import CompiledFilter
 from cache.models import Cell, IssueSort
 from cache.ordering import ORDERINGS, Key
@@ -174,20 +175,26 @@ def _decoded(labels: object) -> object:
     return json.loads(labels) if isinstance(labels, str) else labels
 
 
-def _shelf(conn: sqlite3.Connection) -> tuple[Shelf, Token] | None:
-    """The shelf of this connection's file brought to the revision its transaction sees,
-    with that revision; None for a file before the migration or in memory."""
+def revision(conn: sqlite3.Connection) -> Token | None:
+    """The revision of the issues table this connection's transaction sees; None for a file
+    before the migration."""
     try:
         row = conn.execute("SELECT seq, tag FROM issue_moves ORDER BY seq DESC LIMIT 1").fetchone()
     except sqlite3.OperationalError:
         return None  # a file before that migration (tests build those by hand)
+    return None if row is None else (int(row[0]), int(row[1]))
+
+
+def _shelf(conn: sqlite3.Connection) -> tuple[Shelf, Token] | None:
+    """The shelf of this connection's file brought to the revision its transaction sees,
+    with that revision; None for a file before the migration or in memory."""
+    token = revision(conn)
     path = str(conn.execute("PRAGMA database_list").fetchone()[2])
-    if row is None or not path:
+    if token is None or not path:
         return None
-    token: Token = (int(row[0]), int(row[1]))
     with _LOCK:
         kept = _SHELVES.get(path)
-        if kept is None or not _advance(conn, kept, token):
+        if kept is None or not advance(conn, kept, token):
             _SHELVES.pop(path, None)
             kept = _SHELVES[path] = Shelf(token)
             while len(_SHELVES) > FILES_KEPT:
@@ -195,7 +202,7 @@ def _shelf(conn: sqlite3.Connection) -> tuple[Shelf, Token] | None:
         return kept, token
 
 
-def _advance(conn: sqlite3.Connection, shelf: Shelf, token: Token) -> bool:
+def advance(conn: sqlite3.Connection, shelf: Shelf, token: Token) -> bool:
     """Bring `shelf` to `token` from the log; False when it cannot be (see the module doc).
     A reader in an older snapshot leaves it as it is (it then reads without anchors)."""
     if shelf.token == token or shelf.token[0] > token[0]:
@@ -260,12 +267,62 @@ def book(
     key = (sort.key, sort.descending, compiled.scan_where, compiled.params, compiled.drive)
     with _LOCK:
         kept = shelf.books.get(key)
+        if kept is not None:
+            shelf.books.move_to_end(key)
+            return kept, token
+    saved = _saved_book(conn, token, sort, compiled) if shelf.token == token else None
+    with _LOCK:
+        kept = shelf.books.get(key)
         if kept is None:
-            kept = shelf.books[key] = Book(shelf, sort, compiled)
+            kept = Book(shelf, sort, compiled)
+            if saved is not None and shelf.token == token:
+                kept.anchors = saved.anchors
+            shelf.books[key] = kept
             while len(shelf.books) > BOOKS_KEPT:
                 shelf.books.popitem(last=False)
         shelf.books.move_to_end(key)
         return kept, token
+
+
+def unfiltered(compiled: CompiledFilter) -> bool:
+    """Whether the filter takes every server row: the list whose anchors the file keeps."""
+    return not compiled.scan_where and not compiled.params and compiled.drive is None
+
+
+def _saved_book(
+    conn: sqlite3.Connection, token: Token, sort: IssueSort, compiled: CompiledFilter
+) -> Book | None:
+    """The file's anchors of the unfiltered list in `sort` order brought to `token`, None
+    when it keeps none that can be (cache.anchor_file)."""
+    if not unfiltered(compiled):
+        return None
+    found = anchor_file.read(conn, anchor_file.name(sort))
+    if found is None:
+        return None
+    saved, kept = found
+    if not isinstance(kept, list):
+        return None
+    shelf = Shelf(saved)
+    book = shelf.books[None] = Book(shelf, sort, compiled)
+    key = ORDERINGS[sort.key].key
+    book.anchors = [(int(rows), tuple(cells), key(cells)) for rows, cells in kept]
+    return book if _brought(conn, shelf, token) else None
+
+
+def _saved_total(conn: sqlite3.Connection, token: Token, compiled: CompiledFilter) -> int | None:
+    """The file's number of server rows of the unfiltered list brought to `token`."""
+    found = anchor_file.read(conn, anchor_file.TOTAL) if unfiltered(compiled) else None
+    if found is None or not isinstance(found[1], int):
+        return None
+    shelf = Shelf(found[0])
+    kept = shelf.totals[None] = Total(compiled, found[1])
+    return kept.rows if _brought(conn, shelf, token) else None
+
+
+def _brought(conn: sqlite3.Connection, shelf: Shelf, token: Token) -> bool:
+    """`advance` a shelf saved at an earlier revision, never back to an older one (a reader
+    sees only rows saved at or before its own revision: they are written in a transaction)."""
+    return shelf.token[0] <= token[0] and advance(conn, shelf, token)
 
 
 def total(
@@ -288,7 +345,8 @@ def total(
         kept = shelf.totals.get(key)
         if kept is not None and shelf.token == token:
             return kept.rows
-    rows = read()
+    saved = _saved_total(conn, token, compiled) if shelf.token == token else None
+    rows = read() if saved is None else saved
     with _LOCK:
         if shelf.token == token:
             shelf.totals[key] = Total(compiled, rows)
