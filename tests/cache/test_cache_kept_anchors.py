@@ -17,7 +17,16 @@ import pytest
 from cache_factories import Record, issue, stamp
 from cache_oracle import Row, expected
 
-from cache import Cache, IssueFilter, IssueSort, Resource, anchor_file, anchors, query
+from cache import (
+    Cache,
+    IssueFilter,
+    IssueSort,
+    Resource,
+    anchor_file,
+    anchor_keeping,
+    anchors,
+    query,
+)
 from cache.filtering import compile_filter
 from cache.ordering import ORDERINGS
 from issuefields import SORT_KEYS
@@ -228,10 +237,13 @@ def test_kept_anchors_follow_inserts_updates_and_deletes_made_since_by_another_p
 
 
 def restart_the_log(cache: Cache) -> None:
-    """What a page that sets the log's triggers aside does: the log starts afresh at one row."""
+    """What a page that sets the log's triggers aside does: the log starts afresh at one row,
+    numbered on from the last."""
     with cache.server._db.write() as conn:
-        conn.execute("DELETE FROM issue_moves")
-        conn.execute("INSERT INTO issue_moves (tag) VALUES (random())")
+        conn.execute(
+            "INSERT INTO issue_moves (seq, tag) SELECT max(seq) + 1, random() FROM issue_moves"
+        )
+        conn.execute("DELETE FROM issue_moves WHERE seq < (SELECT max(seq) FROM issue_moves)")
 
 
 @pytest.mark.parametrize("lost", ["log restarted", "too many changes"])
@@ -266,6 +278,29 @@ def test_kept_anchors_are_dropped_when_the_log_no_longer_holds_their_revision(
         for sort in SORTS:
             book = shelf_book(cache, sort)
             assert len(book.anchors) == len(model.rows) // SPACING
+            assert exact(cache, book)
+        check_windows(cache, model)
+
+
+def test_anchors_laid_before_a_change_are_saved_moved_by_it(tmp_path: Path) -> None:
+    """`keep_anchors` lays in a read transaction and saves in a write one: what another
+    connection wrote in between moves the anchors before they are saved at its revision."""
+    rnd = random.Random(7)
+    path = tmp_path / "cache.db"
+    model = filled(path, rnd)
+    with Cache.open(path) as cache, Cache.open(path) as other:
+        with cache.reads._db.read() as conn:
+            laid = anchor_keeping.brought(conn)
+        assert laid is not None
+        model.pull(other, changes(rnd, model, 1000))
+        with cache.server._db.write() as conn:
+            assert anchor_keeping.save(conn, laid)
+            assert {at for at, _ in anchor_file.read_all(conn).values()} == {anchors.revision(conn)}
+    new_process()
+    with Cache.open(path) as cache:
+        for sort in SORTS:
+            book = shelf_book(cache, sort)
+            assert len(book.anchors) == 200 // SPACING
             assert exact(cache, book)
         check_windows(cache, model)
 
