@@ -43,6 +43,15 @@ def read(conn: sqlite3.Connection, book: str) -> Saved | None:
     return None if row is None else ((int(row[0]), int(row[1])), json.loads(row[2]))
 
 
+def revisions(conn: sqlite3.Connection) -> dict[str, Token]:
+    """Each row's revision, without decoding what it keeps."""
+    try:
+        rows = conn.execute("SELECT book, seq, tag FROM issue_anchors").fetchall()
+    except sqlite3.OperationalError:
+        return {}
+    return {str(book): (int(seq), int(tag)) for book, seq, tag in rows}
+
+
 def read_all(conn: sqlite3.Connection) -> dict[str, Saved]:
     try:
         rows = conn.execute("SELECT book, seq, tag, kept FROM issue_anchors").fetchall()

@@ -34,10 +34,11 @@ def brought(conn: sqlite3.Connection) -> anchors.Shelf | None:
     token = anchors.revision(conn)
     if token is None:
         return None
-    saved = anchor_file.read_all(conn)
+    held = anchor_file.revisions(conn)
     wanted = {anchor_file.name(sort) for sort in SORTS} | {anchor_file.TOTAL}
-    if set(saved) == wanted and all(at == token for at, _ in saved.values()):
+    if set(held) == wanted and set(held.values()) == {token}:
         return None
+    saved = anchor_file.read_all(conn)
     compiled = compile_filter(IssueFilter(), None, {})
     shelf = _kept(conn, saved, token, compiled)
     total = shelf.totals.get(anchor_file.TOTAL)
