@@ -156,7 +156,9 @@ class Shelf:
         self.totals: dict[Hashable, Total] = {}
 
 
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()
+"""Reentrant: a shelf is brought on (`advance`, reading the log through `_moves_since`)
+under it."""
 _SHELVES: dict[str, Shelf] = {}
 
 
@@ -166,6 +168,8 @@ def anchorable(compiled: CompiledFilter) -> bool:
 
 
 def _taken(compiled: CompiledFilter, values: Values) -> bool:
+    if unfiltered(compiled):
+        return True  # without decoding the labels: the list the file keeps (anchor_file)
     return compiled.accepts(values, labels_of({"labels": values["labels"]}), True)
 
 
@@ -211,13 +215,9 @@ def advance(conn: sqlite3.Connection, shelf: Shelf, token: Token) -> bool:
     held = conn.execute("SELECT tag FROM issue_moves WHERE seq = ?", (seq,)).fetchone()
     if held is None or int(held[0]) != tag:
         return False
-    logged = conn.execute(
-        "SELECT rid, was FROM issue_moves WHERE seq > ? AND rid IS NOT NULL ORDER BY seq LIMIT ?",
-        (seq, MOVES_REPAIRED + 1),
-    ).fetchall()
-    if len(logged) > MOVES_REPAIRED:
+    moves = _moves_since(conn, shelf.token, token)
+    if moves is None:
         return False
-    moves = _moves(conn, logged)
     for book in shelf.books.values():
         book.repair(moves)
     for total in shelf.totals.values():
@@ -228,6 +228,28 @@ def advance(conn: sqlite3.Connection, shelf: Shelf, token: Token) -> bool:
         )
     shelf.token = token
     return True
+
+
+_LAST_MOVES: list[tuple[tuple[str, Token, Token], Moves | None]] = []
+"""The last changes read from a log, by file and revisions: every book the file keeps
+(anchor_file) is brought from the same revision, one at a time, as windows need them."""
+
+
+def _moves_since(conn: sqlite3.Connection, since: Token, token: Token) -> Moves | None:
+    """The rows changed after revision `since` up to `token` (what the reader sees), None
+    past `MOVES_REPAIRED` of them."""
+    key = (str(conn.execute("PRAGMA database_list").fetchone()[2]), since, token)
+    with _LOCK:
+        if _LAST_MOVES and _LAST_MOVES[0][0] == key:
+            return _LAST_MOVES[0][1]
+    logged = conn.execute(
+        "SELECT rid, was FROM issue_moves WHERE seq > ? AND rid IS NOT NULL ORDER BY seq LIMIT ?",
+        (since[0], MOVES_REPAIRED + 1),
+    ).fetchall()
+    moves = None if len(logged) > MOVES_REPAIRED else _moves(conn, logged)
+    with _LOCK:
+        _LAST_MOVES[:] = [(key, moves)]
+    return moves
 
 
 def _moves(conn: sqlite3.Connection, logged: list[tuple[int, str | None]]) -> Moves:
