@@ -23,6 +23,13 @@ A search's matches hang on FTS and the comments, a label without a bit on `issue
 filters with either keep no anchors. One shelf per database file, shared by every thread of
 the process (the app reads each window on a new worker thread) under a lock; a reader in an
 older snapshot than the shelf's reads without anchors.
+
+The unfiltered list's anchors and number of rows are also kept in the file, by the pull
+(cache.anchor_file, cache.anchor_keeping): a book or total that the shelf does not hold is
+taken from there the first time a reader needs it, brought from the revision it was saved at
+to the reader's through the log as the shelf itself would be, or left out when it cannot be.
+So a new process (each CLI command, each app start) does not walk to its first deep window
+of each order again, and no read writes the file.
 """
 
 from __future__ import annotations
