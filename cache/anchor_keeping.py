@@ -18,7 +18,7 @@ from __future__ import annotations
 import sqlite3
 from itertools import pairwise
 
-from cache import anchor_file, anchors, query
+from cache import anchor_file, anchors, bulk_load, query, syncstate
 from cache.filtering import CompiledFilter, compile_filter
 from cache.models import IssueFilter, IssueSort
 from cache.ordering import ORDERINGS
@@ -30,10 +30,11 @@ SORTS = tuple(IssueSort(key, descending) for key in SORT_KEYS for descending in 
 def brought(conn: sqlite3.Connection) -> anchors.Shelf | None:
     """Inside a read transaction: the anchors of every order of the unfiltered list and its
     number of server rows at the revision this snapshot sees (books by `anchor_file.name`,
-    the total under `anchor_file.TOTAL`); None when the file keeps them at it already."""
+    the total under `anchor_file.TOTAL`); None when the file keeps them at it already, or
+    while a cold load is open."""
     token = anchors.revision(conn)
-    if token is None:
-        return None
+    if token is None or syncstate.get_state(conn, bulk_load.BULK_LOAD_KEY + "issues") is not None:
+        return None  # a cold load's title index is a stand-in until it ends (cache.bulk_load)
     held = anchor_file.revisions(conn)
     wanted = {anchor_file.name(sort) for sort in SORTS} | {anchor_file.TOTAL}
     if set(held) == wanted and set(held.values()) == {token}:

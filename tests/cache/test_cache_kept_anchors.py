@@ -346,3 +346,17 @@ def test_the_file_keeps_every_order_and_the_total_at_the_table_revision(tmp_path
     assert set(kept) == {anchor_file.name(sort) for sort in SORTS} | {anchor_file.TOTAL}
     assert {at for at, _ in kept.values()} == {revision}
     assert kept[anchor_file.TOTAL][1] == len(model.rows)
+
+
+def test_no_anchors_are_laid_while_a_cold_load_is_open(tmp_path: Path) -> None:
+    """A cold load's title index is a stand-in on `rid` until the load ends: anchors walked
+    along it would sort the whole table at every step. The pull keeps them once it ends."""
+    path = tmp_path / "cache.db"
+    with Cache.open(path) as cache:
+        assert cache.server.begin_bulk_load(ISSUE)
+        cache.server.apply_page(ISSUE, [issue(n) for n in range(1, 31)])
+        assert not cache.server.keep_anchors()
+        assert cache.server.finish_bulk_load(ISSUE)
+        assert cache.server.keep_anchors()
+        with cache.reads._db.read() as conn:
+            assert anchor_file.read_all(conn)[anchor_file.TOTAL][1] == 30
