@@ -380,7 +380,9 @@ def _walk_hits(q: Query, sort: IssueSort, reach: int) -> None:
 def _server_keys(q: Query, sort: IssueSort, start: int, count: int) -> list[tuple[Key, int]]:
     """`(sort key, rid)` of the server rows at `[start, start + count)` of S. A search with
     few matches is read from its matches and sorted here (ordering keys sort exactly as
-    SQLite does): walking the sort index would test every issue to find them."""
+    SQLite does): walking the sort index would test every issue to find them. No anchor
+    shortens a walk of fewer than `anchors.SPACING` rows: those leave the anchors (and the
+    file's, cache.anchor_file) unread, as a command's first page does."""
     ordering = ORDERINGS[sort.key]
     if hits.few(q.memo, q.compiled.text):
         rows = q.conn.execute(
@@ -390,7 +392,7 @@ def _server_keys(q: Query, sort: IssueSort, start: int, count: int) -> list[tupl
         )
         keyed = sorted(((ordering.key(row), int(row[-1])) for row in rows), reverse=sort.descending)
         return keyed[start : start + count]
-    found = anchors.book(q.conn, sort, q.compiled)
+    found = anchors.book(q.conn, sort, q.compiled) if start >= anchors.SPACING else None
     after, skip = (None, start)
     if found is not None:
         after, skip = anchors.walk(*found, start, _stepper(q, sort))

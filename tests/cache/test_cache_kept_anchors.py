@@ -164,7 +164,7 @@ def counted_steps(patch: pytest.MonkeyPatch) -> list[object]:
 
 
 def counts_of_the_table(cache: Cache) -> list[str]:
-    """The statements this thread's connection runs from now on that count the issues."""
+    """The statements this thread's connection runs from now on."""
     statements: list[str] = []
     cache.reads._db.conn().set_trace_callback(statements.append)
     return statements
@@ -360,3 +360,21 @@ def test_no_anchors_are_laid_while_a_cold_load_is_open(tmp_path: Path) -> None:
         assert cache.server.keep_anchors()
         with cache.reads._db.read() as conn:
             assert anchor_file.read_all(conn)[anchor_file.TOTAL][1] == 30
+
+
+def test_a_command_s_first_page_leaves_the_kept_anchors_unread(tmp_path: Path) -> None:
+    """No anchor shortens a walk of fewer than `SPACING` rows: the first page of a list
+    (`issues list`) does not read the file's anchors, a deep window does."""
+    path = tmp_path / "cache.db"
+    model = filled(path, random.Random(8))
+    with Cache.open(path) as cache:
+        cache.server.keep_anchors()
+    new_process()
+    with Cache.open(path) as cache:
+        statements = counts_of_the_table(cache)
+        for sort in SORTS:
+            got = [row.id for row in cache.reads.window(ALL, sort, 0, SPACING)]
+            assert got == model.ids(ALL, sort)[:SPACING]
+        assert not [sql for sql in statements if "issue_anchors" in sql]
+        cache.reads.window(ALL, IssueSort(), 100, 5)
+        assert [sql for sql in statements if "issue_anchors" in sql]
