@@ -71,6 +71,7 @@ Token = tuple[int, int]
 Values = dict[str, Any]
 """A row's `MOVED_COLUMNS` by name, its labels decoded."""
 Moves = list[tuple[Values | None, Values | None]]
+Signs = tuple[list[Key], list[int]]
 
 
 class Book:
@@ -118,21 +119,15 @@ class Book:
             if index == len(self.anchors) or self.anchors[index][0] != rows:
                 self.anchors.insert(index, (rows, cells, ORDERINGS[self.sort.key].key(cells)))
 
-    def repair(self, moves: Moves) -> None:
-        """Move each anchor by the rows that changed at or before it (see the module doc)."""
-        ordering = ORDERINGS[self.sort.key]
-        signs: list[tuple[Key, int]] = []
-        for old, new in moves:
-            for values, sign in ((old, -1), (new, 1)):
-                if values is not None and _taken(self.compiled, values):
-                    signs.append((ordering.key_of(values), sign))
-        if not signs:
+    def repair(self, moves: Moves, shared: dict[Hashable, Signs]) -> None:
+        """Move each anchor by the rows that changed at or before it (see the module doc).
+        `shared` holds what the books of one repair compute alike: both directions of an
+        order and filter sort the same changes by the same keys."""
+        found = shared.get(self._signs_key())
+        keys, sums = found if found is not None else self._signs(moves)
+        shared[self._signs_key()] = (keys, sums)
+        if not keys:
             return
-        signs.sort(key=lambda item: item[0])
-        keys = [key for key, _ in signs]
-        sums = [0]
-        for _, sign in signs:
-            sums.append(sums[-1] + sign)
         moved: list[tuple[int, Cells, Key]] = []
         for rows, cells, key in self.anchors:
             if self.sort.descending:
@@ -141,6 +136,25 @@ class Book:
                 rows += sums[bisect.bisect_right(keys, key)]
             moved.append((rows, cells, key))
         self.anchors = moved
+
+    def _signs_key(self) -> Hashable:
+        return (self.sort.key, self.compiled.scan_where, self.compiled.params, self.compiled.drive)
+
+    def _signs(self, moves: Moves) -> Signs:
+        """The changed rows' sort keys in ascending order, each taken row as it is counting
+        one and as it was minus one, and the running sums of those (`sums[i]`: of the
+        first `i`)."""
+        ordering = ORDERINGS[self.sort.key]
+        signs: list[tuple[Key, int]] = []
+        for old, new in moves:
+            for values, sign in ((old, -1), (new, 1)):
+                if values is not None and _taken(self.compiled, values):
+                    signs.append((ordering.key_of(values), sign))
+        signs.sort(key=lambda item: item[0])
+        sums = [0]
+        for _, sign in signs:
+            sums.append(sums[-1] + sign)
+        return [key for key, _ in signs], sums
 
 
 class Total:
@@ -225,8 +239,9 @@ def advance(conn: sqlite3.Connection, shelf: Shelf, token: Token) -> bool:
     moves = _moves_since(conn, shelf.token, token)
     if moves is None:
         return False
+    shared: dict[Hashable, Signs] = {}
     for book in shelf.books.values():
-        book.repair(moves)
+        book.repair(moves, shared)
     for total in shelf.totals.values():
         total.rows += sum(
             (new is not None and _taken(total.compiled, new))
