@@ -330,7 +330,13 @@ def book(
 
 def unfiltered(compiled: CompiledFilter) -> bool:
     """Whether the filter takes every server row: the list whose anchors the file keeps."""
-    return not compiled.scan_where and not compiled.params and compiled.drive is None
+    return (
+        not compiled.kinds
+        and compiled.text is None
+        and not compiled.scan_where
+        and not compiled.params
+        and compiled.drive is None
+    )
 
 
 def _saved_book(
