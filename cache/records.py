@@ -327,7 +327,9 @@ def local_count(conn: sqlite3.Connection, spec: ResourceSpec, parent: str | None
 
 def reset_server_copy(conn: sqlite3.Connection) -> None:
     """Wipe every server row and cursor; bodies that pending writes refer to are retained as
-    tombstones without a deletion time, and dropped when the re-pull brings them back."""
+    tombstones without a deletion time, and dropped when the re-pull brings them back.
+    The issues go without their change log's triggers (`bulk_load.log_set_aside`): one
+    change logged, not one a row, and SQLite empties the table whole instead of row by row."""
     for spec in SPECS.values():
         referenced = referenced_ids(conn, spec.resource)
         if referenced:
@@ -342,7 +344,8 @@ def reset_server_copy(conn: sqlite3.Connection) -> None:
                 [(spec.resource.value, row[0], _body(spec, row)) for row in kept],
             )
         fts.clear(conn, spec)
-        conn.execute(f"DELETE FROM {spec.table}")
+        with bulk_load.log_set_aside(conn, spec.table):
+            conn.execute(f"DELETE FROM {spec.table}")
     conn.execute("DELETE FROM issue_labels")
     conn.execute("DELETE FROM label_bits")
     conn.execute("DELETE FROM cursors")
