@@ -15,6 +15,7 @@ records, so the effective view sorts and filters them exactly like server rows.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -116,9 +117,23 @@ def stamp_order(stamp: Cell) -> Cell:
     timestamp sorts after all timestamps rather than among them by its characters."""
     if type(stamp) is not str or _stamp_shape(stamp) is None:
         return stamp
-    date = (int(stamp[0:4]) * 20 + int(stamp[5:7])) * 40 + int(stamp[8:10])
-    time = ((date * 30 + int(stamp[11:13])) * 60 + int(stamp[14:16])) * 70 + int(stamp[17:19])
-    return time * 1_000_000 + int(stamp[20:26])
+    minutes = _day_order(stamp[0:10]) * 1800 + _minute_order(stamp[11:16])
+    return minutes * 70_000_000 + int(stamp[17:19] + stamp[20:26])
+
+
+@functools.lru_cache(maxsize=4096)
+def _day_order(day: str) -> int:
+    """`stamp_order`'s days, kept: a page's issues fall on few days. Each `int` of text costs
+    about a quarter of a microsecond, and reading all seven fields of both timestamps so was
+    a sixth of what `records.prepare` ran per issue (101,800 instructions an issue against
+    85,800 now, callgrind; issue 18)."""
+    return (int(day[0:4]) * 20 + int(day[5:7])) * 40 + int(day[8:10])
+
+
+@functools.cache
+def _minute_order(minute: str) -> int:
+    """`stamp_order`'s hours and minutes (`HH:MM`, 1,800 of the shape at most)."""
+    return int(minute[0:2]) * 60 + int(minute[3:5])
 
 
 def stamp_key(value: object) -> Cell:
