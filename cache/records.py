@@ -17,6 +17,7 @@ so the pending edit still has something to be laid over. They go once nothing re
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -168,7 +169,7 @@ def _upsert(
             (spec.resource.value, ids),
         ).fetchall()
     )
-    fresh: list[tuple[Any, ...]] = []
+    fresh: list[Prepared] = []
     changed: dict[int, tuple[Any, ...]] = {}
     same_time: dict[int, tuple[Any, ...]] = {}
     stale: set[str] = set()
@@ -179,10 +180,10 @@ def _upsert(
         if deleted_at is not None and stamp is not None and stamp <= deleted_at:
             stale.add(key)
             continue
-        row = (key, *record.cells, record.text)
         if key not in held:
-            fresh.append(row)
+            fresh.append(record)
             continue
+        row = (key, *record.cells, record.text)
         rid, held_stamp = held[key]
         if held_stamp is not None and stamp is not None and stamp < held_stamp:
             unchanged += 1
@@ -203,9 +204,10 @@ def _upsert(
             else:
                 changed[rid] = row
     if watch is not None:
-        watch(conn, list(changed), [row[0] for row in fresh])
+        watch(conn, list(changed), [record.key for record in fresh])
+    fresh_masks: Sequence[int] = ()
     if spec.label_mask:
-        fresh, changed = _with_masks(conn, live, fresh, changed)
+        fresh_masks, changed = _with_masks(conn, live, fresh, changed)
     names = (*spec.column_names, *(("label_mask",) if spec.label_mask else ()), "extra")
     changed_rids = list(changed)
     if changed:
@@ -223,10 +225,19 @@ def _upsert(
     if fresh:
         first = conn.execute(f"SELECT coalesce(max(rid), 0) + 1 FROM {spec.table}").fetchone()[0]
         marks = ", ".join("?" * (len(names) + 2))
+        if spec.label_mask:
+            rows = [
+                (rid, record.key, *record.cells, mask, record.text)
+                for rid, record, mask in zip(itertools.count(first), fresh, fresh_masks)
+            ]
+        else:
+            rows = [
+                (rid, record.key, *record.cells, record.text)
+                for rid, record in zip(itertools.count(first), fresh)
+            ]
         with bulk_load.indexes_set_aside(conn, spec, len(fresh)):
             conn.executemany(
-                f"INSERT INTO {spec.table} (rid, id, {', '.join(names)}) VALUES ({marks})",
-                [(first + offset, *row) for offset, row in enumerate(fresh)],
+                f"INSERT INTO {spec.table} (rid, id, {', '.join(names)}) VALUES ({marks})", rows
             )
         fts.index_range(conn, spec, first)
         if spec.label_mask:
@@ -243,14 +254,19 @@ def _upsert(
 def _with_masks(
     conn: sqlite3.Connection,
     live: dict[str, Prepared],
-    fresh: list[tuple[Any, ...]],
+    fresh: list[Prepared],
     changed: dict[int, tuple[Any, ...]],
-) -> tuple[list[tuple[Any, ...]], dict[int, tuple[Any, ...]]]:
-    """Insert each row's label mask before its record column."""
-    rows = [*fresh, *changed.values()]
-    found = labels.masks(conn, [live[row[0]].labels for row in rows])
-    masked = [(*row[:-1], mask, row[-1]) for row, mask in zip(rows, found, strict=True)]
-    return masked[: len(fresh)], dict(zip(changed, masked[len(fresh) :], strict=True))
+) -> tuple[list[int], dict[int, tuple[Any, ...]]]:
+    """The label masks of the fresh records (their rows are made once, with them), and each
+    changed row with its mask inserted before its record column."""
+    sets = [record.labels for record in fresh]
+    sets += [live[row[0]].labels for row in changed.values()]
+    found = labels.masks(conn, sets)
+    masked = [
+        (*row[:-1], mask, row[-1])
+        for row, mask in zip(changed.values(), found[len(fresh) :], strict=True)
+    ]
+    return found[: len(fresh)], dict(zip(changed, masked, strict=True))
 
 
 def delete_records(
