@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from cache import Resource, records
 from cache.resources import SPECS, as_timestamp, dumps, labels_of
 
-SPEC = SPECS[Resource.ISSUES]
+ISSUE_COLUMNS_SPEC = SPECS[Resource.ISSUES]
 MEMBERS = ("number", "title", "description", "status", "priority", "assignee", "project_id")
 STAMPS = ("created_at", "updated_at")
 
@@ -54,13 +54,13 @@ def alone(record: dict[str, Any]) -> records.Prepared:
     """The record prepared by itself, a value at a time (`cells`), `extra` by its rule."""
     if record.get("deleted") is True:
         return records.Prepared(record["id"], as_timestamp(record.get("updated_at")), True)
-    cells = SPEC.cells(record)
+    cells = ISSUE_COLUMNS_SPEC.cells(record)
     rest = {key: held for key, held in record.items() if key != "id"}
-    for place, name in enumerate(SPEC.column_names):
+    for place, name in enumerate(ISSUE_COLUMNS_SPEC.column_names):
         held, cell = record.get(name), cells[place]
         if name in rest and held not in (None, "") and type(held) is type(cell) and held == cell:
             del rest[name]
-    stamp_at = SPEC.column_names.index("updated_at")
+    stamp_at = ISSUE_COLUMNS_SPEC.column_names.index("updated_at")
     stamped = cells[stamp_at]
     return records.Prepared(
         record["id"],
@@ -77,10 +77,10 @@ def alone(record: dict[str, Any]) -> records.Prepared:
 def test_a_page_prepared_column_by_column_is_each_record_prepared_alone(
     page: list[dict[str, Any]],
 ) -> None:
-    assert records.prepare(SPEC, page) == [alone(record) for record in page]
+    assert records.prepare(ISSUE_COLUMNS_SPEC, page) == [alone(record) for record in page]
 
 
 def test_a_page_of_plain_records_takes_its_columns_as_they_came() -> None:
     """The common page: every column already what it holds, read as it came."""
     page = [issue(n, assignee="usr_1", project_id="prj_1", labels=["bug"]) for n in range(1, 6)]
-    assert records.prepare(SPEC, page) == [alone(record) for record in page]
+    assert records.prepare(ISSUE_COLUMNS_SPEC, page) == [alone(record) for record in page]
