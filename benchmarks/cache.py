@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/cache.py [--issues 100000] [--repeat 40] [--seed 7]
     .venv/bin/python benchmarks/cache.py --windows-of COPY/env.db [--repeat 40]
+    .venv/bin/python benchmarks/cache.py --keep-anchors-of COPY/env.db
 
 Issues get English-like text: words are drawn with their real frequencies from the Python
 standard library's sources (titles ~6 words, descriptions ~60), so common words and prefixes
@@ -473,10 +474,58 @@ def windows_after_pulls(bench: Bench, n: int) -> None:
         )
 
 
+def kept_anchors(bench: Bench, n: int) -> None:
+    """What keeping the unfiltered list's anchors in the file costs a pull at the end of its
+    pass over the issues (`Cache.server.keep_anchors`): laid afresh (after a first pull, or
+    a log that no longer holds their revision), with no issue changed since, then moved by
+    one pulled issue and by a page of 1,000. The windows measured after it start from them,
+    as a new process's do."""
+    cache = bench.cache
+    bench.section(f"anchors kept in the file, {n:,} issues: wall / cpu")
+    with sqlite3.connect(cache.path) as conn:
+        conn.execute("DELETE FROM issue_anchors")
+
+    def timed(name: str) -> None:
+        timer = Timer(cache.server.keep_anchors)
+        bench.line(name, f"{timer.wall * 1000:,.1f} / {timer.cpu * 1000:,.1f} ms")
+
+    timed("keep_anchors, laid afresh")
+    timed("keep_anchors again, no issue changed")
+    later = 2_100_000_000 + int(time.time())  # after every issue, and every earlier run
+    spread = cache.reads.window(IssueFilter(), IssueSort("title"), 0, 1000)
+    records = [cache.server.server_record(Resource.ISSUES, row.id) or {} for row in spread]
+    for size in (1, len(records)):
+        page = [{**record, "updated_at": iso(later + k)} for k, record in enumerate(records[:size])]
+        later += size
+        cache.server.apply_page(Resource.ISSUES, page)
+        timed(f"keep_anchors after a page of {size:,} changed issues (moved)")
+
+
+def anchors_held(path: pathlib.Path) -> str:
+    """Whether the file keeps the list's anchors, and how far behind the table they are."""
+    with sqlite3.connect(path) as conn:
+        kept = {token for (token,) in conn.execute("SELECT seq FROM issue_anchors")}
+        now = conn.execute("SELECT max(seq) FROM issue_moves").fetchone()[0]
+    if not kept:
+        return "the file keeps no anchors"
+    return f"the file keeps anchors, {now - min(kept):,} changes of the issues table behind"
+
+
+def only_keeping(path: pathlib.Path, repeat: int) -> int:
+    """The anchors kept in the file alone (`kept_anchors`), on a copy of a filled cache."""
+    print(f"Anchors of {path}; load average at the start {load()}.", flush=True)
+    with Cache.open(path) as cache:
+        kept_anchors(Bench(cache, repeat), cache.reads.count(IssueFilter()))
+    print(f"\nLoad average at the end {load()}.")
+    return 0
+
+
 def only_windows(path: pathlib.Path, repeat: int) -> int:
     """The windows section alone, against a cache already filled (each sample writes to it:
-    run it on a copy). The whole benchmark takes ~29 minutes at a million issues."""
-    print(f"Windows of {path}; load average at the start {load()}.", flush=True)
+    run it on a copy). The whole benchmark takes ~29 minutes at a million issues. Its first
+    sample is a new process's first read of that window: from the anchors the file keeps,
+    if it keeps any (`--keep-anchors-of` lays them, as a pull does)."""
+    print(f"Windows of {path}; load average at the start {load()}; {anchors_held(path)}.")
     with Cache.open(path) as cache:
         n = cache.reads.count(IssueFilter())
         bench = Bench(cache, repeat)
@@ -586,9 +635,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="CACHE_DB",
         help="only the windows, of this cache file (written to between samples: use a copy)",
     )
+    parser.add_argument(
+        "--keep-anchors-of",
+        type=pathlib.Path,
+        metavar="CACHE_DB",
+        help="only what keeping the list's anchors in this cache file costs (use a copy)",
+    )
     args = parser.parse_args(argv)
     if args.windows_of is not None:
         return only_windows(args.windows_of, args.repeat)
+    if args.keep_anchors_of is not None:
+        return only_keeping(args.keep_anchors_of, args.repeat)
     n = args.issues
     print(
         f"Generated {n:,} issues; load average at the start {os.getloadavg()[0]:.1f}.", flush=True
@@ -599,6 +656,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with Cache.open(work / "cache.db") as cache:
             bench = Bench(cache, args.repeat)
             ingest(bench, work, issues)
+            kept_anchors(bench, n)
             bench.section("windows of 50: p50 / p99 wall / p99 cpu")
             windows(bench, n)
             bench.section("filtered counts and windows: p50 / p99 wall / p99 cpu")

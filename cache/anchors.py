@@ -23,6 +23,13 @@ A search's matches hang on FTS and the comments, a label without a bit on `issue
 filters with either keep no anchors. One shelf per database file, shared by every thread of
 the process (the app reads each window on a new worker thread) under a lock; a reader in an
 older snapshot than the shelf's reads without anchors.
+
+The unfiltered list's anchors and number of rows are also kept in the file, by the pull
+(cache.anchor_file, cache.anchor_keeping): a book or total that the shelf does not hold is
+taken from there the first time a reader needs it, brought from the revision it was saved at
+to the reader's through the log as the shelf itself would be, or left out when it cannot be.
+So a new process (each CLI command, each app start) does not walk to its first deep window
+of each order again, and no read writes the file.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
+from cache import anchor_file
 from cache.filtering import CompiledFilter
 from cache.models import Cell, IssueSort
 from cache.ordering import ORDERINGS, Key
@@ -63,6 +71,7 @@ Token = tuple[int, int]
 Values = dict[str, Any]
 """A row's `MOVED_COLUMNS` by name, its labels decoded."""
 Moves = list[tuple[Values | None, Values | None]]
+Signs = tuple[list[Key], list[int]]
 
 
 class Book:
@@ -110,21 +119,15 @@ class Book:
             if index == len(self.anchors) or self.anchors[index][0] != rows:
                 self.anchors.insert(index, (rows, cells, ORDERINGS[self.sort.key].key(cells)))
 
-    def repair(self, moves: Moves) -> None:
-        """Move each anchor by the rows that changed at or before it (see the module doc)."""
-        ordering = ORDERINGS[self.sort.key]
-        signs: list[tuple[Key, int]] = []
-        for old, new in moves:
-            for values, sign in ((old, -1), (new, 1)):
-                if values is not None and _taken(self.compiled, values):
-                    signs.append((ordering.key_of(values), sign))
-        if not signs:
+    def repair(self, moves: Moves, shared: dict[Hashable, Signs]) -> None:
+        """Move each anchor by the rows that changed at or before it (see the module doc).
+        `shared` holds what the books of one repair compute alike: both directions of an
+        order and filter sort the same changes by the same keys."""
+        found = shared.get(self._signs_key())
+        keys, sums = found if found is not None else self._signs(moves)
+        shared[self._signs_key()] = (keys, sums)
+        if not keys:
             return
-        signs.sort(key=lambda item: item[0])
-        keys = [key for key, _ in signs]
-        sums = [0]
-        for _, sign in signs:
-            sums.append(sums[-1] + sign)
         moved: list[tuple[int, Cells, Key]] = []
         for rows, cells, key in self.anchors:
             if self.sort.descending:
@@ -133,6 +136,25 @@ class Book:
                 rows += sums[bisect.bisect_right(keys, key)]
             moved.append((rows, cells, key))
         self.anchors = moved
+
+    def _signs_key(self) -> Hashable:
+        return (self.sort.key, self.compiled.scan_where, self.compiled.params, self.compiled.drive)
+
+    def _signs(self, moves: Moves) -> Signs:
+        """The changed rows' sort keys in ascending order, each taken row as it is counting
+        one and as it was minus one, and the running sums of those (`sums[i]`: of the
+        first `i`)."""
+        ordering = ORDERINGS[self.sort.key]
+        signs: list[tuple[Key, int]] = []
+        for old, new in moves:
+            for values, sign in ((old, -1), (new, 1)):
+                if values is not None and _taken(self.compiled, values):
+                    signs.append((ordering.key_of(values), sign))
+        signs.sort(key=lambda item: item[0])
+        sums = [0]
+        for _, sign in signs:
+            sums.append(sums[-1] + sign)
+        return [key for key, _ in signs], sums
 
 
 class Total:
@@ -155,7 +177,9 @@ class Shelf:
         self.totals: dict[Hashable, Total] = {}
 
 
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()
+"""Reentrant: a shelf is brought on (`advance`, reading the log through `_moves_since`)
+under it."""
 _SHELVES: dict[str, Shelf] = {}
 
 
@@ -165,6 +189,8 @@ def anchorable(compiled: CompiledFilter) -> bool:
 
 
 def _taken(compiled: CompiledFilter, values: Values) -> bool:
+    if unfiltered(compiled):
+        return True  # without decoding the labels: the list the file keeps (anchor_file)
     return compiled.accepts(values, labels_of({"labels": values["labels"]}), True)
 
 
@@ -174,20 +200,26 @@ def _decoded(labels: object) -> object:
     return json.loads(labels) if isinstance(labels, str) else labels
 
 
-def _shelf(conn: sqlite3.Connection) -> tuple[Shelf, Token] | None:
-    """The shelf of this connection's file brought to the revision its transaction sees,
-    with that revision; None for a file before the migration or in memory."""
+def revision(conn: sqlite3.Connection) -> Token | None:
+    """The revision of the issues table this connection's transaction sees; None for a file
+    before the migration."""
     try:
         row = conn.execute("SELECT seq, tag FROM issue_moves ORDER BY seq DESC LIMIT 1").fetchone()
     except sqlite3.OperationalError:
         return None  # a file before that migration (tests build those by hand)
+    return None if row is None else (int(row[0]), int(row[1]))
+
+
+def _shelf(conn: sqlite3.Connection) -> tuple[Shelf, Token] | None:
+    """The shelf of this connection's file brought to the revision its transaction sees,
+    with that revision; None for a file before the migration or in memory."""
+    token = revision(conn)
     path = str(conn.execute("PRAGMA database_list").fetchone()[2])
-    if row is None or not path:
+    if token is None or not path:
         return None
-    token: Token = (int(row[0]), int(row[1]))
     with _LOCK:
         kept = _SHELVES.get(path)
-        if kept is None or not _advance(conn, kept, token):
+        if kept is None or not advance(conn, kept, token):
             _SHELVES.pop(path, None)
             kept = _SHELVES[path] = Shelf(token)
             while len(_SHELVES) > FILES_KEPT:
@@ -195,7 +227,7 @@ def _shelf(conn: sqlite3.Connection) -> tuple[Shelf, Token] | None:
         return kept, token
 
 
-def _advance(conn: sqlite3.Connection, shelf: Shelf, token: Token) -> bool:
+def advance(conn: sqlite3.Connection, shelf: Shelf, token: Token) -> bool:
     """Bring `shelf` to `token` from the log; False when it cannot be (see the module doc).
     A reader in an older snapshot leaves it as it is (it then reads without anchors)."""
     if shelf.token == token or shelf.token[0] > token[0]:
@@ -204,15 +236,12 @@ def _advance(conn: sqlite3.Connection, shelf: Shelf, token: Token) -> bool:
     held = conn.execute("SELECT tag FROM issue_moves WHERE seq = ?", (seq,)).fetchone()
     if held is None or int(held[0]) != tag:
         return False
-    logged = conn.execute(
-        "SELECT rid, was FROM issue_moves WHERE seq > ? AND rid IS NOT NULL ORDER BY seq LIMIT ?",
-        (seq, MOVES_REPAIRED + 1),
-    ).fetchall()
-    if len(logged) > MOVES_REPAIRED:
+    moves = _moves_since(conn, shelf.token, token)
+    if moves is None:
         return False
-    moves = _moves(conn, logged)
+    shared: dict[Hashable, Signs] = {}
     for book in shelf.books.values():
-        book.repair(moves)
+        book.repair(moves, shared)
     for total in shelf.totals.values():
         total.rows += sum(
             (new is not None and _taken(total.compiled, new))
@@ -221,6 +250,28 @@ def _advance(conn: sqlite3.Connection, shelf: Shelf, token: Token) -> bool:
         )
     shelf.token = token
     return True
+
+
+_LAST_MOVES: list[tuple[tuple[str, Token, Token], Moves | None]] = []
+"""The last changes read from a log, by file and revisions: every book the file keeps
+(anchor_file) is brought from the same revision, one at a time, as windows need them."""
+
+
+def _moves_since(conn: sqlite3.Connection, since: Token, token: Token) -> Moves | None:
+    """The rows changed after revision `since` up to `token` (what the reader sees), None
+    past `MOVES_REPAIRED` of them."""
+    key = (str(conn.execute("PRAGMA database_list").fetchone()[2]), since, token)
+    with _LOCK:
+        if _LAST_MOVES and _LAST_MOVES[0][0] == key:
+            return _LAST_MOVES[0][1]
+    logged = conn.execute(
+        "SELECT rid, was FROM issue_moves WHERE seq > ? AND rid IS NOT NULL ORDER BY seq LIMIT ?",
+        (since[0], MOVES_REPAIRED + 1),
+    ).fetchall()
+    moves = None if len(logged) > MOVES_REPAIRED else _moves(conn, logged)
+    with _LOCK:
+        _LAST_MOVES[:] = [(key, moves)]
+    return moves
 
 
 def _moves(conn: sqlite3.Connection, logged: list[tuple[int, str | None]]) -> Moves:
@@ -260,12 +311,68 @@ def book(
     key = (sort.key, sort.descending, compiled.scan_where, compiled.params, compiled.drive)
     with _LOCK:
         kept = shelf.books.get(key)
+        if kept is not None:
+            shelf.books.move_to_end(key)
+            return kept, token
+    saved = _saved_book(conn, token, sort, compiled) if shelf.token == token else None
+    with _LOCK:
+        kept = shelf.books.get(key)
         if kept is None:
-            kept = shelf.books[key] = Book(shelf, sort, compiled)
+            kept = Book(shelf, sort, compiled)
+            if saved is not None and shelf.token == token:
+                kept.anchors = saved.anchors
+            shelf.books[key] = kept
             while len(shelf.books) > BOOKS_KEPT:
                 shelf.books.popitem(last=False)
         shelf.books.move_to_end(key)
         return kept, token
+
+
+def unfiltered(compiled: CompiledFilter) -> bool:
+    """Whether the filter takes every server row: the list whose anchors the file keeps."""
+    return (
+        not compiled.kinds
+        and compiled.text is None
+        and not compiled.scan_where
+        and not compiled.params
+        and compiled.drive is None
+    )
+
+
+def _saved_book(
+    conn: sqlite3.Connection, token: Token, sort: IssueSort, compiled: CompiledFilter
+) -> Book | None:
+    """The file's anchors of the unfiltered list in `sort` order brought to `token`, None
+    when it keeps none that can be (cache.anchor_file)."""
+    if not unfiltered(compiled):
+        return None
+    found = anchor_file.read(conn, anchor_file.name(sort))
+    if found is None:
+        return None
+    saved, kept = found
+    if not isinstance(kept, list):
+        return None
+    shelf = Shelf(saved)
+    book = shelf.books[None] = Book(shelf, sort, compiled)
+    key = ORDERINGS[sort.key].key
+    book.anchors = [(int(rows), tuple(cells), key(cells)) for rows, cells in kept]
+    return book if _brought(conn, shelf, token) else None
+
+
+def _saved_total(conn: sqlite3.Connection, token: Token, compiled: CompiledFilter) -> int | None:
+    """The file's number of server rows of the unfiltered list brought to `token`."""
+    found = anchor_file.read(conn, anchor_file.TOTAL) if unfiltered(compiled) else None
+    if found is None or not isinstance(found[1], int):
+        return None
+    shelf = Shelf(found[0])
+    kept = shelf.totals[None] = Total(compiled, found[1])
+    return kept.rows if _brought(conn, shelf, token) else None
+
+
+def _brought(conn: sqlite3.Connection, shelf: Shelf, token: Token) -> bool:
+    """`advance` a shelf saved at an earlier revision, never back to an older one (a reader
+    sees only rows saved at or before its own revision: they are written in a transaction)."""
+    return shelf.token[0] <= token[0] and advance(conn, shelf, token)
 
 
 def total(
@@ -288,7 +395,8 @@ def total(
         kept = shelf.totals.get(key)
         if kept is not None and shelf.token == token:
             return kept.rows
-    rows = read()
+    saved = _saved_total(conn, token, compiled) if shelf.token == token else None
+    rows = read() if saved is None else saved
     with _LOCK:
         if shelf.token == token:
             shelf.totals[key] = Total(compiled, rows)

@@ -380,7 +380,9 @@ def _walk_hits(q: Query, sort: IssueSort, reach: int) -> None:
 def _server_keys(q: Query, sort: IssueSort, start: int, count: int) -> list[tuple[Key, int]]:
     """`(sort key, rid)` of the server rows at `[start, start + count)` of S. A search with
     few matches is read from its matches and sorted here (ordering keys sort exactly as
-    SQLite does): walking the sort index would test every issue to find them."""
+    SQLite does): walking the sort index would test every issue to find them. No anchor
+    shortens a walk of fewer than `anchors.SPACING` rows: those leave the anchors (and the
+    file's, cache.anchor_file) unread, as a command's first page does."""
     ordering = ORDERINGS[sort.key]
     if hits.few(q.memo, q.compiled.text):
         rows = q.conn.execute(
@@ -390,29 +392,35 @@ def _server_keys(q: Query, sort: IssueSort, start: int, count: int) -> list[tupl
         )
         keyed = sorted(((ordering.key(row), int(row[-1])) for row in rows), reverse=sort.descending)
         return keyed[start : start + count]
-    found = anchors.book(q.conn, sort, q.compiled)
+    found = anchors.book(q.conn, sort, q.compiled) if start >= anchors.SPACING else None
     after, skip = (None, start)
     if found is not None:
         after, skip = anchors.walk(*found, start, _stepper(q, sort))
-    return [(ordering.key(row), int(row[-1])) for row in _read_after(q, sort, after, skip, count)]
+    found_rows = read_after(q.conn, q.compiled, sort, after, skip, count)
+    return [(ordering.key(row), int(row[-1])) for row in found_rows]
 
 
-def _read_after(
-    q: Query, sort: IssueSort, after: anchors.Cells | None, skip: int, limit: int
+def read_after(
+    conn: sqlite3.Connection,
+    compiled: CompiledFilter,
+    sort: IssueSort,
+    after: anchors.Cells | None,
+    skip: int,
+    limit: int,
 ) -> list[tuple[Any, ...]]:
     """Rows `[skip, skip + limit)` of S after the row `after` (of S itself for None), read
     range by range (`after_queries`): a range with too few rows to skip into is counted,
     up to what is left to skip, and passed over."""
     if after is None:
-        sql, params = window_sql(q.compiled, sort)
-        return q.conn.execute(sql, (*params, limit, skip)).fetchall()
+        sql, params = window_sql(compiled, sort)
+        return conn.execute(sql, (*params, limit, skip)).fetchall()
     rows: list[tuple[Any, ...]] = []
-    for sql, params in after_queries(q.compiled, sort, after):
+    for sql, params in after_queries(compiled, sort, after):
         if len(rows) >= limit:
             break
-        found = q.conn.execute(sql, (*params, limit - len(rows), skip)).fetchall()
+        found = conn.execute(sql, (*params, limit - len(rows), skip)).fetchall()
         if skip and not found:
-            held = q.conn.execute(f"SELECT count(*) FROM ({sql})", (*params, skip, 0))
+            held = conn.execute(f"SELECT count(*) FROM ({sql})", (*params, skip, 0))
             skip -= int(held.fetchone()[0])
             continue
         rows += found
@@ -426,7 +434,7 @@ def _stepper(
     """How `anchors.walk` reads the next anchor: `rows - 1` rows on from the one before."""
 
     def step(after: anchors.Cells | None, rows: int) -> anchors.Cells | None:
-        found = _read_after(q, sort, after, rows - 1, 1)
+        found = read_after(q.conn, q.compiled, sort, after, rows - 1, 1)
         return tuple(found[0]) if found else None
 
     return step

@@ -82,6 +82,21 @@ class ServerCopy:
                 syncstate.set_cursor(conn, syncstate.cursor_key(resource, scope), cursor)
         return result
 
+    def keep_anchors(self) -> bool:
+        """Lay the unfiltered list's anchors, or bring those the file keeps to the issues
+        table as it is, and keep them in the file (cache.anchor_keeping), so that a new
+        process reads a deep window without walking to it first. The pull calls it at the end
+        of its pass over the issues. Laid in a read transaction, saved in a short write one;
+        True when it wrote."""
+        from cache import anchor_keeping
+
+        with self._db.read() as conn:
+            kept = anchor_keeping.brought(conn)
+        if kept is None:
+            return False
+        with self._db.write() as conn:
+            return anchor_keeping.save(conn, kept)
+
     def searched_reached(self) -> None:
         """The backfill met its floor: every issue the search brought in is the cache's own."""
         with self._db.write() as conn:

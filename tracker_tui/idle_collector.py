@@ -1,24 +1,38 @@
-"""Full garbage collections run in the moments the user is not typing.
+"""Full garbage collections kept short during keys, and the long ones moved to the user's pauses.
 
 Once the start-up heap is frozen (`app.release_collections`), CPython still runs a full
 collection whenever ten collections of the middle generation have piled up (and what survived
-them grew by a quarter): in the app that came every fifteen keystrokes or so and walked what
-the screens built since (styles, cached lines, widgets), 50-320 ms on the event loop in the
-middle of a keystroke (docs/architecture.md#keys-during-a-pull). The app runs one itself when
-no input has come for `IDLE_AFTER` seconds and `PILED` middle-generation collections have piled
-up, so that a user who pauses finds the next burst of keys starting from a collected heap.
+them grew by a quarter): in the app that came every six keystrokes or so and walked everything
+the screens built since the start (cached lines, styles, widgets: some 30,000 objects at
+100,000 issues), 50-85 ms on the event loop in the middle of a keystroke
+(docs/architecture.md#keys-during-a-pull). Two things keep that walk short:
 
-CPython's own thresholds stay as they are: raising the full one (to 100) so that only idle
-moments collected made one continuous run of typing pay a single collection of 0.9 s instead
-of several of at most 0.2-0.3 s (`benchmarks/tui.py --keys-home`, 2026-11-27).
+- What survives a full collection is frozen as it ends (`gc.freeze`), so the next one walks
+  only what was made since: 10-33 ms at most instead of 50-64 ms, and half the time in all
+  (`benchmarks/tui.py --keys-home`, 2026-11-27).
+- Frozen objects are never collected, and some of what was alive at a freeze becomes cyclic
+  garbage later (a cached line's strips refer to themselves): typing left some 500 such
+  objects a key in the frozen heap. In the user's pauses (no input for `IDLE_AFTER` seconds),
+  once `SWEEP_AFTER` objects were frozen since the last sweep, the app unfreezes everything,
+  collects and freezes what is left: one long walk (the start-up heap too) where nobody waits
+  for it. Should input never pause (a key held down), the sweep runs anyway past
+  `SWEEP_ANYWAY`, trading one pause for a bounded heap.
+
+An idle moment also runs an ordinary full collection once `PILED` middle-generation ones have
+piled up, so that a user who pauses finds the next burst of keys starting from a collected
+heap. CPython's own thresholds stay as they are: raising the full one (to 100) so that only
+idle moments collected made one continuous run of typing pay a single collection of 0.9 s,
+and raising the young one (to 10,000) made the middle generation's collections as long as
+the full ones were (62-79 ms).
 """
 
 from __future__ import annotations
 
 import gc
 import time
+from typing import Any
 
-from textual import events
+from textual import events, on
 from textual.app import App
 
 PILED = 5
@@ -29,16 +43,30 @@ IDLE_AFTER = 1.0
 """Seconds without a key or a mouse event that make a moment idle."""
 CHECK_EVERY = 0.5
 """Seconds between looks at whether the app is idle with garbage piled up."""
+SWEEP_AFTER = 50_000
+"""Objects frozen since the last sweep that make an idle moment sweep (about 6 MiB, a hundred
+keys' worth of typing)."""
+SWEEP_ANYWAY = 400_000
+"""Objects frozen since the last sweep that make the app sweep even while keys keep coming
+(about 50 MiB; a sweep then walks half a million objects, some 0.3 s)."""
 
 
 class IdleCollectingApp(App[str | None]):
-    """An app that runs full garbage collections when the user has paused."""
+    """An app whose full garbage collections walk little, and whose long ones wait for a
+    pause in the user's input."""
 
     def __init__(self) -> None:
         super().__init__()
         self._input_at = time.monotonic()
+        self._swept_at = 0
+        """How many objects were frozen after the last sweep."""
         self.idle_collections = 0
         """Full collections this app ran in idle moments (what tests read)."""
+        self.sweeps = 0
+        """Times this app collected its frozen heap (what tests read)."""
+        self.collecting = False
+        """Whether the start-up heap is frozen and this app's collecting began (tests wait
+        for it: it comes a frame after the first list)."""
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.InputEvent):
@@ -46,14 +74,43 @@ class IdleCollectingApp(App[str | None]):
         await super().on_event(event)
 
     def collect_when_idle(self) -> None:
-        """From now on, collect in the user's pauses (after the start-up heap is frozen:
-        before, a collection would walk it)."""
+        """From now on, freeze what each full collection leaves and collect in the user's
+        pauses (after the start-up heap is frozen: before, a collection would walk it)."""
+        self._swept_at = gc.get_freeze_count()
+        gc.callbacks.append(self._freeze_survivors)
+        self.collecting = True
         self.set_interval(CHECK_EVERY, self._collect_if_idle, name="idle collector")
 
+    def _freeze_survivors(self, phase: str, info: dict[str, Any]) -> None:
+        """After a full collection, on whichever thread ran it (a collection holds the GIL)."""
+        if phase == "stop" and info["generation"] == 2:
+            gc.freeze()
+
+    @on(events.Unmount)
+    def _stop_freezing(self) -> None:
+        """The process may go on without this app (tests run many)."""
+        if self._freeze_survivors in gc.callbacks:
+            gc.callbacks.remove(self._freeze_survivors)
+
     def _collect_if_idle(self) -> None:
-        if not gc.isenabled() or gc.get_count()[2] < PILED:
+        if not gc.isenabled():
+            return
+        grown = gc.get_freeze_count() - self._swept_at
+        if grown >= SWEEP_ANYWAY:
+            self._sweep()
             return
         if time.monotonic() - self._input_at < IDLE_AFTER:
             return
+        if grown >= SWEEP_AFTER:
+            self._sweep()
+        elif gc.get_count()[2] >= PILED:
+            gc.collect()
+            self.idle_collections += 1
+
+    def _sweep(self) -> None:
+        """Collect the garbage held in the frozen heap, and freeze what is left again."""
+        gc.unfreeze()
         gc.collect()
-        self.idle_collections += 1
+        gc.freeze()
+        self._swept_at = gc.get_freeze_count()
+        self.sweeps += 1

@@ -15,6 +15,11 @@ load in sync order would scatter its rows over are stand-ins until the pass ends
 are built once, on this thread, before the checkpoint; that happens on errors too, and a
 pass killed before it leaves a record from which the next pull builds them.
 
+A pass over the issues that ends well then keeps the unfiltered list's anchors in the file
+(`Cache.server.keep_anchors`: at a million issues 0.34-0.57 s of CPU when laid afresh, 13-56 ms
+when moved by one changed issue), so that the next process reads a deep window without walking
+to it.
+
 Requests go on while groups are written: a full group is queued for the writer at once, and
 the pull waits only when `BEHIND` groups are still unwritten, so what is committed never
 trails what was read by more than that. A group usually takes a third of the time its pages
@@ -35,7 +40,7 @@ from dataclasses import dataclass
 from functools import partial
 from types import TracebackType
 
-from cache import ApplyResult, CacheError, Cursor, Prepared, ServerCopy
+from cache import ApplyResult, CacheError, Cursor, Prepared, Resource, ServerCopy
 from sync.models import Record, Tombstone
 from sync.pull.context import ResourceRun
 
@@ -112,6 +117,8 @@ class PageWriter:
                     writing.cancel()  # those not started yet: the one being written goes on
             if self._bulk_load:
                 self._pool.submit(cache.server.finish_bulk_load, self._run.resource)
+            if exc_type is None and self._run.resource is Resource.ISSUES:
+                self._pool.submit(cache.server.keep_anchors)
             self._pool.submit(cache.server.checkpoint)
             self._pool.submit(cache.server.bulk_writes, False)
             self._pool.shutdown(wait=True)

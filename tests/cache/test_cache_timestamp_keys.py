@@ -125,9 +125,11 @@ OLD_TIME_INDEXES = [
 def downgrade(path: Path) -> None:
     """Put a cache back at the schema before `issue_timestamp_keys`, its rows as that schema's
     code wrote them (the same columns less the keys), every other table untouched (the
-    indexes of the later step `issue_unknown_choices` and the log of the later step
-    `issue_moves` dropped)."""
+    indexes of the later step `issue_unknown_choices`, the log of the later step
+    `issue_moves` and the anchors of `issue_anchors` dropped)."""
     with closing(sqlite3.connect(path)) as conn:
+        conn.execute("DROP TABLE issue_anchors")
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'issue_anchors'")
         for trigger in ("issue_moved_in", "issue_moved", "issue_moved_out"):
             conn.execute(f"DROP TRIGGER {trigger}")
         conn.execute("DROP TABLE issue_moves")

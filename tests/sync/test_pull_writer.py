@@ -20,7 +20,19 @@ from test_pull_support import (
     session_on,
 )
 
-from cache import ApplyResult, Cache, CacheError, Prepared, Resource, ServerCopy
+from cache import (
+    ApplyResult,
+    Cache,
+    CacheError,
+    IssueFilter,
+    IssueSort,
+    Prepared,
+    Resource,
+    ServerCopy,
+    anchor_file,
+    anchors,
+)
+from issuefields import SORT_KEYS
 from sync.pull import PullReport, pull
 from sync.pull.writer import BEHIND, GROUP_PAGES
 
@@ -202,3 +214,34 @@ async def test_groups_queued_behind_a_failed_one_are_not_stored(
         4000,  # two more groups queue up behind the refused one
         before_resuming=lambda: monkeypatch.setattr(ServerCopy, "apply_prepared", apply),
     )
+
+
+async def test_a_pull_keeps_the_list_anchors_in_the_file_for_the_next_process(
+    tmp_path: Path, cache: Cache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At the end of its pass over the issues (a cold load's indexes built), the pull lays
+    the unfiltered list's anchors of every order and its length in the file, at the table's
+    revision: a new process reads a deep window from them without walking to it."""
+    monkeypatch.setattr(anchors, "SPACING", 100)
+    monkeypatch.setattr(anchors, "_SHELVES", {})
+    async with served(tmp_path, 1200) as service, session_on(service, cache) as session:
+        await pull(session, retry=FAST_RETRY)
+    with cache.reads._db.read() as conn:
+        kept = anchor_file.read_all(conn)
+        revision = anchors.revision(conn)
+    sorts = [IssueSort(key, descending) for key in SORT_KEYS for descending in (False, True)]
+    assert {at for at, _ in kept.values()} == {revision}
+    assert kept.pop(anchor_file.TOTAL)[1] == 1200
+    assert {name: len(value) for name, (_, value) in kept.items()} == {  # type: ignore[arg-type]
+        anchor_file.name(sort): 12 for sort in sorts
+    }
+    anchors._SHELVES.clear()  # a new process
+    walk = anchors.walk
+
+    def no_steps(book: anchors.Book, token: anchors.Token, start: int, step: object) -> object:
+        return walk(book, token, start, lambda *_: pytest.fail("walked instead of a kept anchor"))
+
+    monkeypatch.setattr(anchors, "walk", no_steps)
+    window = cache.reads.window(IssueFilter(), IssueSort("title"), 550, 50)
+    every = cache.reads.window(IssueFilter(), IssueSort("title"), 0, 1200)
+    assert [row.id for row in window] == [row.id for row in every[550:600]]

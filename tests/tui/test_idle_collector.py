@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import weakref
+from collections.abc import Callable
 
 import pytest
+from textual import events
+from textual.app import App
+from textual.pilot import Pilot
 from tui_support import AppFactory, settle
 
 from tracker_tui import idle_collector
@@ -21,6 +26,19 @@ SIZE = (100, 30)
 @pytest.fixture(autouse=True)
 def _look_often(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(idle_collector, "CHECK_EVERY", 0.05)
+
+
+async def _type(
+    app: App[object], seconds: float, until: Callable[[], bool] = lambda: False
+) -> None:
+    """`j` and `k` every 0.05 s, posted as the terminal driver posts them: `Pilot.press` waits
+    for the app to be idle after each key, which under load left gaps of 0.6-0.8 s."""
+    loop = asyncio.get_running_loop()
+    typing_ends = loop.time() + seconds
+    while loop.time() < typing_ends and not until():
+        for key in "jk":
+            app.post_message(events.Key(key, key))
+        await asyncio.sleep(0.05)
 
 
 def _pile_up() -> None:
@@ -37,10 +55,7 @@ async def test_no_collection_of_its_own_while_keys_keep_coming(
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         _pile_up()
-        typing_ends = asyncio.get_running_loop().time() + 2.0
-        while asyncio.get_running_loop().time() < typing_ends:
-            await pilot.press("j", "k")
-            await asyncio.sleep(0.05)
+        await _type(app, 2.0)
         assert app.idle_collections == 0
 
 
@@ -60,3 +75,88 @@ async def test_a_pause_with_garbage_piled_up_collects_it_once(
         await pilot.pause(0.3)
         assert app.idle_collections == 1
         assert gc.get_count()[2] < PILED
+
+
+KNOTS = 20_000
+"""Cycles a test drops after they were frozen. The bounds are set at half of it: the app's own
+objects, frozen before and freed since, take up to 2,000 off the frozen count meanwhile."""
+
+
+class _Knot:
+    """A cycle of objects: only the collector frees it, never reference counting."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+async def _collecting(pilot: Pilot[object]) -> None:
+    """Settled, and the app's own collecting begun (a frame after the first list)."""
+    await settle(pilot)
+    for _ in range(40):
+        if pilot.app.collecting:
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("the app never began collecting")
+
+
+async def _wait_for_sweeps(app: object, sweeps: int) -> None:
+    for _ in range(60):
+        if getattr(app, "sweeps", 0) >= sweeps:
+            return
+        await asyncio.sleep(0.05)
+
+
+async def test_what_a_full_collection_leaves_is_frozen(app_factory: AppFactory) -> None:
+    """So that the next full collection walks only what was made since."""
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await _collecting(pilot)
+        knot = _Knot()
+        assert any(thing is knot for thing in gc.get_objects())
+        gc.collect()
+        assert not any(thing is knot for thing in gc.get_objects())  # frozen: out of reach
+    frozen = gc.get_freeze_count()
+    gc.collect()
+    assert gc.get_freeze_count() == frozen, "an app that ended still freezes"
+
+
+async def test_a_pause_sweeps_the_garbage_held_frozen(
+    app_factory: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cycle alive at a freeze and dropped after it is freed by the sweep of an idle
+    moment, and by no ordinary collection before it."""
+    monkeypatch.setattr(idle_collector, "IDLE_AFTER", 0.3)
+    monkeypatch.setattr(idle_collector, "SWEEP_AFTER", KNOTS // 2)
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await _collecting(pilot)
+        await pilot.press("j")
+        knots = [_Knot() for _ in range(KNOTS)]
+        gc.collect()
+        held = weakref.ref(knots[0])
+        del knots
+        gc.collect()
+        assert held() is not None
+        assert app.sweeps == 0
+        await _wait_for_sweeps(app, 1)
+        assert app.sweeps >= 1
+        assert held() is None
+
+
+async def test_keys_that_never_pause_sweep_once_too_much_is_held(
+    app_factory: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No moment is idle here (`IDLE_AFTER` is a minute): the sweep comes from the bound."""
+    monkeypatch.setattr(idle_collector, "IDLE_AFTER", 60.0)
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await _collecting(pilot)
+        knots = [_Knot() for _ in range(KNOTS)]
+        gc.collect()
+        held = weakref.ref(knots[0])
+        del knots
+        monkeypatch.setattr(idle_collector, "SWEEP_ANYWAY", KNOTS // 2)
+        await _type(app, 1.0, until=lambda: held() is None)
+        assert app.sweeps >= 1
+        assert app.idle_collections == 0
+        assert held() is None
