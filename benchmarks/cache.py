@@ -215,7 +215,8 @@ def rows_for(issues: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 def bare_insert(path: pathlib.Path, rows: list[tuple[Any, ...]], same_table: bool) -> Timer:
     """`executemany` of prepared rows in one transaction: into the cache's own issues table
     (same indexes; without the triggers that log its changes for cache.anchors, which are a
-    cost of ours), or into a plain table with only a primary key."""
+    cost of ours: `apply_page` sets them aside for a page as big as its table too,
+    cache.bulk_load.log_set_aside), or into a plain table with only a primary key."""
     spec = SPECS[Resource.ISSUES]
     names = ", ".join(("id", *spec.column_names, "label_mask", "extra"))
     if same_table:

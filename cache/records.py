@@ -17,10 +17,10 @@ so the pending edit still has something to be laid over. They go once nothing re
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from cache import bulk_load, fts, labels, searched
 from cache.models import ApplyResult, Cell, JsonObject, Resource
@@ -67,11 +67,11 @@ def referenced_ids(conn: sqlite3.Connection, resource: Resource) -> set[str]:
     return {row[0] for row in rows}
 
 
-@dataclass(frozen=True, slots=True)
-class Prepared:
+class Prepared(NamedTuple):
     """A server record with what storing it takes computed: its id, canonical `updated_at`,
     columns, `extra` (the JSON of what the columns do not hold) and labels (none of it needs
-    the database).
+    the database). A named tuple: a frozen dataclass took a tenth of what preparing a big
+    page ran to make (issue 18).
 
     That is nearly all the Python work of storing a record. A pull prepares each page on the
     thread that parsed it (`prepare`), while the next page is on its way, so the thread that
@@ -91,13 +91,16 @@ def prepare(spec: ResourceSpec, records: Iterable[Mapping[str, Any]]) -> list[Pr
     """Prepare server records (tombstones `{"id", "deleted": true, "updated_at"}` included)
     for `apply_page`; raises `InvalidRecordError` for a record without a string id."""
     stamp_at = spec.column_names.index("updated_at")
+    given = list(records)
+    keys = [record_id(record) for record in given]
+    live = [record for record in given if not is_tombstone(record)]
+    cells_of = iter(spec.cells_of(live))
     found: list[Prepared] = []
-    for record in records:
-        key = record_id(record)
+    for key, record in zip(keys, given, strict=True):
         if is_tombstone(record):
             found.append(Prepared(key, as_timestamp(record.get("updated_at")), True))
             continue
-        cells = spec.cells(record)
+        cells = next(cells_of)
         found.append(
             Prepared(
                 key,
@@ -166,7 +169,7 @@ def _upsert(
             (spec.resource.value, ids),
         ).fetchall()
     )
-    fresh: list[tuple[Any, ...]] = []
+    fresh: list[Prepared] = []
     changed: dict[int, tuple[Any, ...]] = {}
     same_time: dict[int, tuple[Any, ...]] = {}
     stale: set[str] = set()
@@ -177,10 +180,10 @@ def _upsert(
         if deleted_at is not None and stamp is not None and stamp <= deleted_at:
             stale.add(key)
             continue
-        row = (key, *record.cells, record.text)
         if key not in held:
-            fresh.append(row)
+            fresh.append(record)
             continue
+        row = (key, *record.cells, record.text)
         rid, held_stamp = held[key]
         if held_stamp is not None and stamp is not None and stamp < held_stamp:
             unchanged += 1
@@ -201,9 +204,10 @@ def _upsert(
             else:
                 changed[rid] = row
     if watch is not None:
-        watch(conn, list(changed), [row[0] for row in fresh])
+        watch(conn, list(changed), [record.key for record in fresh])
+    fresh_masks: Sequence[int] = ()
     if spec.label_mask:
-        fresh, changed = _with_masks(conn, live, fresh, changed)
+        fresh_masks, changed = _with_masks(conn, live, fresh, changed)
     names = (*spec.column_names, *(("label_mask",) if spec.label_mask else ()), "extra")
     changed_rids = list(changed)
     if changed:
@@ -221,10 +225,19 @@ def _upsert(
     if fresh:
         first = conn.execute(f"SELECT coalesce(max(rid), 0) + 1 FROM {spec.table}").fetchone()[0]
         marks = ", ".join("?" * (len(names) + 2))
+        if spec.label_mask:
+            rows = [
+                (rid, record.key, *record.cells, mask, record.text)
+                for rid, record, mask in zip(itertools.count(first), fresh, fresh_masks)
+            ]
+        else:
+            rows = [
+                (rid, record.key, *record.cells, record.text)
+                for rid, record in zip(itertools.count(first), fresh)
+            ]
         with bulk_load.indexes_set_aside(conn, spec, len(fresh)):
             conn.executemany(
-                f"INSERT INTO {spec.table} (rid, id, {', '.join(names)}) VALUES ({marks})",
-                [(first + offset, *row) for offset, row in enumerate(fresh)],
+                f"INSERT INTO {spec.table} (rid, id, {', '.join(names)}) VALUES ({marks})", rows
             )
         fts.index_range(conn, spec, first)
         if spec.label_mask:
@@ -241,14 +254,19 @@ def _upsert(
 def _with_masks(
     conn: sqlite3.Connection,
     live: dict[str, Prepared],
-    fresh: list[tuple[Any, ...]],
+    fresh: list[Prepared],
     changed: dict[int, tuple[Any, ...]],
-) -> tuple[list[tuple[Any, ...]], dict[int, tuple[Any, ...]]]:
-    """Insert each row's label mask before its record column."""
-    rows = [*fresh, *changed.values()]
-    found = labels.masks(conn, [live[row[0]].labels for row in rows])
-    masked = [(*row[:-1], mask, row[-1]) for row, mask in zip(rows, found, strict=True)]
-    return masked[: len(fresh)], dict(zip(changed, masked[len(fresh) :], strict=True))
+) -> tuple[list[int], dict[int, tuple[Any, ...]]]:
+    """The label masks of the fresh records (their rows are made once, with them), and each
+    changed row with its mask inserted before its record column."""
+    sets = [record.labels for record in fresh]
+    sets += [live[row[0]].labels for row in changed.values()]
+    found = labels.masks(conn, sets)
+    masked = [
+        (*row[:-1], mask, row[-1])
+        for row, mask in zip(changed.values(), found[len(fresh) :], strict=True)
+    ]
+    return found[: len(fresh)], dict(zip(changed, masked, strict=True))
 
 
 def delete_records(
@@ -327,7 +345,9 @@ def local_count(conn: sqlite3.Connection, spec: ResourceSpec, parent: str | None
 
 def reset_server_copy(conn: sqlite3.Connection) -> None:
     """Wipe every server row and cursor; bodies that pending writes refer to are retained as
-    tombstones without a deletion time, and dropped when the re-pull brings them back."""
+    tombstones without a deletion time, and dropped when the re-pull brings them back.
+    The issues go without their change log's triggers (`bulk_load.log_set_aside`): one
+    change logged, not one a row, and SQLite empties the table whole instead of row by row."""
     for spec in SPECS.values():
         referenced = referenced_ids(conn, spec.resource)
         if referenced:
@@ -342,7 +362,8 @@ def reset_server_copy(conn: sqlite3.Connection) -> None:
                 [(spec.resource.value, row[0], _body(spec, row)) for row in kept],
             )
         fts.clear(conn, spec)
-        conn.execute(f"DELETE FROM {spec.table}")
+        with bulk_load.log_set_aside(conn, spec.table):
+            conn.execute(f"DELETE FROM {spec.table}")
     conn.execute("DELETE FROM issue_labels")
     conn.execute("DELETE FROM label_bits")
     conn.execute("DELETE FROM cursors")
