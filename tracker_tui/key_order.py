@@ -83,8 +83,13 @@ class KeyOrderApp(App[str | None]):
     async def _take_key(self, key: events.Key) -> None:
         """Handle a key as Textual does; if it was passed to a widget, follow it up the tree.
 
-        No timer is set per key (one costs more than the key): only held keys need one."""
-        target = self.focused or self.screen
+        No timer is set per key (one costs more than the key): only held keys need one. A key
+        that comes after the last screen closed (typed on as the app quits) has nowhere to go:
+        it is dropped, where Textual's own handling would stop the app on an error."""
+        screen = self._top_screen()
+        if screen is None:
+            return
+        target = self.focused or screen
         await super().on_event(key)
         if not key.is_forwarded:
             return

@@ -136,3 +136,17 @@ async def test_a_key_that_takes_long_holds_the_next_one_only_so_long() -> None:
             await pilot.pause(0.05)
         assert app.marked_at is not None
         assert KEY_WAIT <= app.marked_at - start < 2.5  # held behind `s`, but not for 3 s
+
+
+@pytest.mark.parametrize("typed_for", [0.0, 0.001, 0.003, 0.005])
+async def test_keys_typed_on_as_the_app_closes_are_dropped(
+    app_factory: AppFactory, typed_for: float
+) -> None:
+    """A key handled after the last screen had closed stopped the app on an error
+    (`ScreenStackError`) as it quit; the delays put the end of the app among the keys."""
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        burst_keys(app, *"jk" * 30)
+        await asyncio.sleep(typed_for)
+    assert app.return_code is None, "the app stopped on an error"
