@@ -11,11 +11,11 @@ from __future__ import annotations
 import contextlib
 import random
 from pathlib import Path
-from typing import Any
 
 import pytest
 from cache_factories import Record, issue, reset_server_copy, stamp
 from cache_oracle import Row, expected
+from test_cache_query_anchors import counted_steps
 
 from cache import Cache, IssueFilter, IssueSort, Resource, anchors, bulk_load, query
 from issuefields import SORT_KEYS
@@ -99,22 +99,6 @@ def triggers(cache: Cache) -> dict[str, str]:
     return {str(name): str(sql) for name, sql in rows}
 
 
-def walks_from_the_top(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """The boundaries `anchors.walk` steps from, from now on (None: the top of the list)."""
-    steps: list[object] = []
-    walk = anchors.walk
-
-    def counting(book: anchors.Book, token: Any, start: int, step: Any) -> Any:
-        def counted(after: Any, rows: int) -> Any:
-            steps.append(after)
-            return step(after, rows)
-
-        return walk(book, token, start, counted)
-
-    monkeypatch.setattr(anchors, "walk", counting)
-    return steps
-
-
 def test_a_big_page_logs_one_change_for_all_its_rows_and_keeps_the_triggers(
     tmp_path: Path,
 ) -> None:
@@ -148,7 +132,7 @@ def test_anchors_laid_before_a_big_page_start_afresh_after_it(
         for start in range(1, 101, 50):
             model.pull(cache, made(rnd, range(start, start + 50)))
         assert windows_checked(cache, model) > 100
-        steps = walks_from_the_top(monkeypatch)
+        steps = counted_steps(monkeypatch)
         # Newer than every held issue: each lands ahead of them in the default order, so
         # every deep window moves, and every filter's total grows.
         model.pull(cache, made(rnd, range(101, 261), newest=90))
@@ -209,7 +193,7 @@ def test_a_reset_logs_one_change_and_the_pull_after_it_reads_right(
         reset_server_copy(cache)
         assert triggers(cache) == kept
         assert [rid for _, rid in log(cache)] == [None]
-        steps = walks_from_the_top(monkeypatch)
+        steps = counted_steps(monkeypatch)
         model = Model()
         for start in range(500, 560, 20):
             model.pull(cache, made(rnd, range(start, start + 20)))
