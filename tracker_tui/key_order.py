@@ -69,7 +69,12 @@ class KeyOrderApp(App[str | None]):
         return len(self._keys_held) + (self._key_in_flight is not None)
 
     async def on_event(self, event: events.Event) -> None:
-        """Hold a key that arrives while the one before is still on its way."""
+        """Hold a key that arrives while the one before is still on its way. A key that comes
+        after the last screen closed (typed on as the app quits, or one coming back up from a
+        widget by then) has nowhere to go: it is dropped, where Textual's own handling would
+        stop the app on an error."""
+        if isinstance(event, events.Key) and self._top_screen() is None:
+            return
         if isinstance(event, events.Key) and not event.is_forwarded:
             if self._key_in_flight is not None or self._keys_held:
                 self._keys_held.append(event)
@@ -83,9 +88,8 @@ class KeyOrderApp(App[str | None]):
     async def _take_key(self, key: events.Key) -> None:
         """Handle a key as Textual does; if it was passed to a widget, follow it up the tree.
 
-        No timer is set per key (one costs more than the key): only held keys need one. A key
-        that comes after the last screen closed (typed on as the app quits) has nowhere to go:
-        it is dropped, where Textual's own handling would stop the app on an error."""
+        No timer is set per key (one costs more than the key): only held keys need one. A held
+        key taken after the last screen closed is dropped, as `on_event` drops a new one."""
         screen = self._top_screen()
         if screen is None:
             return

@@ -138,7 +138,7 @@ async def test_a_key_that_takes_long_holds_the_next_one_only_so_long() -> None:
         assert KEY_WAIT <= app.marked_at - start < 2.5  # held behind `s`, but not for 3 s
 
 
-@pytest.mark.parametrize("typed_for", [0.0, 0.001, 0.003, 0.005])
+@pytest.mark.parametrize("typed_for", [0.0, 0.001, 0.003, 0.005, 0.008, 0.012])
 async def test_keys_typed_on_as_the_app_closes_are_dropped(
     app_factory: AppFactory, typed_for: float
 ) -> None:
