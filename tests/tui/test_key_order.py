@@ -10,6 +10,7 @@ from typing import ClassVar
 
 import pytest
 from test_label_picker import burst_keys
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Input, Static
@@ -150,3 +151,17 @@ async def test_keys_typed_on_as_the_app_closes_are_dropped(
         burst_keys(app, *"jk" * 30)
         await asyncio.sleep(typed_for)
     assert app.return_code is None, "the app stopped on an error"
+
+
+async def test_a_key_coming_back_up_after_the_last_screen_closed_is_dropped(
+    app_factory: AppFactory,
+) -> None:
+    """A key a widget passed on reaches the app's bindings; once no screen is left they read
+    the app's screen and raised `ScreenStackError` (a CI run, in the idle collector's typing)."""
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+    key = events.Key("j", "j")
+    key._set_forwarded()
+    await app.on_event(key)
+    assert not app.screen_stack
