@@ -21,7 +21,6 @@ from itertools import pairwise
 from cache import anchor_file, anchors, bulk_load, query, syncstate
 from cache.filtering import CompiledFilter, compile_filter
 from cache.models import IssueFilter, IssueSort
-from cache.ordering import ORDERINGS
 from issuefields import SORT_KEYS
 
 SORTS = tuple(IssueSort(key, descending) for key in SORT_KEYS for descending in (False, True))
@@ -52,9 +51,11 @@ def brought(conn: sqlite3.Connection) -> anchors.Shelf | None:
         if all(book is not None and _tight(book, total.rows) for book in pair):
             continue
         laid = _laid(conn, compiled, ascending)
-        shelf.books[anchor_file.name(ascending)] = _book(shelf, ascending, compiled, laid)
+        shelf.books[anchor_file.name(ascending)] = anchors.filled(shelf, ascending, compiled, laid)
         reverse = [(total.rows - rows + 1, cells) for rows, cells in reversed(laid)]
-        shelf.books[anchor_file.name(descending)] = _book(shelf, descending, compiled, reverse)
+        shelf.books[anchor_file.name(descending)] = anchors.filled(
+            shelf, descending, compiled, reverse
+        )
     return shelf
 
 
@@ -88,26 +89,13 @@ def _kept(
     for sort in SORTS:
         found = saved.get(anchor_file.name(sort))
         if found is not None and isinstance(found[1], list):
-            laid = [(int(rows), tuple(cells)) for rows, cells in found[1]]
-            shelf.books[anchor_file.name(sort)] = _book(shelf, sort, compiled, laid)
+            shelf.books[anchor_file.name(sort)] = anchors.filled(shelf, sort, compiled, found[1])
     found = saved.get(anchor_file.TOTAL)
     if found is not None and isinstance(found[1], int):
         shelf.totals[anchor_file.TOTAL] = anchors.Total(compiled, found[1])
-    if shelf.token[0] > token[0] or not anchors.advance(conn, shelf, token):
+    if not anchors.brought_on(conn, shelf, token):
         return anchors.Shelf(token)
     return shelf
-
-
-def _book(
-    shelf: anchors.Shelf,
-    sort: IssueSort,
-    compiled: CompiledFilter,
-    laid: list[tuple[int, anchors.Cells]],
-) -> anchors.Book:
-    book = anchors.Book(shelf, sort, compiled)
-    key = ORDERINGS[sort.key].key
-    book.anchors = [(rows, cells, key(cells)) for rows, cells in laid]
-    return book
 
 
 def _tight(book: anchors.Book, total: int) -> bool:

@@ -353,10 +353,19 @@ def _saved_book(
     if not isinstance(kept, list):
         return None
     shelf = Shelf(saved)
-    book = shelf.books[None] = Book(shelf, sort, compiled)
+    book = shelf.books[None] = filled(shelf, sort, compiled, kept)
+    return book if brought_on(conn, shelf, token) else None
+
+
+def filled(
+    shelf: Shelf, sort: IssueSort, compiled: CompiledFilter, laid: Sequence[Sequence[Any]]
+) -> Book:
+    """A book holding anchors laid or saved elsewhere, each a row count and its sort
+    columns (cache.anchor_keeping lays them, cache.anchor_file keeps them as JSON)."""
+    book = Book(shelf, sort, compiled)
     key = ORDERINGS[sort.key].key
-    book.anchors = [(int(rows), tuple(cells), key(cells)) for rows, cells in kept]
-    return book if _brought(conn, shelf, token) else None
+    book.anchors = [(int(rows), tuple(cells), key(tuple(cells))) for rows, cells in laid]
+    return book
 
 
 def _saved_total(conn: sqlite3.Connection, token: Token, compiled: CompiledFilter) -> int | None:
@@ -366,10 +375,10 @@ def _saved_total(conn: sqlite3.Connection, token: Token, compiled: CompiledFilte
         return None
     shelf = Shelf(found[0])
     kept = shelf.totals[None] = Total(compiled, found[1])
-    return kept.rows if _brought(conn, shelf, token) else None
+    return kept.rows if brought_on(conn, shelf, token) else None
 
 
-def _brought(conn: sqlite3.Connection, shelf: Shelf, token: Token) -> bool:
+def brought_on(conn: sqlite3.Connection, shelf: Shelf, token: Token) -> bool:
     """`advance` a shelf saved at an earlier revision, never back to an older one (a reader
     sees only rows saved at or before its own revision: they are written in a transaction)."""
     return shelf.token[0] <= token[0] and advance(conn, shelf, token)
