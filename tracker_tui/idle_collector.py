@@ -11,8 +11,10 @@ the screens built since the start (cached lines, styles, widgets: some 30,000 ob
   only what was made since: 10-33 ms at most instead of 50-64 ms, and half the time in all
   (`benchmarks/tui.py --keys-home`, 2026-11-27).
 - Frozen objects are never collected, and some of what was alive at a freeze becomes cyclic
-  garbage later (a cached line's strips refer to themselves): typing left some 500 such
-  objects a key in the frozen heap. In the user's pauses (no input for `IDLE_AFTER` seconds),
+  garbage later (widgets and lines replaced since): the frozen heap grew by 53,000 objects
+  over the 464 timed keys of `benchmarks/tui.py --keys-home --samples 200` at 100,000 issues
+  (about 500 a key before the list stopped leaving cyclic garbage per line, t18-draw).
+  In the user's pauses (no input for `IDLE_AFTER` seconds),
   once `SWEEP_AFTER` objects were frozen since the last sweep, the app unfreezes everything,
   collects and freezes what is left: one long walk (the start-up heap too) where nobody waits
   for it. Should input never pause (a key held down), the sweep runs anyway past
@@ -44,8 +46,8 @@ IDLE_AFTER = 1.0
 CHECK_EVERY = 0.5
 """Seconds between looks at whether the app is idle with garbage piled up."""
 SWEEP_AFTER = 50_000
-"""Objects frozen since the last sweep that make an idle moment sweep (about 6 MiB, a hundred
-keys' worth of typing)."""
+"""Objects frozen since the last sweep that make an idle moment sweep (about 6 MiB, some
+four hundred keys of typing)."""
 SWEEP_ANYWAY = 400_000
 """Objects frozen since the last sweep that make the app sweep even while keys keep coming
 (about 50 MiB; a sweep then walks half a million objects, some 0.3 s)."""
