@@ -3,6 +3,7 @@ the next pull, which leaves every index and the search as a pull that never stop
 
 from __future__ import annotations
 
+import asyncio
 import re
 import sqlite3
 from pathlib import Path
@@ -79,10 +80,17 @@ async def test_a_cold_pull_defers_the_scattered_indexes_and_builds_them_at_its_e
     rows_seen: list[int] = []
 
     async def look(served_count: int) -> None:
-        if served_count == 2 + 2 * GROUP_PAGES:  # a group is surely stored, the load goes on
+        """Two groups are queued by now, and the load goes on; the writer's thread may still
+        be behind (it may trail by `BEHIND` groups), so the server waits here for the first
+        group's commit, as long as a slow machine needs, before reading through the stand-ins."""
+        if served_count == 2 + 2 * GROUP_PAGES:
             during.append(index_sql(cache.path))
             with Cache.open(cache.path) as reader:
-                rows = reader.reads.window(IssueFilter(), IssueSort("title"), 0, 50)
+                for _ in range(3000):
+                    rows = reader.reads.window(IssueFilter(), IssueSort("title"), 0, 50)
+                    if rows:
+                        break
+                    await asyncio.sleep(0.01)
                 rows_seen.append(len(rows))
 
     def wrap(app: App) -> App:
