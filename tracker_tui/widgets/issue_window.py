@@ -2,7 +2,8 @@
 
 Its virtual height is the row count plus a header line, so the scrollbar is right for 100,000
 rows while no more than a few pages of them are in memory (`PageCache`). Counting and fetching
-run in thread workers, because the source hits SQLite; answers come back as messages and are
+run in thread workers, because the source hits SQLite (a query's on the list's own reader
+thread, where the cache keeps what a search worked out); answers come back as messages and are
 dropped when their generation is stale (the query or the data changed meanwhile). A failed read
 becomes a `SourceFailed` for the app to show, and a line in the list, never a traceback.
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from textual import events, on, work
@@ -161,6 +163,16 @@ class IssueWindow(ScrollView):
         """Rows known to exist from the top while the count is not (the first rows read)."""
         self.names: Mapping[str, str] = {}
         """What the ids of users and projects show as, read with the latest rows."""
+        self._count_waits: threading.Event | None = None
+        """Set when the rows of the last query read are drawn: its count waits for that on
+        the reader. A newer query sets it too, so that the reader is free for it at once,
+        not a frame later."""
+        self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="issue-list-reader")
+        """The one thread that reads every query of this list. The cache keeps what a search
+        has worked out (the index of the first issues' text it matches each key against,
+        the hits) per connection, and so per thread, for as long as the data stands still:
+        on Textual's pool, whichever of its threads took a key built it again, 27-68 ms at
+        100,000 issues, for a key each of the first few searched on each thread (issue 18)."""
         self.set_reactive(IssueWindow.issue_query, query or IssueQuery())
 
     @property
@@ -213,8 +225,11 @@ class IssueWindow(ScrollView):
         self._start_load(clear=True)
 
     def on_unmount(self) -> None:
-        """Never leave the app's frames held."""
+        """Never leave the app's frames held, nor the reader's thread (and its connection) on."""
         self._frame_hold.release()
+        if self._count_waits is not None:
+            self._count_waits.set()
+        self._reader.shutdown(wait=False, cancel_futures=True)
 
     def watch_issue_query(self, old: IssueQuery, new: IssueQuery) -> None:
         """Start over at the top for a new query, or at the anchor for a new sort of the same
@@ -299,6 +314,7 @@ class IssueWindow(ScrollView):
         """Count and fetch the first rows for the current query in one worker (around where
         the anchor's issue stands now, if one is given)."""
         generation = self._pages.restart(clear=clear)
+        waiting, self._count_waits = self._count_waits, None
         if clear:
             self._show_placeholders_later()
         first_page, pages = self._pages.span(*self.wanted_rows())
@@ -311,6 +327,8 @@ class IssueWindow(ScrollView):
             self.visible_rows,
             rows_first=clear and anchor is None,
         )
+        if waiting is not None:
+            waiting.set()  # the count it waits for is cancelled: free the reader at once
 
     def _show_placeholders_later(self) -> None:
         """Redraw (as placeholders) the rows just dropped, unless their successors come first."""
@@ -390,19 +408,49 @@ class IssueWindow(ScrollView):
         visible: int,
         rows_first: bool = False,
     ) -> None:
+        """Read the query on the list's own reader thread (`_reader`), this worker waiting
+        for it (and cancelled as a worker is, which the read watches)."""
+        worker = get_current_worker()
+        try:
+            self._reader.submit(
+                self._read_query,
+                worker,
+                generation,
+                query,
+                first_page,
+                pages,
+                anchor,
+                visible,
+                rows_first,
+            ).result()
+        except (RuntimeError, CancelledError):  # the list is gone, and its reader with it
+            return
+
+    def _read_query(
+        self,
+        worker: Worker[None],
+        generation: int,
+        query: IssueQuery,
+        first_page: int,
+        pages: int,
+        anchor: Anchor | None,
+        visible: int,
+        rows_first: bool,
+    ) -> None:
         """Count the query, find the anchor, read the rows to show (`visible` rows from the
         anchor's line up, plus margins), off the event loop and in one snapshot of the data,
         so the three agree. With `rows_first` (a new query, at the top) the rows are posted
         before the count, which follows unless the rows were all there is."""
         size = self._pages.page_size
-        worker = get_current_worker()
+        if worker.is_cancelled:
+            return
         try:
             with self._source.snapshot():
                 if rows_first:
                     rows = self._source.window(query, first_page * size, pages * size)
                     short = first_page == 0 and len(rows) < pages * size
                     count = len(rows) if short else None
-                    drawn = threading.Event()
+                    drawn = self._count_waits = threading.Event()
                     names = self._source.names()
                     self.post_message(
                         self._Loaded(
