@@ -95,6 +95,16 @@ class Record(ServerModel):
     created_at: Timestamp | None = None
     updated_at: Timestamp | None = None
 
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The members as received, but the id as the string it was read as: a server whose
+        ids are JSON numbers (docs/api.md#issues-and-ids) sends `7`, which every path to the
+        cache stores as `"7"`; stored as sent, it failed the page it came in at every pull."""
+        received = super().raw
+        if received.get("id") != self.id:
+            received["id"] = self.id
+        return received
+
 
 class Tombstone(Record):
     """A record deleted after `updated_after`: `{"id", "deleted": true, "updated_at"}`
