@@ -100,3 +100,45 @@ async def test_ids_sent_as_numbers_are_stored_as_their_text(tmp_path: Path, cach
         record = cache.server.server_record(Resource.PROJECTS, str(number))
         assert record is not None and record["id"] == str(number)
     assert cache.server.local_count(Resource.ISSUES) == 20
+
+
+def lone_surrogates(scope: Scope, body: bytes) -> bytes:
+    """Issue 5's title holds half a surrogate pair, as JSON may escape one, issue 7 a member
+    named with one; issue 6's title a whole pair (an emoji, escaped)."""
+    if not scope["path"].endswith("/issues") or b'"data"' not in body:
+        return body
+    payload = json.loads(body)
+    for item in payload["data"]:
+        if item.get("number") == 5:
+            item["title"] = "half \ud800 a pair"
+        elif item.get("number") == 6:
+            item["title"] = "a whole \U0001f600 pair"
+        elif item.get("number") == 7:
+            item["note\udc01"] = ["\udfff"]
+    return json.dumps(payload).encode()  # ASCII, the surrogates as \u escapes
+
+
+async def test_text_with_half_a_surrogate_pair_lands_as_the_replacement_character(
+    tmp_path: Path, cache: Cache
+) -> None:
+    """A title no UTF-8 encoder takes passed the models and failed its page in the cache
+    (UnicodeEncodeError) at every pull; a member named so made the models skip its issue,
+    which never reached the cache. Now half a pair reads as U+FFFD, the rest of the text
+    and the page as sent, and a whole pair escaped is the character it names."""
+
+    def wrap(app: App) -> App:
+        return rewriting_bodies(app, lone_surrogates)
+
+    async with served(tmp_path, 120, wrap=wrap) as service, session_on(service, cache) as session:
+        report = await pull(session, retry=FAST_RETRY)
+        assert local_issues(cache) == await server_issues(service)
+    assert report.resources["issues"].inserted == 120 and not report.skipped
+    ids = {n: service.sql("SELECT id FROM issues WHERE number = ?", (n,))[0][0] for n in (5, 6, 7)}
+    half = cache.server.server_record(Resource.ISSUES, ids[5])
+    assert half is not None and half["title"] == "half \ufffd a pair"
+    whole = cache.server.server_record(Resource.ISSUES, ids[6])
+    assert whole is not None and whole["title"] == "a whole \U0001f600 pair"
+    named = cache.server.server_record(Resource.ISSUES, ids[7])
+    assert named is not None and named["note\ufffd"] == ["\ufffd"]
+    found = cache.reads.window(IssueFilter(text="half"), IssueSort(), 0, 5)
+    assert [row.id for row in found] == [ids[5]]
