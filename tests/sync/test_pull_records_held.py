@@ -142,3 +142,38 @@ async def test_text_with_half_a_surrogate_pair_lands_as_the_replacement_characte
     assert named is not None and named["note\ufffd"] == ["\ufffd"]
     found = cache.reads.window(IssueFilter(text="half"), IssueSort(), 0, 5)
     assert [row.id for row in found] == [ids[5]]
+
+
+NOT_INTEGERS: dict[int, object] = {3: "forty-two", 4: 1e30, 9: 42.5}
+"""Issue number on the server -> what the variant sends instead: no integer."""
+
+
+async def test_an_issue_whose_number_is_no_integer_is_stored_and_shown_by_its_id(
+    tmp_path: Path, cache: Cache
+) -> None:
+    """The models refused such an issue: skipped from its page, never stored, and the cursor
+    moved on past it, so only `tracker-tui sync`'s closing line ever said so. Now it is
+    stored without a number, its value kept as sent."""
+
+    def not_integers(scope: Scope, body: bytes) -> bytes:
+        if not scope["path"].endswith("/issues") or b'"data"' not in body:
+            return body
+        payload = json.loads(body)
+        for item in payload["data"]:
+            if item.get("number") in NOT_INTEGERS:
+                item["number"] = NOT_INTEGERS[item["number"]]
+        return json.dumps(payload).encode()
+
+    def wrap(app: App) -> App:
+        return rewriting_bodies(app, not_integers)
+
+    async with served(tmp_path, 30, wrap=wrap) as service, session_on(service, cache) as session:
+        report = await pull(session, retry=FAST_RETRY)
+        assert local_issues(cache) == await server_issues(service)
+    assert not report.skipped and report.resources["issues"].inserted == 30
+    rows = {row.id: row for row in cache.reads.window(IssueFilter(), IssueSort(), 0, 30)}
+    for number, sent in NOT_INTEGERS.items():
+        ((issue_id,),) = service.sql("SELECT id FROM issues WHERE number = ?", (number,))
+        record = cache.server.server_record(Resource.ISSUES, issue_id)
+        assert record is not None and record["number"] == sent
+        assert rows[issue_id].number is None
