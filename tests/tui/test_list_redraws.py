@@ -331,6 +331,32 @@ async def test_a_count_after_its_rows_redraws_no_row(
         assert len(drawn) == len(set(drawn)), "a line drawn twice"
 
 
+async def test_a_new_query_leaves_a_scrollbar_that_would_look_the_same_undrawn(
+    app_factory: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The thumb over 10,000 rows and over the few thousand of a filter is one cell at the top:
+    the bar is not drawn again, neither for the rows that come first nor for their count."""
+    monkeypatch.setattr(issue_window, "PLACEHOLDER_DELAY", 30.0)
+    app = app_factory(FakeIssueSource(10_000))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        issues = issue_list(app)
+        bar = issues.vertical_scrollbar
+        assert issues.show_vertical_scrollbar
+        drawn: list[int] = []
+        render_line = bar.render_line
+
+        def counting(y: int) -> Any:
+            drawn.append(y)
+            return render_line(y)
+
+        monkeypatch.setattr(bar, "render_line", counting)
+        await pilot.press("m")
+        await settle(pilot)
+        assert 128 < (issues.count or 0) < 10_000
+        assert drawn == []
+
+
 async def test_the_filter_dialog_is_built_once_and_closes_without_a_layout(
     app_factory: AppFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -29,6 +29,7 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Region
 from textual.message import Message
 from textual.reactive import reactive
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 
 from cache import IssueRow, search_syntax
@@ -48,6 +49,7 @@ from tracker_tui.widgets.issue_columns import (
     time_texts,
 )
 from tracker_tui.widgets.issue_window import HEADER_LINES, MARGIN, Anchor, IssueWindow
+from tracker_tui.widgets.steady_scrollbar import steady_vertical_scrollbar
 from tracker_tui.widgets.strip_cycles import install as keep_strips_acyclic
 
 NUMBER_LOOKAHEAD = 100
@@ -240,6 +242,11 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         self._styles: RowStyles | None = None
         self._drawn: dict[int, _Line] = {}
         """What each line of the viewport showed when it was last drawn."""
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        """A scrollbar that the count's changing on every key does not repaint."""
+        return steady_vertical_scrollbar(self)
 
     @property
     def highlighted_row(self) -> IssueRow | None:
