@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/cache.py [--issues 100000] [--repeat 40] [--seed 7]
     .venv/bin/python benchmarks/cache.py --windows-of COPY/env.db [--repeat 40]
     .venv/bin/python benchmarks/cache.py --keep-anchors-of COPY/env.db
+    .venv/bin/python benchmarks/cache.py --backfill-anchors [--issues 100000]
 
 Issues get English-like text: words are drawn with their real frequencies from the Python
 standard library's sources (titles ~6 words, descriptions ~60), so common words and prefixes
@@ -46,6 +47,7 @@ from cache.labels import MAX_BITS, mask_of
 from cache.resources import SPECS, labels_of
 from cache.server_copy import ServerCopy
 from issuefields import FILTERS, SORT_KEYS
+from sync.pull.backfill import KEEP_ANCHORS_AFTER
 
 STATUSES = ("backlog", "todo", "in_progress", "in_review", "done", "canceled", "triage")
 STATUS_WEIGHTS = (10, 20, 15, 8, 35, 10, 2)
@@ -501,6 +503,57 @@ def kept_anchors(bench: Bench, n: int) -> None:
         timed(f"keep_anchors after a page of {size:,} changed issues (moved)")
 
 
+BACKFILL_HEAD = 1_000
+"""Issues a head-first start holds before its backfill (`--backfill-anchors`): a few pages."""
+
+
+def backfill_anchors(issues: list[dict[str, Any]], stretch_pages: Sequence[int]) -> int:
+    """What keeping the list's anchors costs at the end of each stretch of a backfill
+    (sync.pull.backfill.keep_anchors), beside what storing the stretch's pages cost: the
+    newest `BACKFILL_HEAD` issues stored as a head, then the rest oldest first in pages of
+    100, as the backfill stores them, in stretches of each of `stretch_pages` pages in
+    turn, `keep_anchors` timed at each stretch's end; the last is the backfill's end.
+    Stretches end when the user's work wants the connection, at the end of the day's share,
+    or every `KEEP_ANCHORS_AFTER` records."""
+    n = len(issues)
+    head, rest = issues[-BACKFILL_HEAD:], issues[:-BACKFILL_HEAD]
+    print(f"Backfill of {n:,} issues; load average at the start {load()}.", flush=True)
+    kept: dict[str, list[Timer]] = collections.defaultdict(list)
+    stored: dict[str, list[Timer]] = collections.defaultdict(list)
+    with tempfile.TemporaryDirectory() as tmp, Cache.open(pathlib.Path(tmp) / "cache.db") as cache:
+        for start in range(0, len(head), 100):
+            cache.server.apply_page(Resource.ISSUES, head[start : start + 100])
+        kept["after the head"].append(Timer(cache.server.keep_anchors))
+        pages = [rest[start : start + 100] for start in range(0, len(rest), 100)]
+        sizes = itertools.cycle(stretch_pages)
+        done = 0
+        while done < len(pages):
+            size = next(sizes)
+            stretch = pages[done : done + size]
+
+            def store(stretch: list[list[dict[str, Any]]] = stretch) -> None:
+                for page in stretch:
+                    cache.server.apply_page(Resource.ISSUES, page)
+
+            done += size
+            name = "the backfill's end" if done >= len(pages) else f"a stretch of {size} pages"
+            stored[name].append(Timer(store))
+            kept[name].append(Timer(cache.server.keep_anchors))
+    print(f"\n| keep_anchors at {n:,} issues | stretches | wall p50 / max | cpu p50 / max", end="")
+    print(" | storing the stretch, cpu p50 |\n|---|---|---|---|---|")
+    for name, found in kept.items():
+        walls, cpus = sorted(t.wall for t in found), sorted(t.cpu for t in found)
+        stores = [t.cpu for t in stored.get(name, [])]
+        print(
+            f"| {name} | {len(found)} | {statistics.median(walls) * 1000:,.1f} / "
+            f"{walls[-1] * 1000:,.1f} ms | {statistics.median(cpus) * 1000:,.1f} / "
+            f"{cpus[-1] * 1000:,.1f} ms | "
+            + (f"{statistics.median(stores) * 1000:,.1f} ms |" if stores else "- |")
+        )
+    print(f"\nLoad average at the end {load()}.")
+    return 0
+
+
 def anchors_held(path: pathlib.Path) -> str:
     """Whether the file keeps the list's anchors, and how far behind the table they are."""
     with sqlite3.connect(path) as conn:
@@ -641,7 +694,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="CACHE_DB",
         help="only what keeping the list's anchors in this cache file costs (use a copy)",
     )
+    parser.add_argument(
+        "--backfill-anchors",
+        action="store_true",
+        help="only what keeping the anchors at the end of each stretch of a backfill costs",
+    )
     args = parser.parse_args(argv)
+    if args.backfill_anchors:
+        pages = KEEP_ANCHORS_AFTER // 100
+        return backfill_anchors(generate(args.issues, args.seed), (1, 10, pages))
     if args.windows_of is not None:
         return only_windows(args.windows_of, args.repeat)
     if args.keep_anchors_of is not None:

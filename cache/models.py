@@ -459,3 +459,10 @@ class IssueDetail(Frozen):
         conflicts: tuple[Conflict, ...],
     ) -> None:
         self._init(issue, description, record, comments, entries, conflicts)
+
+    @property
+    def number(self) -> int | None:
+        """The issue's number as the server sent it: exact beyond the 64-bit integers its
+        column holds as a float, which a row (`IssueRow.number`) shows as no number."""
+        number = self.record.get(NUMBER.member)
+        return number if type(number) is int else self.issue.number

@@ -72,8 +72,30 @@ def as_body(value: object) -> str:
     return "" if text is None else text
 
 
-def as_int(value: object) -> int | None:
-    return value if type(value) is int else None
+INT_RANGE = (-(2**63), 2**63 - 1)
+"""The integers SQLite holds (64-bit, signed); JSON sets no bound, nor does the published API
+on `number` (docs/api.md#issue-numbers)."""
+
+
+def as_int(value: object) -> int | float | None:
+    """An integer column's value: an integer as it is, one beyond SQLite's range
+    (`INT_RANGE`) as the nearest float, so the record is stored, sorts among the numbers
+    where it belongs, and its exact value stays in `extra` (the column no longer holds it as
+    sent; `ResourceSpec.extra`). Anything else (text, a float, a boolean) is no number: NULL,
+    the value kept in `extra` too. Binding the integer itself raised OverflowError and
+    failed the page it came in, at every pull (docs/sync.md#records-the-cache-cannot-hold)."""
+    if type(value) is not int:
+        return None
+    low, high = INT_RANGE
+    return value if low <= value <= high else float(value)
+
+
+def _ints_held(values: list[Any]) -> bool:
+    """Whether a column of values is all integers SQLite holds, or None (`as_int` keeps them)."""
+    if not _types(values) <= {int, type(None)}:
+        return False
+    ints = [value for value in values if value is not None]
+    return not ints or (min(ints) >= INT_RANGE[0] and max(ints) <= INT_RANGE[1])
 
 
 def as_timestamp(value: object) -> str | None:
@@ -262,7 +284,7 @@ _TEXT_OR_NONE = {str, type(None)}
 _KEPT_AS_SENT: dict[Callable[[object], Cell], Callable[[list[Any]], bool]] = {
     as_text: lambda values: _types(values) <= _TEXT_OR_NONE,
     as_body: lambda values: _types(values) <= {str},
-    as_int: lambda values: _types(values) <= {int, type(None)},
+    as_int: _ints_held,
     as_timestamp: lambda values: (
         _types(values) <= _TEXT_OR_NONE and all(map(_stamp_shape, filter(None, values)))
     ),

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from cache import fts
 from cache.fts import HITS_TABLE, TextQuery
-from cache.resources import dumps
+from cache.resources import as_int, dumps
 from cache.search_syntax import Search
 
 _TOKEN = re.compile(r"[^\W_]+")
@@ -122,7 +122,7 @@ def load_hits(conn: sqlite3.Connection, matching: fts.Matching, text: TextQuery)
     if text.number is not None:
         conn.execute(
             f"INSERT OR IGNORE INTO {HITS_TABLE} (rid) SELECT rid FROM issues WHERE number = ?",
-            (text.number,),
+            (as_int(text.number),),
         )
     for expression in text.excluded:
         conn.execute(

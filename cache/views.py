@@ -23,7 +23,7 @@ from cache.models import (
 )
 from cache.ordering import nocase_key, value_key
 from cache.overlay import Effective, Overlay, effective_row, make_effective
-from cache.resources import SPECS, labels_of, rank_column, unknown_rank
+from cache.resources import SPECS, as_int, labels_of, loads_object, rank_column, unknown_rank
 from cache.schema import UNKNOWN_CHOICE_RANKS
 from issuefields import Field, Kind
 
@@ -107,16 +107,32 @@ def issue_detail(conn: sqlite3.Connection, overlay: Overlay, issue_id: str) -> I
 def issue_id_by_number(conn: sqlite3.Connection, overlay: Overlay, number: int) -> str | None:
     """The id of the issue shown as `#number`: numbers are the server's, unique in a
     workspace, so the first by storage order wins should a stale copy share one. Overlaid
-    issues count with their effective number, so one deleted locally is not found."""
+    issues count with their effective number, so one deleted locally is not found. A number
+    beyond SQLite's integers is looked up by the float its column holds (`as_int`), then
+    told from its neighbours by the exact value its record keeps."""
+    held = as_int(number)
+    exact = type(held) is int
     local = overlay.of(Resource.ISSUES)
     for effective in local.values():
-        if effective.record is not None and effective.values["number"] == number:
+        record = effective.record
+        if (
+            record is not None
+            and effective.values["number"] == held
+            and (exact or record.get("number") == number)
+        ):
             return effective.id
     rows = conn.execute(
-        "SELECT id FROM issues INDEXED BY issues_by_number WHERE number = ? ORDER BY rid",
-        (number,),
+        "SELECT id, extra FROM issues INDEXED BY issues_by_number WHERE number = ? ORDER BY rid",
+        (held,),
     )
-    return next((str(row[0]) for row in rows if row[0] not in local), None)
+    return next(
+        (
+            str(key)
+            for key, extra in rows
+            if key not in local and (exact or loads_object(extra).get("number") == number)
+        ),
+        None,
+    )
 
 
 def resolve_issue_ref(conn: sqlite3.Connection, overlay: Overlay, ref: str) -> list[str]:

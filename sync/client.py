@@ -58,6 +58,7 @@ from sync.models import (
 )
 from sync.ratelimit import RateLimiter, RequestClass, ResponseMeta, bucket_for, read_meta
 from sync.timeutil import format_timestamp
+from sync.wire_text import may_hold_lone_surrogates, replaced
 
 DEFAULT_USER_AGENT = "tracker-tui/0.1"
 
@@ -522,9 +523,11 @@ def _body(method: str, path: str, meta: ResponseMeta, content: bytes | None) -> 
     if content is None or not content.strip():
         return None
     try:
-        return json.loads(content)
+        decoded = json.loads(content)
     except ValueError:
         pass
+    else:
+        return replaced(decoded) if may_hold_lone_surrogates(content) else decoded
     message = "body is not JSON (malformed or truncated)"
     raise ProtocolError(message, method=method, path=path, meta=meta)
 

@@ -61,6 +61,18 @@ Strings = Annotated[list[str], BeforeValidator(lambda value: [] if value is None
 """A list of strings where a server may also send null for "none"."""
 
 
+def _integer(value: object) -> int | None:
+    return value if type(value) is int else None
+
+
+Number = Annotated[int | None, BeforeValidator(_integer)]
+"""An issue's `number`: an integer, of any size, or else none. It only labels the issue
+(docs/api.md#issue-numbers), so a value that is not one (`"forty-two"`, `1e30`) leaves the
+issue without a number rather than making it unreadable: the record is kept with the value
+as sent (`raw`), and shown by its id. Refused, the issue was skipped and never stored, the
+cursor moving on past it (docs/sync.md#records-the-cache-cannot-hold)."""
+
+
 class ServerModel(BaseModel):
     """Something the server sent: unknown members kept, the received dict kept in `raw`.
 
@@ -95,6 +107,16 @@ class Record(ServerModel):
     created_at: Timestamp | None = None
     updated_at: Timestamp | None = None
 
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The members as received, but the id as the string it was read as: a server whose
+        ids are JSON numbers (docs/api.md#issues-and-ids) sends `7`, which every path to the
+        cache stores as `"7"`; stored as sent, it failed the page it came in at every pull."""
+        received = super().raw
+        if received.get("id") != self.id:
+            received["id"] = self.id
+        return received
+
 
 class Tombstone(Record):
     """A record deleted after `updated_after`: `{"id", "deleted": true, "updated_at"}`
@@ -107,7 +129,7 @@ class Issue(Record):
     """An issue. Only `id` is needed to keep one; the published API makes `title` required on
     creation."""
 
-    number: int | None = None
+    number: Number = None
     title: str = ""
     description: str | None = None
     status: str | None = None

@@ -56,8 +56,9 @@ class IssueLinks(Frozen):
         the issue has not got yet (an issue created offline has no number until it is sent)."""
         if self.template is None:
             raise LinkError(self.missing)
-        number = issue.cells.get("number")
-        if number is None and "{number}" in self.template:
+        numbered = "{number}" in self.template
+        number = _number(issue) if numbered else None
+        if number is None and numbered:
             raise LinkError("This issue has no number until the server has it: sync first.")
         try:
             return self.template.format(number=number, id=issue.id)
@@ -71,7 +72,7 @@ class IssueLinks(Frozen):
 def copied_text(issue: IssueRow, what: str, links: IssueLinks) -> tuple[str, str]:
     """The text to copy for `what` (number, id or url) and how the status line names it."""
     if what == "number":
-        number = issue.cells.get("number")
+        number = _number(issue)
         if number is None:
             raise LinkError("This issue has no number until the server has it: copy its id.")
         return f"#{number}", f"#{number}"
@@ -79,6 +80,15 @@ def copied_text(issue: IssueRow, what: str, links: IssueLinks) -> tuple[str, str
         return issue.id, f"the id {issue.id}"
     url = links.url(issue)
     return url, url
+
+
+def _number(issue: IssueRow) -> int | None:
+    """The number to copy or link: none but an integer. One beyond the cache's 64-bit
+    integers is a float in its row (docs/sync.md#records-the-cache-cannot-hold), whose digits
+    are not the server's."""
+    if issue.number is None and issue.cells.get("number") is not None:
+        raise LinkError("This issue's number is too large for this client to copy: use its id.")
+    return issue.number
 
 
 def reference(issue: IssueRow) -> str:

@@ -14,6 +14,7 @@ from cache import ApplyResult, Cursor, Resource
 from sync.client import Peek, Response
 from sync.models import Page, Record, Tombstone
 from sync.pull.report import PullProgress, ResourceReport
+from sync.remembered import note_unreadable, unreadable_records
 from sync.retry import Retrier
 from sync.session import SyncSession, remember_features
 
@@ -53,6 +54,8 @@ class ResourceRun:
     gate: Callable[[], None] | None = None
     """Called before every attempt of a request, retries included: raises to send no more
     (the backfill's day share, spent: sync.pull.backfill)."""
+    _unreadable: set[str | None] | None = field(default=None, repr=False)
+    """Ids of this resource kept as unreadable (sync.remembered), once read."""
     _received: int = field(default=0, repr=False)
     """Records received in this phase (the report counts the whole resource)."""
     _expected: int | None = field(default=None, repr=False)
@@ -110,6 +113,7 @@ class ResourceRun:
             for item in listing.skipped
             if item.id is None or (item.id, item.reason) not in known
         )
+        self._keep_unreadable(listing)
         if (
             listing.tombstones
             and self.can_tombstone
@@ -118,6 +122,19 @@ class ResourceRun:
             self.session.features = replace(self.session.features, tombstones=True)
             remember_features(self.session)
         return response
+
+    def _keep_unreadable(self, listing: Page[Any]) -> None:
+        """Keep the records this page skipped, and forget those it holds readable again
+        (sync.remembered); the cache is read once a run, and written only then."""
+        if self._unreadable is None:
+            name = self.resource.value
+            self._unreadable = {
+                item.id for item in unreadable_records(self.session.cache) if item.resource == name
+            }
+        read = {item.id for item in listing.items}
+        if listing.skipped or not self._unreadable.isdisjoint(read):
+            kept = note_unreadable(self.session.cache, self.resource.value, listing.skipped, read)
+            self._unreadable = {item.id for item in kept if item.resource == self.resource.value}
 
     def _learn_size(self, listing: Page[Any], asked: int, page: int) -> None:
         """Follow the server's page size: what it says, or what it sent when it says nothing

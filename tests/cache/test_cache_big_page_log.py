@@ -18,6 +18,7 @@ from cache_oracle import Row, expected
 from test_cache_query_anchors import counted_steps
 
 from cache import Cache, IssueFilter, IssueSort, Resource, anchors, bulk_load, query
+from cache.resources import SPECS
 from issuefields import SORT_KEYS
 
 ISSUE = Resource.ISSUES
@@ -141,15 +142,20 @@ def test_anchors_laid_before_a_big_page_start_afresh_after_it(
 
 
 def test_a_big_page_that_fails_leaves_the_triggers_and_the_log(tmp_path: Path) -> None:
-    """A page whose inserts fail halfway (a number SQLite cannot hold) rolls back with the
-    triggers it had dropped: they, the log and the rows are as before, and the next page is
-    logged row by row."""
+    """A page whose inserts fail halfway (a number SQLite cannot hold, which only a page
+    prepared by hand can carry: `prepare` makes one a float) rolls back with the triggers it
+    had dropped: they, the log and the rows are as before, and the next page is logged row
+    by row."""
     with Cache.open(tmp_path / "cache.db") as cache:
         cache.server.apply_page(ISSUE, [issue(n) for n in range(1, 61)])
         kept, logged = triggers(cache), log(cache)
-        page = [issue(n) for n in range(61, 200)] + [issue(200, number=2**70)]
+        page = cache.server.prepare(ISSUE, [issue(n) for n in range(61, 201)])
+        place = SPECS[ISSUE].column_names.index("number")
+        cells = list(page[-1].cells)
+        cells[place] = 2**70
+        page[-1] = page[-1]._replace(cells=tuple(cells))
         with pytest.raises(OverflowError):
-            cache.server.apply_page(ISSUE, page)
+            cache.server.apply_prepared(ISSUE, page)
         assert triggers(cache) == kept
         assert log(cache) == logged
         assert cache.reads.count(IssueFilter()) == 60

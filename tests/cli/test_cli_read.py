@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -118,6 +119,26 @@ def test_status_reports_the_cache(synced: Cli) -> None:
     assert 0 < state["limits_left"]["minute"] < 1000
     status, out, _ = synced.run("status")
     assert "pending edits  0" in out
+
+
+def test_status_lists_the_records_a_pull_could_not_read(synced: Cli) -> None:
+    """A record the pull skipped (sync.remembered: tests/sync/test_pull_unreadable puts
+    one there from a real pull) is listed with its resource, id and why, and in the JSON."""
+    from sync.models import SkippedRecord
+    from sync.remembered import note_unreadable
+    from tracker_tui.commands.read import open_profile_cache
+
+    reason = "updated_at: Value error, Invalid isoformat string: 'yesterday'"
+    with open_profile_cache(argparse.Namespace(profile=None)) as cache:
+        note_unreadable(cache, "issues", [SkippedRecord(4, "iss_unread", reason, {})], [], now=1.0)
+    status, out, _ = synced.run("status", "--json")
+    assert status == 0
+    assert json.loads(out)["unreadable"] == [
+        {"resource": "issues", "id": "iss_unread", "reason": reason, "at": 1.0}
+    ]
+    status, out, _ = synced.run("status")
+    assert "unreadable     1 records the server sent could not be read" in out
+    assert f"issues iss_unread: {reason}" in out
 
 
 def test_doctor_checks_cache_and_server(synced: Cli) -> None:

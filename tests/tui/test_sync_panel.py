@@ -10,6 +10,8 @@ from tui_support import NOW, AppFactory, settle
 
 from cache import Cache, EntryState, FieldConflict, Resource
 from sync.connection import Connection, ConnectionState
+from sync.models import SkippedRecord
+from sync.remembered import note_unreadable
 from tracker_tui.data.outbox_counts import OutboxCounts, count_outbox
 from tracker_tui.messages import SyncStatusChanged
 from tracker_tui.screens.issue_form import IssueFormScreen
@@ -78,6 +80,32 @@ async def test_panel_shows_state_failures_and_conflicts(
         app.post_message(report(online=False))
         await settle(pilot)
         assert "offline" in str(screen.query_one("#sync-summary", Static).render())
+
+
+async def test_panel_lists_the_records_the_pull_could_not_read(
+    app_factory: AppFactory, cache: Cache
+) -> None:
+    """What the pull skipped (sync.remembered) is listed with why, and the section is
+    not there when nothing was."""
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SyncPanelScreen)
+        assert not screen.query_one("#unreadable", Static).display
+        await pilot.press("escape")
+        await settle(pilot)
+        reason = "updated_at: Value error, Invalid isoformat string: 'yesterday'"
+        note_unreadable(cache, "issues", [SkippedRecord(4, "iss_unread", reason, {})], [])
+        await pilot.press("y")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SyncPanelScreen)
+        listed = screen.query_one("#unreadable", Static)
+        assert listed.display and screen.query_one("#unreadable-heading").display
+        assert f"issues iss_unread  {reason}" in str(listed.render())
 
 
 async def test_taking_theirs_settles_the_conflict(app_factory: AppFactory, cache: Cache) -> None:

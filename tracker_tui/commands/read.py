@@ -195,7 +195,8 @@ def run_show(args: argparse.Namespace) -> int:
             print_json({**record, "comments": comments})
             return Exit.OK
         issue = detail.issue
-        print(f"#{issue.number} {issue.title}" if issue.number is not None else issue.title)
+        number = detail.number
+        print(f"#{number} {issue.title}" if number is not None else issue.title)
         print(f"  id        {issue.id}")
         for field in LISTED:
             print(f"  {field.label.lower():<9} {_shown(field, issue, names)}")

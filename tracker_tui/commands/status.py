@@ -53,7 +53,12 @@ def run_status(args: argparse.Namespace) -> int:
     from sync.backfill_progress import backfill_text
     from sync.backfill_progress import pending as backfill_pending
     from sync.backfill_progress import progress as backfill_progress
-    from sync.remembered import LAST_PULL_STATE_KEY, remembered_features, remembered_limits
+    from sync.remembered import (
+        LAST_PULL_STATE_KEY,
+        remembered_features,
+        remembered_limits,
+        unreadable_records,
+    )
 
     with open_profile_cache(args) as cache:
         now = time.time()
@@ -73,6 +78,7 @@ def run_status(args: argparse.Namespace) -> int:
         backfill = backfill_progress(cache) if backfill_pending(cache) else None
         pending = len(cache.outbox.entries(ACTIVE_STATES))
         unsure = len(cache.outbox.entries((EntryState.UNSURE,)))
+        unreadable = unreadable_records(cache)
     state: dict[str, Any] = {
         "last_sync": last if isinstance(last, dict) else None,
         "resources": cursors,
@@ -85,6 +91,7 @@ def run_status(args: argparse.Namespace) -> int:
         },
         "features": None if features is None else _feature_flags(features),
         "backfill": None if backfill is None else backfill.to_json(),
+        "unreadable": [item.to_json() for item in unreadable],
     }
     if args.json:
         print_json(state)
@@ -101,6 +108,11 @@ def run_status(args: argparse.Namespace) -> int:
     shown = backfill_text(backfill, long=True)
     if shown:
         print(f"{'backfill':<14} {shown.removeprefix('backfill ')}")
+    if unreadable:
+        print(f"{'unreadable':<14} {len(unreadable)} records the server sent could not be read "
+              "(the cache holds no copy, or an older one):")  # fmt: skip
+        for item in unreadable:
+            print(f"{'':<14} {item.resource} {item.id or '(no id)'}: {item.reason}")
     if features is not None:
         flags = _feature_flags(features)
         print("features       " + (", ".join(k for k, v in flags.items() if v is True) or "-"))

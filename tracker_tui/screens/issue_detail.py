@@ -235,7 +235,7 @@ class IssueDetailScreen(DeclaredKeyOrder[None]):
         issue = detail.issue
         sync = "" if issue.sync_state == "synced" else f"  [{issue.sync_state.value}]"
         title = Text.assemble(
-            (issue_reference(issue.number, issue.id), "bold"), "  ", issue.title, (sync, "italic")
+            (issue_reference(detail.number, issue.id), "bold"), "  ", issue.title, (sync, "italic")
         )
         self.query_one("#detail-title", Static).update(title)
         now = self._services.clock()

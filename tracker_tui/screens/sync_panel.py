@@ -1,7 +1,7 @@
 """The sync panel: the engine's connection (and why), when it last synced, what waits in the
 outbox, what failed (with the server's words), what conflicts, field by field, with the
-server's copy, and which creates may already be on the server (their answer was lost and
-look-alike records are there).
+server's copy, which creates may already be on the server (their answer was lost and
+look-alike records are there), and which records the server sent could not be read.
 
 The connection and the counts are the engine's report, drawn with the status bar's words
 (`widgets.sync_text`), so the panel and every status bar always agree. Records are named as a
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.table import Table
 from rich.text import Text
@@ -51,6 +51,9 @@ from tracker_tui.widgets.sync_text import (
 )
 from tracker_tui.workers import read_in_thread, write_in_thread
 
+if TYPE_CHECKING:
+    from sync.remembered import Unreadable
+
 PENDING_SHOWN = 30
 """Pending writes listed one by one; more are only counted."""
 
@@ -65,6 +68,8 @@ class OutboxState:
     """User names and project keys by id, for field values."""
     targets: dict[int, str]
     """What each entry is about, as a person names it ("#42", "comment on #42"), by entry id."""
+    unreadable: list[Unreadable] = field(default_factory=list)
+    """Records the server sent that the pull could not read (sync.remembered)."""
 
     def target(self, entry: OutboxEntry) -> str:
         return self.targets.get(entry.id, "")
@@ -128,6 +133,11 @@ class SyncPanelScreen(DeclaredKeyOrder[None]):
             yield OptionList(id="unsure")
             yield Label("Waiting to be sent", classes="sync-heading")
             yield Static("", id="pending")
+            heading = Label("Could not be read", classes="sync-heading", id="unreadable-heading")
+            listed = Static("", id="unreadable")
+            heading.display = listed.display = False
+            yield heading
+            yield listed
         yield StatusBar(self._services.profile, read_only=self._services.read_only)
         yield Footer()
 
@@ -148,7 +158,15 @@ class SyncPanelScreen(DeclaredKeyOrder[None]):
             shown += [entry for entry in entries if entry.state is EntryState.PENDING][
                 :PENDING_SHOWN
             ]
-            return OutboxState(entries, conflicts, names, targets(services.cache, shown, names))
+            from sync.remembered import unreadable_records
+
+            return OutboxState(
+                entries,
+                conflicts,
+                names,
+                targets(services.cache, shown, names),
+                unreadable_records(services.cache),
+            )
 
         read_in_thread(self, "read the outbox", read, self.Loaded)
 
@@ -245,6 +263,21 @@ class SyncPanelScreen(DeclaredKeyOrder[None]):
         if not pending:
             text.append("Nothing: the server has everything.", style="dim")
         self.query_one("#pending", Static).update(text)
+        self._show_unreadable(state.unreadable)
+
+    def _show_unreadable(self, unreadable: list[Unreadable]) -> None:
+        """The records the server sent that the pull skipped, with why: the cache holds no
+        copy of them, or an older one, until the server sends them readable."""
+        listed = self.query_one("#unreadable", Static)
+        self.query_one("#unreadable-heading", Label).display = listed.display = bool(unreadable)
+        text = Text()
+        for item in unreadable:
+            text.append(f"{item.resource} {item.id or '(no id)'}", style="bold")
+            text.append(f"  {item.reason}\n", style="red")
+        text.append(
+            "Not in the cache, or an older copy, until the server sends them readable.", "dim"
+        )
+        listed.update(text)
 
     def _conflict_line(self, conflict: Conflict, state: OutboxState) -> Table:
         """Base | mine | theirs, side by side, for one field."""
