@@ -116,7 +116,7 @@ def load_hits(conn: sqlite3.Connection, matching: fts.Matching, text: TextQuery)
         conn.execute(f"DELETE FROM {HITS_TABLE}")
         conn.execute(f"INSERT INTO {HITS_TABLE} (rid) SELECT rid FROM issues")
     if text.label_terms and not text.only_number:
-        _add_label_matches(conn, text.label_terms)
+        _add_label_matches(conn, text.label_terms, text_held=text.positive)
     if text.phrases:
         _keep_phrases(conn, text.phrases)
     if text.number is not None:
@@ -133,9 +133,25 @@ def load_hits(conn: sqlite3.Connection, matching: fts.Matching, text: TextQuery)
 
 
 def _add_label_matches(
-    conn: sqlite3.Connection, label_terms: Sequence[tuple[str, tuple[str, ...]]]
+    conn: sqlite3.Connection,
+    label_terms: Sequence[tuple[str, tuple[str, ...]]],
+    *,
+    text_held: bool,
 ) -> None:
-    """Issues where every term matches the text or a label, added to the text matches."""
+    """Issues where every term matches the text or a label, added to the text matches.
+
+    A search of one term (a word being typed: the common case) whose text matches are the
+    hits already (`text_held`) only adds the issues carrying one of its labels, in SQL. Read
+    into Python sets, its text matches again and the labels' issues cost 40-80 ms for `sec`
+    (which names `security`) at 100,000 issues with 50,000 comments (issue 18)."""
+    if text_held and len(label_terms) == 1:
+        ((_, labels),) = label_terms
+        conn.execute(
+            f"INSERT OR IGNORE INTO {HITS_TABLE} (rid) SELECT issue FROM issue_labels "
+            "WHERE label IN (SELECT value FROM json_each(?))",
+            (dumps(list(labels)),),
+        )
+        return
     matched: set[int] | None = None
     for term, labels in label_terms:
         rids = _matching_rids(conn, _term_expression(term))
