@@ -47,7 +47,6 @@ from cache.labels import MAX_BITS, mask_of
 from cache.resources import SPECS, labels_of
 from cache.server_copy import ServerCopy
 from issuefields import FILTERS, SORT_KEYS
-from sync.pull.backfill import KEEP_ANCHORS_AFTER
 
 STATUSES = ("backlog", "todo", "in_progress", "in_review", "done", "canceled", "triage")
 STATUS_WEIGHTS = (10, 20, 15, 8, 35, 10, 2)
@@ -514,7 +513,7 @@ def backfill_anchors(issues: list[dict[str, Any]], stretch_pages: Sequence[int])
     100, as the backfill stores them, in stretches of each of `stretch_pages` pages in
     turn, `keep_anchors` timed at each stretch's end; the last is the backfill's end.
     Stretches end when the user's work wants the connection, at the end of the day's share,
-    or every `KEEP_ANCHORS_AFTER` records."""
+    or at the backfill's end."""
     n = len(issues)
     head, rest = issues[-BACKFILL_HEAD:], issues[:-BACKFILL_HEAD]
     print(f"Backfill of {n:,} issues; load average at the start {load()}.", flush=True)
@@ -701,8 +700,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.backfill_anchors:
-        pages = KEEP_ANCHORS_AFTER // 100
-        return backfill_anchors(generate(args.issues, args.seed), (1, 10, pages))
+        return backfill_anchors(generate(args.issues, args.seed), (1, 10, 25))
     if args.windows_of is not None:
         return only_windows(args.windows_of, args.repeat)
     if args.keep_anchors_of is not None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
-from cache import CacheError, Resource, anchors
+from cache import CacheError, Resource
 from sync.backfill_progress import BACKFILL_SHARE
 from sync.models import Record, Tombstone
 from sync.pull import backfill_state as state
@@ -96,9 +96,6 @@ async def backfill(
         requests += run.report.requests - before_requests
         received += run.report.received - before_received
         unkept += run.report.received - before_received
-        if unkept >= KEEP_ANCHORS_AFTER:
-            keep_anchors(run)
-            unkept = 0
         shown = replace(
             shown,
             received=shown.received + run.report.received - before_received,
@@ -122,26 +119,20 @@ async def backfill(
     return StepReport(stop, requests, received, resumes_at)
 
 
-KEEP_ANCHORS_AFTER = anchors.MOVES_REPAIRED // 2
-"""Records a stretch stores before it keeps the list's anchors in the file again, besides at
-its end (`keep_anchors`): a stretch with no user at work runs until the backfill is done or
-its share spent, and a reader drops the file's anchors once they are `MOVES_REPAIRED`
-changes behind (cache.anchors). Half that bounds what a new process pays to bring them on
-(17-28 ms of CPU for 2,600 changes at a million issues)."""
-
-
 def keep_anchors(run: ResourceRun) -> None:
     """Keep the unfiltered list's anchors in the file, as a pass of the page writer does at
     its end (sync.pull.writer): the backfill stores its pages without it, so until the next
     poll's pass (3-6 minutes on; never, while a stretch with no user at work goes on) a new
     process found anchors from before the backfill's pages and walked to its deep windows.
     Called at the end of a stretch that stored pages (it met its floor, yielded to the
-    user's work, or spent its share) and every `KEEP_ANCHORS_AFTER` records within one.
-    At 100,000 issues that costs 8-19 ms of CPU after a page of 100, 67 ms (p50) after 10
-    and 187 ms after 25, beside 23, 277 and 709 ms to store them (`benchmarks/cache.py
-    --backfill-anchors`): moving the anchors by the log grows with the records stored, so
-    the cadence changes little of the total, which a poll's pass paid before when it came.
-    Anchors only save a reader its walk: a failure to keep them fails nothing."""
+    user's work, or spent its share), not within one: moving the anchors by the log costs
+    about 75 us a change at 100,000 issues (8-19 ms of CPU after a page of 100, 187 ms after
+    25 pages, beside 23 and 709 ms to store them, `benchmarks/cache.py --backfill-anchors`),
+    while past `anchors.MOVES_REPAIRED` changes they are laid afresh, 61-70 ms for the whole
+    list. Kept every 2,500 records, a first start's backfill of 100,000 issues paid some 7 s
+    of CPU beside the user's keys, against one laying at its end; a process started during a
+    long stretch walks to its first deep window meanwhile, as it did before the file kept
+    anchors. Anchors only save a reader its walk: a failure to keep them fails nothing."""
     with suppress(CacheError):
         run.session.cache.server.keep_anchors()
 

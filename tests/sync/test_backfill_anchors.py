@@ -12,7 +12,6 @@ import pytest
 from test_pull_support import FAST_RETRY, served, session_on
 
 from cache import Cache, IssueFilter, Resource, anchor_file, anchors, query
-from sync.pull import backfill as backfilling
 from sync.pull import backfill_state, pull
 from sync.pull.backfill import Stop
 from sync.pull.engine import backfill_step
@@ -26,13 +25,6 @@ def deep_at_small_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(anchors, "STRIDE", 20)
     monkeypatch.setattr(anchors, "_SHELVES", {})
     monkeypatch.setattr(query, "SHALLOW_ROWS", 12)
-
-
-def kept_rows(cache: Cache) -> int | None:
-    """The list's number of rows the file keeps with its anchors, at whatever revision."""
-    with cache.server._db.read() as conn:
-        total = anchor_file.read(conn, anchor_file.TOTAL)
-    return None if total is None else int(str(total[1]))
 
 
 def kept_total(cache: Cache) -> int | None:
@@ -87,28 +79,3 @@ async def test_a_stretch_that_stores_nothing_writes_nothing(tmp_path: Path, cach
         assert step is not None and step.stop is Stop.YIELDED and step.requests == 0
         with cache.server._db.read() as conn:
             assert anchor_file.read_all(conn) == before
-
-
-async def test_a_long_stretch_keeps_the_anchors_every_so_many_records(
-    tmp_path: Path, cache: Cache, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A stretch with no user at work runs to the backfill's end: the file's anchors fell
-    ever further behind, past what a reader brings on (cache.anchors.MOVES_REPAIRED), and a
-    process started meanwhile walked. Now, before every request of the stretch, the file's
-    anchors count all but fewer than `KEEP_ANCHORS_AFTER` of the issues held (the backfill
-    only inserts, so the count says how far behind they are)."""
-    monkeypatch.setattr(backfilling, "KEEP_ANCHORS_AFTER", 150)
-    behind: list[int] = []
-    async with served(tmp_path, ISSUES) as service, session_on(service, cache) as session:
-        await pull(session, head_first=True, finish_backfill=False, retry=FAST_RETRY)
-        head = cache.server.local_count(Resource.ISSUES)
-
-        def watch() -> bool:
-            held = cache.server.local_count(Resource.ISSUES)
-            behind.append(held - (kept_rows(cache) or head))
-            return False
-
-        step = await backfill_step(session, should_yield=watch, retry=FAST_RETRY)
-        assert step is not None and step.stop is Stop.DONE and step.requests >= 5
-    assert len(behind) == step.requests and max(behind) < 150
-    assert kept_total(cache) == ISSUES
