@@ -7,6 +7,7 @@ list bodies; every other byte is the service's own.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from test_pull_support import (
@@ -27,14 +28,20 @@ HUGE = {7: 2**70, 150: -(2**70), 160: 2**63}
 """Issue number on the server -> the number the variant sends instead."""
 
 
-def huge_numbers(scope: Scope, body: bytes) -> bytes:
-    if not scope["path"].endswith("/issues") or b'"data"' not in body:
-        return body
-    payload = json.loads(body)
-    for item in payload["data"]:
-        if item.get("number") in HUGE:
-            item["number"] = HUGE[item["number"]]
-    return json.dumps(payload).encode()
+def numbers_sent_as(sent: Mapping[int, object]) -> Callable[[Scope, bytes], bytes]:
+    """A rewriter of issue list bodies: each issue whose number is a key of `sent` goes out
+    with the value it maps to instead."""
+
+    def rewrite(scope: Scope, body: bytes) -> bytes:
+        if not scope["path"].endswith("/issues") or b'"data"' not in body:
+            return body
+        payload = json.loads(body)
+        for item in payload["data"]:
+            if item.get("number") in sent:
+                item["number"] = sent[item["number"]]
+        return json.dumps(payload).encode()
+
+    return rewrite
 
 
 async def test_numbers_beyond_sqlite_land_with_their_pages_and_later_pulls_go_on(
@@ -46,7 +53,7 @@ async def test_numbers_beyond_sqlite_land_with_their_pages_and_later_pulls_go_on
     pull goes on from the cursor."""
 
     def wrap(app: App) -> App:
-        return rewriting_bodies(app, huge_numbers)
+        return rewriting_bodies(app, numbers_sent_as(HUGE))
 
     async with served(tmp_path, 250, wrap=wrap) as service, session_on(service, cache) as session:
         first = await pull(session, retry=FAST_RETRY)
@@ -155,17 +162,8 @@ async def test_an_issue_whose_number_is_no_integer_is_stored_and_shown_by_its_id
     moved on past it, so only `tracker-tui sync`'s closing line ever said so. Now it is
     stored without a number, its value kept as sent."""
 
-    def not_integers(scope: Scope, body: bytes) -> bytes:
-        if not scope["path"].endswith("/issues") or b'"data"' not in body:
-            return body
-        payload = json.loads(body)
-        for item in payload["data"]:
-            if item.get("number") in NOT_INTEGERS:
-                item["number"] = NOT_INTEGERS[item["number"]]
-        return json.dumps(payload).encode()
-
     def wrap(app: App) -> App:
-        return rewriting_bodies(app, not_integers)
+        return rewriting_bodies(app, numbers_sent_as(NOT_INTEGERS))
 
     async with served(tmp_path, 30, wrap=wrap) as service, session_on(service, cache) as session:
         report = await pull(session, retry=FAST_RETRY)
