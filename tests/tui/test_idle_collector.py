@@ -121,7 +121,9 @@ async def test_what_a_full_collection_leaves_is_frozen(app_factory: AppFactory) 
         assert not any(thing is knot for thing in gc.get_objects())  # frozen: out of reach
     frozen = gc.get_freeze_count()
     gc.collect()
-    assert gc.get_freeze_count() == frozen, "an app that ended still freezes"
+    # Frozen objects still die by their counts (the list's reader thread ends after its app,
+    # its connection with it), which lowers the count; a callback left freezing raises it.
+    assert gc.get_freeze_count() <= frozen, "an app that ended still freezes"
 
 
 async def test_a_pause_sweeps_the_garbage_held_frozen(
