@@ -635,7 +635,7 @@ def test_the_console_script_freezes_what_it_made_as_it_ends(
     before = gc.get_freeze_count()
     with pytest.raises(SystemExit):
         cli.main(["--version"])
-    assert gc.get_freeze_count() == before
+    assert gc.get_freeze_count() <= before  # frozen objects may die meanwhile (earlier tests')
 
 
 def test_every_command_that_goes_online_collects_again() -> None:
