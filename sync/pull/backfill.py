@@ -66,7 +66,7 @@ async def backfill(
     waits for no backfill request at all, rather than for that slot and that request."""
     cache = run.session.cache
     shown = state.progress(cache) or state.BackfillProgress()
-    requests = received = unkept = 0
+    requests = received = 0
     stop = Stop.DONE
     resumes_at: float | None = None
     while state.pending(cache):
@@ -95,7 +95,6 @@ async def backfill(
             run.gate = None
         requests += run.report.requests - before_requests
         received += run.report.received - before_received
-        unkept += run.report.received - before_received
         shown = replace(
             shown,
             received=shown.received + run.report.received - before_received,
@@ -114,7 +113,7 @@ async def backfill(
             break
     if stop is Stop.BUDGET:
         state.save_progress(cache, replace(shown, paused_until=resumes_at))
-    if unkept:
+    if received:
         keep_anchors(run)
     return StepReport(stop, requests, received, resumes_at)
 
