@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from tui_support import AppFactory, FakeIssueSource, settle
 
 from cache import IssueRow
 from tracker_tui.data.source import IssueQuery
-from tracker_tui.widgets.issue_list import IssueList
 
 SIZE = (120, 36)
 
@@ -31,10 +29,6 @@ class ThreadsSeen(FakeIssueSource):
         if offset == 0:
             self.threads.append(threading.current_thread())
         return super().window(query, offset, limit)
-
-
-def issue_list(app: Any) -> IssueList:
-    return app.screen.query_one(IssueList)
 
 
 async def test_every_query_of_a_list_is_read_on_one_thread_that_ends_with_it(
