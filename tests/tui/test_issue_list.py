@@ -7,10 +7,9 @@ import time
 from collections.abc import Callable
 
 from textual.message import Message
-from tui_support import AppFactory, FakeIssueSource, Notices, settle, unique
+from tui_support import AppFactory, FakeIssueSource, Notices, issue_list, settle, unique
 
 from cache import Cache, FieldConflict, IssueFilter, IssueSort, Resource
-from tracker_tui.app import TrackerApp
 from tracker_tui.data.marks import Marks
 from tracker_tui.data.pages import MAX_PAGES
 from tracker_tui.data.source import IssueQuery
@@ -18,10 +17,6 @@ from tracker_tui.messages import CacheChanged, SourceFailed
 from tracker_tui.widgets.issue_list import IssueList
 
 SIZE = (120, 36)
-
-
-def issue_list(app: TrackerApp) -> IssueList:
-    return app.screen.query_one(IssueList)
 
 
 async def test_first_screen_reads_only_what_it_shows(app_factory: AppFactory) -> None:

@@ -8,13 +8,12 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from tui_support import AppFactory, FakeIssueSource, Notices, settle
+from tui_support import AppFactory, FakeIssueSource, Notices, issue_list, settle
 
 from cache import IssueFilter
 from tracker_tui.app import TrackerApp
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.widgets.filter_chips import FilterChips
-from tracker_tui.widgets.issue_list import IssueList
 
 SIZE = (120, 36)
 SIZE_OF_LIST = 5000
@@ -23,10 +22,6 @@ HELD_AT_MOST = 500
 shows rows before it, fails the test instead of hanging it)."""
 TODO = IssueQuery(IssueFilter(status=frozenset({"todo"})))
 DONE = IssueQuery(IssueFilter(status=frozenset({"done"})))
-
-
-def issue_list(app: TrackerApp) -> IssueList:
-    return app.screen.query_one(IssueList)
 
 
 def chips_text(app: TrackerApp) -> str:

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from textual.strip import Strip
 from textual.widget import Widget
-from tui_support import ME, NOW, AppFactory, screen_lines, settle
+from tui_support import ME, NOW, AppFactory, issue_list, screen_lines, settle
 
 from cache import Cache, JsonObject, Resource
 from sync.pull.report import PullProgress
-from tracker_tui.app import TrackerApp, make_app
+from tracker_tui.app import make_app
 from tracker_tui.formatting import relative_time
 from tracker_tui.messages import CacheChanged, SyncStatusChanged
 from tracker_tui.sync_link import OfflineLink
@@ -58,10 +58,6 @@ def drawn(monkeypatch: pytest.MonkeyPatch) -> Iterator[Drawn]:
     monkeypatch.setattr(IssueList, "render_line", counted_render_line)
     monkeypatch.setattr(IssueList, "rows_arrived", counted_rows_arrived)
     yield record
-
-
-def issue_list(app: TrackerApp) -> IssueList:
-    return app.screen.query_one(IssueList)
 
 
 def edit_in_place(cache: Cache, issue_id: str, fields: JsonObject) -> None:

@@ -9,10 +9,9 @@ from datetime import timedelta
 
 from textual.message import Message
 from textual.widgets import Input
-from tui_support import NOW, AppFactory, FakeIssueSource, Notices, settle, unique
+from tui_support import NOW, AppFactory, FakeIssueSource, Notices, issue_list, settle, unique
 
 from cache import Cache, IssueFilter, IssueRow, JsonObject, Resource, SyncState
-from tracker_tui.app import TrackerApp
 from tracker_tui.data.marks import Marks
 from tracker_tui.data.source import IssueQuery
 from tracker_tui.messages import CacheChanged
@@ -22,10 +21,6 @@ from tracker_tui.widgets.filter_chips import FilterChips
 from tracker_tui.widgets.issue_list import IssueList
 
 SIZE = (120, 36)
-
-
-def issue_list(app: TrackerApp) -> IssueList:
-    return app.screen.query_one(IssueList)
 
 
 def highlighted(issues: IssueList) -> str:

@@ -25,6 +25,7 @@ from cache import IssueRow, SyncState
 from issuefields import PRIORITY, STATUS, Field
 from tracker_tui.app import TrackerApp
 from tracker_tui.data.source import FilterValue, IssueQuery
+from tracker_tui.widgets.issue_list import IssueList
 
 STATUSES = STATUS.values
 PRIORITIES = PRIORITY.values
@@ -197,6 +198,11 @@ class Notices:
 
     def texts(self) -> list[str]:
         return [message for message, _severity in self.messages]
+
+
+def issue_list(app: TrackerApp) -> IssueList:
+    """The issue list of the screen on top."""
+    return app.screen.query_one(IssueList)
 
 
 async def settle(pilot: Any) -> None:
