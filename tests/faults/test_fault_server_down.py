@@ -126,7 +126,7 @@ async def test_a_request_that_left_without_an_answer_keeps_its_slot(tmp_path: Pa
     """Dropped after the request was sent (before or after the service acted: the client
     cannot tell), or answered too late: the server may have counted it, so the log does too."""
     with running_service(tmp_path / "server.db", SEEDED) as service:
-        async with through_proxy(service, tmp_path / "cache.db") as (proxy, session):
+        async with through_proxy(service, tmp_path / "cache.db", delays=True) as (proxy, session):
             for fault in (Fault.DROP_BEFORE, Fault.DROP_AFTER, Fault.DELAY):
                 logged = len(session.cache.requests.request_times(0.0))
                 proxy.plan = lambda _request, fault=fault: fault  # type: ignore[misc]

@@ -61,12 +61,16 @@ async def test_a_downgrade_is_learned_from_the_first_answer_and_causes_no_429(
                 remembered = second.limiter.plan.name
                 await second.client.list_issues(per_page=1)
                 learned = second.limiter.plan.name
+                started = time.monotonic()
                 for _ in range(FREE.per_minute + 10):
                     await second.client.list_issues(per_page=1)
+                took = time.monotonic() - started
                 waited = second.limiter.waits.total
         with Cache.open(path) as cache:
             async with session_on(service, cache, window_seconds=window) as third:
                 stored = third.limiter.plan.name
     assert (remembered, learned, stored) == ("pro", "free", "free")
     assert wire.statuses.count(429) == 0 and len(wire.statuses) == FREE.per_minute + 11
-    assert waited > 0  # Free's 60 a window held the 61st back
+    # Free's 60 a window held the 61st back, unless the machine was so loaded that the 71
+    # requests took longer than a window by themselves (seen when two suites ran at once).
+    assert waited > 0 or took > window
