@@ -34,11 +34,20 @@ _MEMO_KEY = "fts_hits"
 
 # A window that stops within its first FAST_REACH matches of a search alone is served from
 # the matches among the first PROBES_PER_ROW times as many issues in its order (at least
-# MIN_PROBES), so a search matching most issues never stores them all; one matching few
-# issues has too few among those and is evaluated in full, which is then cheap.
+# MIN_PROBES, and more in a big cache, below), so a search matching most issues never stores
+# them all; one matching few issues has too few among those and is evaluated in full, which
+# is then cheap.
 FAST_REACH = 500
 PROBES_PER_ROW = 8
 MIN_PROBES = 512
+# And at least one probe for every ISSUES_PER_PROBE issues (up to MAX_PROBES): a search too
+# rare for the probes to hold a window's matches is evaluated in full, and with probes in
+# proportion to the issues, that evaluation stores at most about ISSUES_PER_PROBE matches a
+# row of the window (16,000 for a first window of 64 rows, 9 ms), whatever the size. With 512
+# probes at 1,000,000 issues, words matching 2-12 % of them (`tex`, `loca`) stored 50,000-115,000
+# matches, 30-85 ms a keystroke; 4,000 probes are indexed in 34 ms, once per snapshot (issue 18).
+ISSUES_PER_PROBE = 250
+MAX_PROBES = 8192
 # How common a search is, judged from the most recently stored issues before probing, so a
 # search matching too few of the probes goes straight to full evaluation instead of paying
 # for both.
@@ -129,7 +138,7 @@ def _from_probe_docs(
     probe index (built for this order unless it already is); None when too few of them match
     for the walk, which then needs a pass over the big index anyway."""
     sort, reach = need
-    probes = max(MIN_PROBES, PROBES_PER_ROW * reach)
+    probes = _probes(conn, reach)
     overlaid = [e.server_rid for e in view.of(Resource.ISSUES).values() if e.server_rid is not None]
     built = memo.get(_PROBE_DOCS_KEY)
     if built == (sort, probes, _UNUSABLE):
@@ -211,7 +220,7 @@ def _probed(
 ) -> Hits:
     sort, reach = need if need is not None else (None, 0)
     first: list[int] = []
-    probes = max(MIN_PROBES, PROBES_PER_ROW * reach)
+    probes = _probes(conn, reach)
     search = _matching(conn, memo, text)
     if sort is not None and not _worth_probing(conn, search, reach, probes):
         return Hits(text, fts.load_hits(conn, search), None, 0, True)
@@ -225,6 +234,14 @@ def _probed(
     if covered < reach and not complete:
         return Hits(text, fts.load_hits(conn, search), None, 0, True)
     return Hits(text, total, sort, covered, complete)
+
+
+def _probes(conn: sqlite3.Connection, reach: int) -> int:
+    """How many of the first issues to probe for a walk to its `reach`-th match (the module's
+    constants say why); the highest rid stands for the number of issues (a read of one
+    index entry, where counting them reads an index)."""
+    top = int(conn.execute("SELECT coalesce(max(rid), 0) FROM issues").fetchone()[0])
+    return max(MIN_PROBES, PROBES_PER_ROW * reach, min(MAX_PROBES, int(top / ISSUES_PER_PROBE)))
 
 
 def _worth_probing(conn: sqlite3.Connection, search: fts.Matching, reach: int, probes: int) -> bool:

@@ -10,7 +10,7 @@ import pytest
 from cache_factories import Clock, Record, comment, issue, stamp
 from cache_oracle import Row, expected
 
-from cache import Cache, IssueFilter, IssueSort, Resource, fts
+from cache import Cache, IssueFilter, IssueSort, Resource, fts, hits
 from issuefields import SORT_KEYS
 
 AddIssues = Callable[..., list[Record]]
@@ -264,3 +264,37 @@ def test_a_first_window_of_a_common_search_reads_no_big_index_and_its_count_foll
         assert first == want[:64], sort
         assert big == [], sort
         assert counted == len(want), sort
+
+
+def big_index_reads(cache: Cache, flt: IssueFilter, sort: IssueSort) -> tuple[list[str], int]:
+    """A first window's rows, and how many statements of it read `issues_fts` or
+    `comments_fts`."""
+    conn = cache.reads._db.conn()
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    try:
+        first = [row.id for row in cache.reads.window(flt, sort, 0, 64)]
+    finally:
+        conn.set_trace_callback(None)
+    return first, sum("_fts MATCH" in sql for sql in statements)
+
+
+def test_the_probes_grow_with_the_issues_so_a_rarer_word_is_served_from_them(
+    large: tuple[Cache, list[Row]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`rare` matches too few of the first 512 issues for a window of 64, so it is evaluated
+    over the big index. With probes in proportion to the issues (4,000 at 1,000,000 issues,
+    where that evaluation stored 50,000-115,000 matches for words as common; issue 18), here
+    more than there are, it is served from the probe index, exactly."""
+    cache, rows = large
+    flt, sort = IssueFilter(text="rare"), IssueSort()
+    want = expected(rows, flt, sort)
+    assert 0 < len(want) < 64
+    cache.state.set("test:tick", "rare-few-probes")
+    first, big = big_index_reads(cache, flt, sort)
+    assert (first, big > 0) == (want, True)
+    monkeypatch.setattr(hits, "ISSUES_PER_PROBE", 0.5)  # probes beyond the last issue
+    cache.state.set("test:tick", "rare-many-probes")
+    first, big = big_index_reads(cache, flt, sort)
+    assert (first, big) == (want, 0)
+    assert cache.reads.count(flt) == len(want)
