@@ -100,13 +100,16 @@ class ThreadState:
     start (docs/architecture.md#start-up).
     """
 
-    __slots__ = ("__weakref__", "_memo", "_token", "conn", "writes")
+    __slots__ = ("__weakref__", "_memo", "_token", "conn", "kept", "writes")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self.writes = 0
         self._token: tuple[int, int] = (-1, -1)
         self._memo: dict[object, object] = {}
+        self.kept: dict[object, object] = {}
+        """What this thread keeps across changes to the database: each entry checks itself
+        against what changed before it is used (cache.hits's probe index)."""
 
     def memo(self) -> dict[object, object]:
         """What this thread remembered about the current state of the database."""

@@ -62,6 +62,7 @@ class Query:
 
     conn: sqlite3.Connection
     memo: dict[object, object]
+    kept: dict[object, object]
     overlay: Overlay
     compiled: CompiledFilter
     text_matches: frozenset[str]
@@ -82,7 +83,7 @@ def prepare(state: ThreadState, f: IssueFilter) -> Query:
     bits = memo.get("label_bits")
     if not isinstance(bits, dict):
         bits = memo["label_bits"] = labels.load_bits(conn)
-    return Query(conn, memo, view, compile_filter(f, text, bits), matches)
+    return Query(conn, memo, state.kept, view, compile_filter(f, text, bits), matches)
 
 
 def _parsed(
@@ -299,7 +300,7 @@ def _count_query(compiled: CompiledFilter) -> tuple[str, tuple[object, ...]]:
 
 
 def _search(q: Query, text: TextQuery, need: hits.Need | None) -> hits.Hits:
-    return hits.evaluate(q.conn, q.memo, q.overlay, q.compiled, text, need)
+    return hits.evaluate(q.conn, q.memo, q.kept, q.overlay, q.compiled, text, need)
 
 
 def count(q: Query, sort: IssueSort | None = None) -> int:
@@ -313,7 +314,7 @@ def count(q: Query, sort: IssueSort | None = None) -> int:
         return found
     text = q.compiled.text
     if text is not None and q.compiled.kinds == {"text"}:
-        total = hits.total(q.conn, q.memo, q.overlay, q.compiled, text)
+        total = hits.total(q.conn, q.memo, q.kept, q.overlay, q.compiled, text)
     else:
         if text is not None:
             _search(q, text, None if sort is None else (sort, hits.FAST_REACH))

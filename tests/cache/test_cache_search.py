@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cache_factories import Clock, Record, comment, issue, stamp
@@ -298,3 +299,66 @@ def test_the_probes_grow_with_the_issues_so_a_rarer_word_is_served_from_them(
     first, big = big_index_reads(cache, flt, sort)
     assert (first, big) == (want, 0)
     assert cache.reads.count(flt) == len(want)
+
+
+def test_the_probe_index_is_kept_across_snapshots_and_follows_each_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """During a pull every page stored is a new snapshot; the probe index of the first issues
+    is not built again for each (issue 18) but brought up to date from the issues' log: an
+    issue retitled, one new above the first, one deleted, a comment added, all found or gone
+    at the next key. A transaction rolled back takes the index's changes with it, which the
+    next snapshot sees and builds afresh."""
+    builds: list[tuple[int, int, bool]] = []
+    index = fts.index_probe_issues
+
+    def counted(conn: Any, add: Any, drop: Any, *, afresh: bool) -> Any:
+        builds.append((len(add), len(drop), afresh))
+        return index(conn, add, drop, afresh=afresh)
+
+    monkeypatch.setattr(fts, "index_probe_issues", counted)
+    records = [
+        issue(n, title=f"alpha {FILLER[n % 4]}", updated_at=stamp(n)) for n in range(1, 1301)
+    ]
+    rows = {str(r["id"]): Row(str(r["id"]), n, dict(r), []) for n, r in enumerate(records, 1)}
+    flt, sort = IssueFilter(text="alpha"), IssueSort()
+
+    def first_rows(cache: Cache, text: str = "alpha") -> list[str]:
+        with cache.reads.snapshot():
+            return [row.id for row in cache.reads.window(IssueFilter(text=text), sort, 0, 128)]
+
+    with Cache.open(tmp_path / "cache.db") as cache:
+        cache.server.apply_page(Resource.ISSUES, records)
+        assert first_rows(cache) == expected(list(rows.values()), flt, sort)[:128]
+        assert builds == [(1024, 0, True)]
+        top = records[-1]["id"]
+        changes = [
+            {**records[-1], "title": "beta only", "updated_at": stamp(2000)},
+            issue(1301, title="alpha newest", updated_at=stamp(2001)),
+            {**records[-3], "title": "delta alpha", "updated_at": stamp(1999)},
+            {"id": records[-2]["id"], "deleted": True, "updated_at": stamp(2002)},
+        ]
+        cache.server.apply_page(Resource.ISSUES, changes)
+        rows[str(top)].record.update(changes[0])
+        rows["iss_001301"] = Row("iss_001301", 1301, dict(changes[1]), [])
+        rows[str(records[-3]["id"])].record.update(changes[2])
+        del rows[str(records[-2]["id"])]
+        cache.server.apply_page(Resource.COMMENTS, [comment(1, str(top), "zeta here")])
+        rows[str(top)].comments.append("zeta here")
+        builds.clear()
+        want = expected(list(rows.values()), flt, sort)[:128]
+        assert first_rows(cache) == want
+        assert builds == [(3, 3, False)]  # the new one and the two retitled, the deleted one
+        assert first_rows(cache, "zeta") == [top]
+        newer = issue(1302, title="alpha gone", updated_at=stamp(2003))
+        cache.server.apply_page(Resource.ISSUES, [newer])
+        rows["iss_001302"] = Row("iss_001302", 1302, dict(newer), [])
+        state = cache.reads._db.state()
+        with cache.reads.snapshot():
+            assert first_rows(cache)[0] == "iss_001302"
+            # What an abandoned count's interrupted write to a TEMP table does (Reads.count).
+            state.conn.execute("ROLLBACK")
+            state.memo().clear()
+        builds.clear()
+        assert first_rows(cache) == expected(list(rows.values()), flt, sort)[:128]
+        assert builds == [(1024, 0, True)]
