@@ -232,9 +232,7 @@ def advance(conn: sqlite3.Connection, shelf: Shelf, token: Token) -> bool:
     A reader in an older snapshot leaves it as it is (it then reads without anchors)."""
     if shelf.token == token or shelf.token[0] > token[0]:
         return True
-    seq, tag = shelf.token
-    held = conn.execute("SELECT tag FROM issue_moves WHERE seq = ?", (seq,)).fetchone()
-    if held is None or int(held[0]) != tag:
+    if not _holds(conn, shelf.token):
         return False
     moves = _moves_since(conn, shelf.token, token)
     if moves is None:
@@ -250,6 +248,26 @@ def advance(conn: sqlite3.Connection, shelf: Shelf, token: Token) -> bool:
         )
     shelf.token = token
     return True
+
+
+def _holds(conn: sqlite3.Connection, token: Token) -> bool:
+    """Whether the log still holds revision `token`: not pruned, and not a change rolled back
+    or made with the log set aside (cache.bulk_load), whose rows carry other tags."""
+    held = conn.execute("SELECT tag FROM issue_moves WHERE seq = ?", (token[0],)).fetchone()
+    return held is not None and int(held[0]) == token[1]
+
+
+def changed_rows(conn: sqlite3.Connection, since: Token, limit: int) -> frozenset[int] | None:
+    """The issues (rids) inserted, changed or deleted after revision `since`, as this
+    connection's transaction sees the log; None when the log no longer holds `since`, or
+    when more than `limit` changes follow it."""
+    if not _holds(conn, since):
+        return None
+    logged = conn.execute(
+        "SELECT rid FROM issue_moves WHERE seq > ? AND rid IS NOT NULL LIMIT ?",
+        (since[0], limit + 1),
+    ).fetchall()
+    return None if len(logged) > limit else frozenset(int(row[0]) for row in logged)
 
 
 _LAST_MOVES: list[tuple[tuple[str, Token, Token], Moves | None]] = []

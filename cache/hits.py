@@ -211,25 +211,15 @@ def _changed_since(
     conn: sqlite3.Connection, was: ProbeDocs, token: anchors.Token | None
 ) -> frozenset[int] | None:
     """The issues (rids) inserted, changed or deleted since `was` was made; None when that
-    cannot be told (no log, or it no longer holds `was`'s revision: pruned, or a change
-    rolled back or made with the log set aside, cache.bulk_load) or is too long to read
-    (`MAX_CHANGED`), or when the index is no longer what `was` says (a transaction rolled
-    back on this connection took its changes to the TEMP tables back with it)."""
+    cannot be told (no log, or it no longer holds `was`'s revision: `anchors.changed_rows`)
+    or is too long to read (`MAX_CHANGED`), or when the index is no longer what `was` says
+    (a transaction rolled back on this connection took its changes to the TEMP tables back
+    with it)."""
     if token is None or was.token is None or fts.probe_generation(conn) != was.generation:
         return None
     if token == was.token:
         return frozenset()
-    seq, tag = was.token
-    held = conn.execute("SELECT tag FROM issue_moves WHERE seq = ?", (seq,)).fetchone()
-    if held is None or int(held[0]) != tag:
-        return None
-    rows = conn.execute(
-        "SELECT rid FROM issue_moves WHERE seq > ? AND seq <= ? LIMIT ?",
-        (seq, token[0], MAX_CHANGED + 1),
-    ).fetchall()
-    if len(rows) > MAX_CHANGED:
-        return None
-    return frozenset(int(row[0]) for row in rows if row[0] is not None)
+    return anchors.changed_rows(conn, was.token, MAX_CHANGED)
 
 
 class ProbeDocs:

@@ -238,6 +238,19 @@ def test_a_prefix_of_many_terms_matching_most_issues_stores_only_the_first_match
     assert 50 <= stored < len(want), (stored, len(want))
 
 
+def big_index_reads(cache: Cache, flt: IssueFilter, sort: IssueSort) -> tuple[list[str], int]:
+    """A first window's rows, and how many statements of it read `issues_fts` or
+    `comments_fts`."""
+    conn = cache.reads._db.conn()
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    try:
+        first = [row.id for row in cache.reads.window(flt, sort, 0, 64)]
+    finally:
+        conn.set_trace_callback(None)
+    return first, sum("_fts MATCH" in sql for sql in statements)
+
+
 @pytest.mark.parametrize("text", ["the", "ther", "alpha the"])
 def test_a_first_window_of_a_common_search_reads_no_big_index_and_its_count_follows_exact(
     large: tuple[Cache, list[Row]], text: str
@@ -252,32 +265,12 @@ def test_a_first_window_of_a_common_search_reads_no_big_index_and_its_count_foll
     for tick, sort in enumerate(SEARCH_SORTS[:4]):
         cache.state.set("test:tick", f"first-{text}-{tick}")
         want = expected(rows, flt, sort)
-        conn = cache.reads._db.conn()
-        statements: list[str] = []
-        conn.set_trace_callback(statements.append)
-        try:
-            with cache.reads.snapshot():
-                first = [row.id for row in cache.reads.window(flt, sort, 0, 64)]
-                big = [sql for sql in statements if "_fts MATCH" in sql]
-                counted = cache.reads.count(flt, sort)
-        finally:
-            conn.set_trace_callback(None)
+        with cache.reads.snapshot():
+            first, big = big_index_reads(cache, flt, sort)
+            counted = cache.reads.count(flt, sort)
         assert first == want[:64], sort
-        assert big == [], sort
+        assert big == 0, sort
         assert counted == len(want), sort
-
-
-def big_index_reads(cache: Cache, flt: IssueFilter, sort: IssueSort) -> tuple[list[str], int]:
-    """A first window's rows, and how many statements of it read `issues_fts` or
-    `comments_fts`."""
-    conn = cache.reads._db.conn()
-    statements: list[str] = []
-    conn.set_trace_callback(statements.append)
-    try:
-        first = [row.id for row in cache.reads.window(flt, sort, 0, 64)]
-    finally:
-        conn.set_trace_callback(None)
-    return first, sum("_fts MATCH" in sql for sql in statements)
 
 
 def test_the_probes_grow_with_the_issues_so_a_rarer_word_is_served_from_them(
