@@ -248,9 +248,12 @@ def enqueue_update(
 
     A field edited back to its base drops out only while that base is still what shows
     beneath the entry (`beneath`, when given): if a pull brought a colleague's value in the
-    meantime, the edit stays, to be checked against it like any other. `merge` False queues
-    a write of its own even after an open one of the same batch: one step of a path that
-    must reach the server as separate moves."""
+    meantime, the edit stays, to be checked against it like any other. A field the entry set
+    to what shows beneath it is based on that value once edited again: its base, the value
+    it was typed over, was an earlier write's that failed or was dropped since (and kept, see
+    `rebase_later`), and checked against it, the server's value, our own, read as a
+    colleague's. `merge` False queues a write of its own even after an open one of the same
+    batch: one step of a path that must reach the server as separate moves."""
     history = chain(conn, resource, target)
     latest = history[-1] if history else None
     if latest is not None and _is_open(latest) and merge:
@@ -264,6 +267,10 @@ def enqueue_update(
                     if same(current.get(name), value):
                         continue
                     base[name] = current.get(name)
+                elif beneath is not None and name in merged and not same(merged[name], value):
+                    under = beneath(history[:-1]) if under is None else under
+                    if same(under.get(name), merged[name]):
+                        base[name] = under.get(name)
                 merged[name] = value
                 if not same(merged[name], base[name]):
                     continue

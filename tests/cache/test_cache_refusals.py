@@ -298,6 +298,20 @@ DISCARDED_AFTER_THE_SAME_VALUE_LANDED = [
 """The refused write's value landed through a second edit, and a third was typed over the
 server's copy: discarding the refused one (drain) must not rebase the third onto the refused
 write's base because their values coincide."""
+OWN_VALUE_UNDER_A_WRITE_EDITED_AFTER_A_REFUSAL = [
+    ("edit", "assignee", 1, 0),
+    ("send", True),
+    ("edit", "assignee", 0, 0),
+    ("send", True),
+    ("send", True),
+    ("edit", "assignee", 1, 0),
+    ("send", False),
+    ("edit", "assignee", 0, 0),
+]
+"""The third write, typed while the second was in flight, set the server's value (our own
+first write's) and kept the refused second's as its base; edited again before it went out,
+it must be based on the server's value: checked against its old base, our own value read as
+a colleague's conflict (found by this test at random, 2026-11-27)."""
 
 
 class World:
@@ -421,6 +435,7 @@ class World:
 @example(RETRIED_UNDER_AN_EDIT_TYPED_WHILE_REFUSED)
 @example(REFUSED_SPLIT_UNDER_A_LATER_EDIT)
 @example(DISCARDED_AFTER_THE_SAME_VALUE_LANDED)
+@example(OWN_VALUE_UNDER_A_WRITE_EDITED_AFTER_A_REFUSAL)
 def test_shown_is_server_plus_unrefused_writes_and_conflicts_are_someone_elses(
     moves: list[tuple[Any, ...]],
 ) -> None:
