@@ -31,7 +31,8 @@ Figures (a Markdown table on stdout, progress on stderr):
   caches below, on a loopback port in a process of its own, its rate-limit window scaled to
   `--pull-window` seconds so that the pull goes as fast as the two ends can): rounds of a
   search word, `m`, `m`, the dialog and `F`, from the first 2 % of the issues in until the
-  last, once with the app's own sync engine (its thread, in the app's process, as on a first
+  last issue and the last comment (which a first pull stores after the issues' backfill)
+  are in, once with the app's own sync engine (its thread, in the app's process, as on a first
   start: head, then backfill) and once with the pull in a process of its own writing the same
   file, the app told to re-read at the engine's pace (the alternative issue 18 asks to
   compare, when the GIL is what the thread costs). After each pull the same rounds are timed
@@ -533,7 +534,7 @@ class PullKeys:
     """Issues in the cache when the first and the last key was timed."""
     total: int
     seconds: float
-    """From the first key timed to the last issue in."""
+    """From the first key timed to the last issue and comment in."""
     idle: Keys | None = None
     """The same rounds of keys on the same cache once the pull is over, with no engine."""
 
@@ -612,9 +613,10 @@ def keys_during_pulls(
     `thread`, the app's own sync engine on its thread in the app's process, as on a first
     start (head, then backfill); `process`, the pull in a process of its own writing the same
     cache file. Keys start once the first pages are in and stop when the cache has all the
-    issues; then the same rounds are timed again on the full cache with no engine running
-    (the idle figure, in the same run). With `kept`, the seeded service's database is taken
-    from there, or kept there for the next run (seeding 100,000 takes minutes)."""
+    issues and all the comments; then the same rounds are timed again on the full cache with
+    no engine running (the idle figure, in the same run). With `kept`, the seeded service's
+    database is taken from there, or kept there for the next run (seeding 100,000 takes
+    minutes)."""
     db = folder / "server.db"
     if kept is not None and kept.exists():
         shutil.copyfile(kept, db)
@@ -628,6 +630,7 @@ def keys_during_pulls(
     with closing(sqlite3.connect(db)) as conn:
         (me,) = conn.execute("SELECT id FROM users ORDER BY id LIMIT 1").fetchone()
         titles = [str(title) for (title,) in conn.execute("SELECT title FROM issues")]
+        (comments,) = conn.execute("SELECT count(*) FROM comments").fetchone()
     rnd = random.Random(seed)
     words = [w.lower() for title in rnd.sample(titles, min(200, n)) for w in title.split()]
     rnd.shuffle(words)
@@ -669,7 +672,17 @@ def keys_during_pulls(
                     puller.start()
                     threading.Thread(target=told, args=(app, puller), daemon=True).start()
                 try:
-                    keys = asyncio.run(mixed_typing(app, words, started, lambda _: count() < n))
+                    keys = asyncio.run(
+                        mixed_typing(
+                            app,
+                            words,
+                            started,
+                            lambda _: (
+                                count() < n
+                                or cache.server.local_count(Resource.COMMENTS) < comments
+                            ),
+                        )
+                    )
                     seconds = time.perf_counter() - began[0]
                 finally:
                     if puller is not None:
