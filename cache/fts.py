@@ -56,14 +56,6 @@ _TEMP_TABLES = (
     "USING fts5vocab(temp, text_probe, instance)",
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.overlay_docs "
     f"USING fts5(body, detail=none, tokenize='{TOKENIZER}')",
-    # Issue documents keep their text (a row is deleted by its rowid when its issue changes or
-    # leaves the first issues); comments are indexed afresh with each snapshot.
-    f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.probe_docs USING fts5(body, detail=none, "
-    f"tokenize='{TOKENIZER}')",
-    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.probe_comment_docs "
-    f"USING fts5(body, content='', detail=none, tokenize='{TOKENIZER}')",
-    "CREATE TEMP TABLE IF NOT EXISTS probe_generation "
-    "(one INTEGER PRIMARY KEY CHECK (one = 1), generation INTEGER NOT NULL)",
 )
 
 
@@ -283,116 +275,6 @@ def load_probed_hits(
         f"INSERT INTO {HITS_TABLE} (rid) SELECT value FROM json_each(?)", (dumps(sorted(matched)),)
     )
     return int(total) + len(by_comment) - int(shared), matched
-
-
-def probe_generation(conn: sqlite3.Connection) -> int:
-    """The number of changes made to `temp.probe_docs` on this connection: a caller that
-    remembers what the index holds checks it here, since a transaction rolled back (a count
-    abandoned mid-way) takes the TEMP tables' changes back with it."""
-    ensure_temp_tables(conn)
-    row = conn.execute("SELECT generation FROM temp.probe_generation").fetchone()
-    return 0 if row is None else int(row[0])
-
-
-def index_probe_issues(
-    conn: sqlite3.Connection, add: Sequence[int], drop: Sequence[int], *, afresh: bool
-) -> tuple[int, frozenset[int]]:
-    """Index the text of the issues `add` (title and description, as `issues_fts` holds it)
-    in `temp.probe_docs`, after deleting the documents of `drop` (or all of them, `afresh`).
-    Returns the index's new generation (`probe_generation`) and which of `add` exist.
-
-    A search's first rows need to know which of a few hundred issues match, not how many
-    issues do: matched against this small index, any search costs a fraction of a millisecond,
-    where the big one costs what its terms' doclists hold (a common prefix at 1,000,000 issues,
-    100-250 ms: FTS5 3.40 merges every matching term's doclist before the first row, even for
-    a rowid range). Kept from one snapshot to the next (cache.hits), the index serves every
-    keystroke typed in it (issue 18)."""
-    ensure_temp_tables(conn)
-    if afresh:
-        conn.execute("DELETE FROM temp.probe_docs")
-    elif drop:
-        conn.execute(
-            "DELETE FROM temp.probe_docs WHERE rowid IN (SELECT value FROM json_each(?))",
-            (dumps(sorted(drop)),),
-        )
-    wanted = dumps(sorted(add))
-    # In rowid order: FTS5 writes out its pending terms whenever a rowid comes below the one
-    # before (512 comments out of order took 70 ms instead of 4).
-    added = conn.execute(
-        "INSERT INTO temp.probe_docs (rowid, body) "
-        "SELECT rid, coalesce(title, '') || char(10) || coalesce(description, '') FROM issues "
-        "WHERE rid IN (SELECT value FROM json_each(?)) ORDER BY rid",
-        (wanted,),
-    ).rowcount
-    existing = frozenset(add)
-    if added != len(existing):
-        existing = frozenset(
-            int(row[0])
-            for row in conn.execute(
-                "SELECT rid FROM issues WHERE rid IN (SELECT value FROM json_each(?))", (wanted,)
-            )
-        )
-    generation = conn.execute(
-        "INSERT INTO temp.probe_generation (one, generation) VALUES (1, 1) "
-        "ON CONFLICT (one) DO UPDATE SET generation = generation + 1 RETURNING generation"
-    ).fetchone()[0]
-    return int(generation), existing
-
-
-def probe_issue_docs(conn: sqlite3.Connection) -> int:
-    """How many issue documents `temp.probe_docs` holds."""
-    return int(conn.execute("SELECT count(*) FROM temp.probe_docs").fetchone()[0])
-
-
-def index_probe_comments(conn: sqlite3.Connection, rids: Sequence[int]) -> bool:
-    """Index the comments of the issues `rids`, each a document of its own (its rowid the
-    comment's), in `temp.probe_comment_docs`, in place of what it held. Says whether it
-    holds every comment it was asked for.
-
-    The issues' ids are a list the comments are looked up by, not a join: during a cold load
-    of comments, and after one cut short, `comments_by_issue` is a stand-in on `rid`
-    (cache/bulk_load.py), and the join scanned every comment once per issue (49,501 comments,
-    768 issues: 15 s for a search's first key after a pull of 100,000 was stopped); the list
-    is one scan then."""
-    ensure_temp_tables(conn)
-    conn.execute("INSERT INTO temp.probe_comment_docs (probe_comment_docs) VALUES ('delete-all')")
-    wanted = dumps(sorted(rids))
-    indexed = conn.execute(
-        "INSERT INTO temp.probe_comment_docs (rowid, body) "
-        "SELECT rid, body FROM comments WHERE issue_id IN "
-        "(SELECT id FROM issues WHERE rid IN (SELECT value FROM json_each(?))) "
-        "ORDER BY rid",
-        (wanted,),
-    ).rowcount
-    # A window served from an index missing some of its documents would miss rows, so the
-    # index is used only when it holds every one (once, in the app's worker threads under a
-    # debugging wrapper, these inserts indexed nothing: not understood, not seen since).
-    expected = conn.execute(
-        "SELECT count(*) FROM comments WHERE issue_id IN "
-        "(SELECT id FROM issues WHERE rid IN (SELECT value FROM json_each(?)))",
-        (wanted,),
-    ).fetchone()[0]
-    return indexed == int(expected)
-
-
-def probe_matches(conn: sqlite3.Connection, query: TextQuery) -> frozenset[int]:
-    """The issues (rids) of `temp.probe_docs` that `query` matches by their own text, and
-    those one of whose comments in `temp.probe_comment_docs` it matches."""
-    issues: list[int] = json.loads(
-        conn.execute(
-            "SELECT json_group_array(rowid) FROM temp.probe_docs WHERE probe_docs MATCH ?",
-            (query.expression,),
-        ).fetchone()[0]
-    )
-    owners: list[int] = json.loads(
-        conn.execute(
-            "SELECT json_group_array(i.rid) FROM comments c JOIN issues i ON i.id = c.issue_id "
-            "WHERE c.rid IN (SELECT rowid FROM temp.probe_comment_docs "
-            "WHERE probe_comment_docs MATCH ?)",
-            (query.expression,),
-        ).fetchone()[0]
-    )
-    return frozenset(issues + owners)
 
 
 def store_hits(conn: sqlite3.Connection, rids: Iterable[int]) -> None:

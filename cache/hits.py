@@ -10,10 +10,9 @@ that combine text with other terms, and deep walks, get every match.
 
 A list's first rows come before its count (tracker_tui's issue window), so a shallow walk of
 a plain search is first served without any pass over the big index: the first issues in its
-order are indexed in `temp.probe_docs` (kept from snapshot to snapshot, changed issues indexed
-again) and their comments once per snapshot, which every keystroke then matches in well under
-a millisecond (`fts.probe_matches`); such hits leave the total unknown, and `total` counts it
-when the list asks, after drawing the rows.
+order and their comments are indexed in cache.probe_docs (kept from snapshot to snapshot, what
+changed indexed again), which every keystroke then matches in well under a millisecond; such
+hits leave the total unknown, and `total` counts it when the list asks, after drawing the rows.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from cache import anchors, fts, search_text
+from cache import anchors, fts, probe_docs, search_text
 from cache.filtering import CompiledFilter
 from cache.fts import TextQuery
 from cache.models import IssueSort, Resource
@@ -158,7 +157,7 @@ def _from_probe_docs(
             return None
         memo[_PROBE_DOCS_KEY] = built
     first = built.first
-    matched = fts.probe_matches(conn, text)
+    matched = probe_docs.matches(conn, text)
     covered = sum(rid in matched for rid in first)
     complete = len(first) < built.probes
     if covered < reach and not complete:
@@ -177,32 +176,56 @@ def _probe_docs(
     """Make the probe index hold the first `probes` issues in `sort` order and the overlaid
     ones, with their comments; None when it came out incomplete.
 
-    The issues' documents are kept from one snapshot to the next on this thread (`kept`):
-    only those the issues table's log says changed since (migration `issue_moves`, as
+    It is kept from one snapshot to the next on this thread (`kept`). Of the issues, only
+    those the issues table's log says changed since (migration `issue_moves`, as
     cache.anchors reads it), and those that joined or left the first issues, are indexed
     again or deleted, so a search key after a sync that brought a few issues no longer builds
     the index again (21 ms for 1,024 issues; issue 18). During a first pull, whose pages
-    brought issues newer than those held in the benchmark's, most keys still index hundreds.
-    The comments are indexed afresh (they arrive after the issues' backfill, and edits to them
-    are logged nowhere)."""
+    bring issues newer than those held, most keys still index a page's. Of the comments,
+    those of the issues indexed again or deleted, and those added since to the others, unless
+    a comment was rewritten or deleted (cache.probe_docs.update_comments): a first pull's
+    comments come after its issues, and indexing them afresh at each of their pages read
+    every comment."""
     first = _first_rids(conn, sort, probes)
     needed = frozenset(first).union(overlaid)
     token = anchors.revision(conn)
     was = kept.pop(_PROBE_DOCS_KEY, None)
-    changed = _changed_since(conn, was, token) if isinstance(was, ProbeDocs) else None
-    if isinstance(was, ProbeDocs) and changed is not None:
+    if not isinstance(was, ProbeDocs) or probe_docs.generation(conn) != was.generation:
+        was = None
+    changed = _changed_since(conn, was, token) if was is not None else None
+    stay: frozenset[int] | None = None
+    if was is not None and changed is not None:
         drop = (was.indexed - needed) | (was.indexed & changed)
-        generation, added = fts.index_probe_issues(
-            conn, sorted(needed - (was.indexed - drop)), sorted(drop), afresh=False
-        )
-        indexed = (was.indexed - drop) | added
+        stay = was.indexed - drop
+        added = probe_docs.index_issues(conn, sorted(needed - stay), sorted(drop), afresh=False)
+        indexed = stay | added
     else:
-        generation, indexed = fts.index_probe_issues(conn, sorted(needed), (), afresh=True)
-    if fts.probe_issue_docs(conn) != len(indexed):
+        indexed = probe_docs.index_issues(conn, sorted(needed), (), afresh=True)
+    if probe_docs.issue_docs(conn) != len(indexed):
         return None
-    if not fts.index_probe_comments(conn, sorted(needed)):
+    comments = None
+    if was is not None and stay is not None:
+        comments = probe_docs.update_comments(
+            conn,
+            was.comments,
+            join=sorted(indexed - stay),
+            leave=sorted(was.indexed - stay),
+            stay=sorted(stay),
+        )
+    if comments is None:
+        comments = probe_docs.index_comments(conn, sorted(indexed))
+    if comments is None:
         return None
-    docs = ProbeDocs(sort, probes, first, frozenset(overlaid), indexed, token, generation)
+    docs = ProbeDocs(
+        sort,
+        probes,
+        first,
+        frozenset(overlaid),
+        indexed,
+        token,
+        comments,
+        probe_docs.generation(conn),
+    )
     kept[_PROBE_DOCS_KEY] = docs
     return docs
 
@@ -212,10 +235,8 @@ def _changed_since(
 ) -> frozenset[int] | None:
     """The issues (rids) inserted, changed or deleted since `was` was made; None when that
     cannot be told (no log, or it no longer holds `was`'s revision: `anchors.changed_rows`)
-    or is too long to read (`MAX_CHANGED`), or when the index is no longer what `was` says
-    (a transaction rolled back on this connection took its changes to the TEMP tables back
-    with it)."""
-    if token is None or was.token is None or fts.probe_generation(conn) != was.generation:
+    or is too long to read (`MAX_CHANGED`)."""
+    if token is None or was.token is None:
         return None
     if token == was.token:
         return frozenset()
@@ -225,11 +246,21 @@ def _changed_since(
 class ProbeDocs:
     """What the probe index holds: the first `probes` issues in `sort` order (`first`, fewer
     when that is all there are) and the overlaid issues' server rows (`overlaid`), of which
-    `indexed` exist, as of the issues table's revision `token` and the index's `generation`.
-    A plain class: this module loads with the app's first frame, where each dataclass costs
-    its build."""
+    `indexed` exist, as of the issues table's revision `token`, their `comments`, as of the
+    index's `generation` (a transaction rolled back on this connection takes its changes to
+    the TEMP tables back with it). A plain class: this module loads with the app's first
+    frame, where each dataclass costs its build."""
 
-    __slots__ = ("first", "generation", "indexed", "overlaid", "probes", "sort", "token")
+    __slots__ = (
+        "comments",
+        "first",
+        "generation",
+        "indexed",
+        "overlaid",
+        "probes",
+        "sort",
+        "token",
+    )
 
     def __init__(
         self,
@@ -239,6 +270,7 @@ class ProbeDocs:
         overlaid: frozenset[int],
         indexed: frozenset[int],
         token: anchors.Token | None,
+        comments: probe_docs.CommentDocs,
         generation: int,
     ) -> None:
         self.sort = sort
@@ -247,6 +279,7 @@ class ProbeDocs:
         self.overlaid = overlaid
         self.indexed = indexed
         self.token = token
+        self.comments = comments
         self.generation = generation
 
     def serves(self, sort: IssueSort, probes: int, overlaid: list[int]) -> bool:

@@ -13,7 +13,7 @@ import random
 from pathlib import Path
 
 import pytest
-from cache_factories import Record, issue, reset_server_copy, stamp
+from cache_factories import Record, comment, issue, reset_server_copy, stamp
 from cache_oracle import Row, expected
 from test_cache_query_anchors import counted_steps
 
@@ -206,3 +206,40 @@ def test_a_reset_logs_one_change_and_the_pull_after_it_reads_right(
         assert [rid for _, rid in log(cache)] == [None, *range(1, 61)]
         assert windows_checked(cache, model) > 100
         assert steps and steps[0] is None
+
+
+def test_the_comments_count_a_rewrite_for_each_change_but_an_insert_and_one_for_a_reset(
+    tmp_path: Path,
+) -> None:
+    """The comments' count of rewrites (migration `comment_rewrites`) tells the search's probe
+    index whether the comments stored since it last looked are only those above the highest
+    rid it saw (cache.probe_docs): inserts leave it, an edit or a deletion moves it, and a
+    reset, which empties the table without its triggers, moves it once for all."""
+
+    def rewrites() -> int:
+        with cache.server._db.read() as conn:
+            return int(conn.execute("SELECT n FROM rewrites WHERE tbl = 'comments'").fetchone()[0])
+
+    with Cache.open(tmp_path / "cache.db") as cache:
+        cache.server.apply_page(ISSUE, [issue(n) for n in range(1, 4)])
+        cache.server.apply_page(Resource.COMMENTS, [comment(n, "iss_000001", "a") for n in (1, 2)])
+        assert rewrites() == 0
+        cache.server.apply_page(
+            Resource.COMMENTS, [comment(1, "iss_000001", "a"), comment(3, "iss_000002", "b")]
+        )
+        assert rewrites() == 0
+        cache.server.apply_page(
+            Resource.COMMENTS, [comment(1, "iss_000001", "edited", updated_at=stamp(50))]
+        )
+        assert rewrites() == 1
+        cache.server.apply_page(
+            Resource.COMMENTS, [{"id": "cmt_000002", "deleted": True, "updated_at": stamp(51)}]
+        )
+        assert rewrites() == 2
+        reset_server_copy(cache)
+        assert rewrites() == 3
+        cache.server.apply_page(Resource.COMMENTS, [comment(4, "iss_000003", "c")])
+        cache.server.apply_page(
+            Resource.COMMENTS, [comment(4, "iss_000001", "moved", updated_at=stamp(52))]
+        )
+        assert rewrites() == 4

@@ -212,7 +212,7 @@ def test_a_search_during_a_cold_load_of_comments_reads_each_comment_once(
     tmp_path: Path,
 ) -> None:
     """A search's first rows index the comments of the first issues in the list's order
-    (`fts.index_probe_comments`). While comments load cold, and after a load cut short (an app
+    (`probe_docs.index_comments`). While comments load cold, and after a load cut short (an app
     quit during its first sync), `comments_by_issue` is a stand-in on `rid`: looking the
     comments up by a join scanned every comment once per probed issue (49,501 comments, 768
     issues: 15 s for one key after a pull of 100,000). Counted in SQLite's instructions, the
