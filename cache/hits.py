@@ -180,8 +180,8 @@ def _probe_docs(
     those the issues table's log says changed since (migration `issue_moves`, as
     cache.anchors reads it), and those that joined or left the first issues, are indexed
     again or deleted, so a search key after a sync that brought a few issues no longer builds
-    the index again (21 ms for 1,024 issues; issue 18). During a first pull, whose pages
-    bring issues newer than those held, most keys still index a page's. Of the comments,
+    the index again (21 ms for 1,024 issues; issue 18); when most of them changed, as at each
+    commit of a first pull's backfill, the issues are indexed afresh (`_churn`). Of the comments,
     those of the issues indexed again or deleted, and those added since to the others, unless
     a comment was rewritten or deleted (cache.probe_docs.update_comments): a first pull's
     comments come after its issues, and indexing them afresh at each of their pages read
@@ -193,15 +193,14 @@ def _probe_docs(
     if not isinstance(was, ProbeDocs) or probe_docs.generation(conn) != was.generation:
         was = None
     changed = _changed_since(conn, was, token) if was is not None else None
-    stay: frozenset[int] | None = None
-    if was is not None and changed is not None:
-        drop = (was.indexed - needed) | (was.indexed & changed)
-        stay = was.indexed - drop
-        added = probe_docs.index_issues(conn, sorted(needed - stay), sorted(drop), afresh=False)
-        indexed = stay | added
+    stay = None if was is None or changed is None else (was.indexed & needed) - changed
+    if was is not None and stay is not None and _churn(was.indexed, needed, stay) <= len(needed):
+        gone, new = sorted(was.indexed - stay), sorted(needed - stay)
+        added = probe_docs.index_issues(conn, new, gone, afresh=False)
+        indexed = None if added is None else stay | added
     else:
         indexed = probe_docs.index_issues(conn, sorted(needed), (), afresh=True)
-    if probe_docs.issue_docs(conn) != len(indexed):
+    if indexed is None or probe_docs.issue_docs(conn) != len(indexed):
         return None
     comments = None
     if was is not None and stay is not None:
@@ -228,6 +227,14 @@ def _probe_docs(
     )
     kept[_PROBE_DOCS_KEY] = docs
     return docs
+
+
+def _churn(held: frozenset[int], needed: frozenset[int], stay: frozenset[int]) -> int:
+    """How many issue documents bringing the index from `held` to `needed` deletes and adds.
+    Past the number it would index afresh, it is indexed afresh (emptying it costs nothing,
+    and deleting a document as much as adding one): during a first pull's backfill, each
+    commit's issues are newer than those before and take most of the first issues' places."""
+    return len(held - stay) + len(needed - stay)
 
 
 def _changed_since(

@@ -431,3 +431,42 @@ def test_the_probe_index_keeps_its_comments_and_adds_only_the_new_ones(
         rows[ids[2]].comments.clear()
         assert first_rows("omega")[:3] == [str(newer["id"]), ids[1], ids[4]]
         assert afresh == [1024, 1024, 1024]
+
+
+def test_a_probe_index_most_of_whose_issues_changed_is_indexed_afresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """During a first pull's backfill each commit's issues are newer than those held and take
+    most of the first issues' places: deleting and adding them one by one costs more than
+    indexing the first issues afresh, which empties the index at no cost (issue 18). A few
+    changes are still brought in one by one."""
+    builds: list[tuple[int, int, bool]] = []
+    index = probe_docs.index_issues
+
+    def counted(conn: Any, add: Any, drop: Any, *, afresh: bool) -> Any:
+        builds.append((len(add), len(drop), afresh))
+        return index(conn, add, drop, afresh=afresh)
+
+    monkeypatch.setattr(probe_docs, "index_issues", counted)
+    sort = IssueSort()
+    rows: list[Row] = []
+
+    def pull(numbers: range) -> None:
+        page = [issue(n, title=f"alpha {FILLER[n % 4]}", updated_at=stamp(n)) for n in numbers]
+        cache.server.apply_page(Resource.ISSUES, page)
+        rows.extend(Row(str(r["id"]), n, dict(r), []) for n, r in zip(numbers, page, strict=True))
+
+    def first_rows() -> list[str]:
+        with cache.reads.snapshot():
+            window = [row.id for row in cache.reads.window(IssueFilter(text="alpha"), sort, 0, 128)]
+        assert window == expected(rows, IssueFilter(text="alpha"), sort)[:128]
+        return window
+
+    with Cache.open(tmp_path / "cache.db") as cache:
+        pull(range(1, 1201))
+        first_rows()
+        pull(range(1201, 1801))
+        first_rows()
+        pull(range(1801, 1901))
+        first_rows()
+    assert builds == [(1024, 0, True), (1024, 0, True), (100, 100, False)]
