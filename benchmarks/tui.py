@@ -38,7 +38,9 @@ Figures (a Markdown table on stdout, progress on stderr):
   compare, when the GIL is what the thread costs). After each pull the same rounds are timed
   again on the full cache with no engine: the idle figure beside it, in the same run. Goal:
   p99 under 50 ms. Here CPU time is the whole process's, the engine's thread included; the
-  re-reads the engine asked for (`CacheChanged`) during the keys are counted.
+  re-reads the engine asked for (`CacheChanged`) during the keys are counted, and the time the
+  engine's pull waited for pauses in them (`sync/foreground.py`: it asks for no page until
+  0.2 s after a key, 1 s at most).
 
 - with `--keys-home DIR`, only the idle keystrokes, against the env-profile cache of an existing
   TRACKER_HOME (one `build_home` made, e.g. with the same `--issues` and `--seed`: its titles,
@@ -537,6 +539,9 @@ class PullKeys:
     """From the first key timed to the last issue and comment in."""
     idle: Keys | None = None
     """The same rounds of keys on the same cache once the pull is over, with no engine."""
+    waited: float | None = None
+    """Seconds the engine's pull waited for pauses in the keys (sync.foreground); None for
+    the pull in its own process, which hears of no key."""
 
 
 PULL_WINDOW = 1.0
@@ -698,7 +703,8 @@ def keys_during_pulls(
                         partial(fewer, max(IDLE_KEYS, len(keys.search))),
                     )
                 )
-            results.append(PullKeys(engine, keys, (held[0], held[-1]), n, seconds, idle))
+            waited = link.foreground.waited if engine == "thread" else None
+            results.append(PullKeys(engine, keys, (held[0], held[-1]), n, seconds, idle, waited))
             say(
                 f"{engine}: {len(keys.search)} search keys between {held[0]:,} and"
                 f" {held[-1]:,} in {seconds:.1f} s; load average {os.getloadavg()[0]:.1f}"
@@ -810,6 +816,14 @@ def pull_table(runs: list[PullKeys]) -> str:
                 "-",
             )
         )
+        if pulled.waited is not None:
+            rows.append(
+                (
+                    f"seconds the pull waited for a pause in the keys, {during}",
+                    f"{pulled.waited:.1f} s",
+                    "-",
+                )
+            )
         rows += key_rows(pulled.keys, during) + pause_rows(pulled.keys, during)
         if pulled.idle is not None:
             idle = f"idle on the same {pulled.total:,} after that pull"

@@ -25,6 +25,7 @@ from cache import Cache, CacheError, open_cache
 from sync.client import ApiClient, Observer
 from sync.errors import Forbidden, NoCredentials, SyncError
 from sync.features import ServerFeatures
+from sync.foreground import Foreground
 from sync.permissions import key_tag, learn_denied
 from sync.probe import ProbePage, detect_features
 from sync.ratelimit import RateLimiter, ResponseMeta
@@ -54,6 +55,9 @@ class SyncSession:
     probe_page: ProbePage | None = None
     """The features' probe's page of issues when this session probed: the first page a
     head-first start asks for, which it takes from here instead (sync.pull.head)."""
+    foreground: Foreground | None = None
+    """The user's keys, which a pull's requests wait for a pause in (sync.foreground); None
+    where no one types (the command line)."""
 
 
 async def known_features(

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from textual import on
+from textual import events, on
 from textual._styles_cache import StylesCache
 from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
@@ -187,6 +187,13 @@ class TrackerApp(IdleCollectingApp, NavigatingApp):
         self.read_only_reason: str | None = None
         self._budget_alerted = False
         """Said once at start when the app is read-only for a reason the user did not choose."""
+
+    async def on_event(self, event: events.Event) -> None:
+        """Every key is told to the engine first: its pull waits for a pause in the typing,
+        so that the keys do not share the cores with it (sync.foreground)."""
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            self.sync.user_typed()
+        await super().on_event(event)
 
     async def on_mount(self) -> None:
         """Apply the saved theme, report every later change of it, open the issue list (or

@@ -34,6 +34,7 @@ from sync.backfill_progress import progress as backfill_progress
 from sync.connection import RATE_WAIT_SHOWN, Connection, ConnectionState, ConnectionWatch
 from sync.engine import RETRY_BASE, RETRY_CAP, LoopEvent, PassFailed, RetryPlanned, SyncLoop
 from sync.errors import Forbidden, NetworkError, RateLimited, ServerError, SyncError, Unauthorized
+from sync.foreground import Foreground
 from sync.live import LiveUpdates
 from sync.permissions import KeyPermissions, learn_from_me, session_permissions
 from sync.pull import PullProgress, PullReport, on_demand
@@ -128,6 +129,8 @@ class EngineLink:
         self._wakeup: asyncio.Event | None = None
         self._sync_loop: SyncLoop | None = None
         self._session: SyncSession | None = None
+        self.foreground = Foreground()
+        """The user's keys, which this engine's pulls wait for a pause in."""
         self._reconnect_at: float | None = None
         self._outbox: OutboxCounts | None = None
         self._backfill: BackfillProgress | None = None
@@ -160,6 +163,11 @@ class EngineLink:
 
     def search_typed(self, text: str) -> None:
         self._call(lambda: self._search_typed(text))
+
+    def user_typed(self) -> None:
+        """Not through the engine's loop: the pull reads the time of the last key when it is
+        about to ask for a page (sync.foreground)."""
+        self.foreground.typed()
 
     def _search_typed(self, text: str) -> None:
         """On the engine's loop: hand the text to the debounced server search."""
@@ -301,6 +309,7 @@ class EngineLink:
             observer=self._observe,
             sleep=self._watch.sleep,
         ) as session:
+            session.foreground = self.foreground
             self._session = session
             unknown = session.cache.state.get(ME_STATE_KEY) is None
             me = await learn_from_me(session, who=unknown)

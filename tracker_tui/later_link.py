@@ -40,6 +40,8 @@ class EngineLinkLike(Protocol):
 
     def search_typed(self, text: str) -> None: ...
 
+    def user_typed(self) -> None: ...
+
     async def stop(self) -> None: ...
 
     async def admin(self, work: Callable[[AdminApi], Awaitable[T]]) -> T: ...
@@ -109,6 +111,10 @@ class LaterLink:
             self._link.search_typed(text)
         else:
             self._searched = text
+
+    def user_typed(self) -> None:
+        if self._link is not None:
+            self._link.user_typed()
 
     async def stop(self) -> None:
         """Stop the engine if it runs; one still being built is never started."""

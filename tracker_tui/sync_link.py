@@ -48,6 +48,11 @@ class SyncLink(Protocol):
         search too (debounced). Called on the event loop; returns at once."""
         ...
 
+    def user_typed(self) -> None:
+        """The user pressed a key: background pulls wait for a pause in their typing
+        (sync.foreground). Called on the event loop for every key; returns at once."""
+        ...
+
     async def stop(self) -> None:
         """Stop syncing (the app is closing); unsent writes stay in the outbox. Also called
         when `start` never was (the user quit the login screen)."""
@@ -66,6 +71,8 @@ class OfflineLink:
         """The issues the user opened, in order (tests check that the detail asks)."""
         self.searched: list[str] = []
         """The search texts typed, in order."""
+        self.keys = 0
+        """How many keys the user pressed (tests check that the app tells each)."""
 
     async def start(self, post: Poster) -> None:
         return None
@@ -81,6 +88,9 @@ class OfflineLink:
 
     def search_typed(self, text: str) -> None:
         self.searched.append(text)
+
+    def user_typed(self) -> None:
+        self.keys += 1
 
     async def stop(self) -> None:
         return None

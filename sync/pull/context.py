@@ -95,8 +95,14 @@ class ResourceRun:
                 peek=peek,
             )
 
+        await self.after_the_keys()
         response = await self.retrier.run(attempt)
         return self.adopt(response, page=page, asked=asked, per_page=per_page)
+
+    async def after_the_keys(self) -> None:
+        """Wait for a pause in the user's typing before asking for a page (sync.foreground)."""
+        if self.session.foreground is not None:
+            await self.session.foreground.quiet()
 
     def adopt(
         self, response: Response[Page[Any]], *, page: int, asked: int, per_page: int | None

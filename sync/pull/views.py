@@ -91,6 +91,7 @@ async def _list(
         )
         return response
 
+    await run.after_the_keys()
     return (await run.retrier.run(attempt)).value
 
 

@@ -337,3 +337,15 @@ async def test_the_search_text_is_handed_to_the_engine_as_typed(
         await settle(pilot)
     assert link.searched[-1] == "log"  # keys typed in a burst may skip a stale text
     assert all("log".startswith(text) for text in link.searched)
+
+
+async def test_every_key_is_told_to_the_engine(app_factory: AppFactory, link: OfflineLink) -> None:
+    """A pull waits for a pause in the user's typing (sync.foreground): the app tells the
+    engine of each key, whichever screen or widget takes it."""
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        told = link.keys
+        await pilot.press("slash", *"log", "escape", "m")
+        await settle(pilot)
+    assert link.keys - told == 6

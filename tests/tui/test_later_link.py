@@ -55,14 +55,18 @@ async def test_what_happened_before_the_engine_ran_is_passed_on_once_it_does() -
     link.search_typed("crash")
     link.search_typed("crash on save")
     link.poke()
+    link.user_typed()  # no pull to hold back yet
     posted: list[Message] = []
     await started(link, posted)
+    assert engine.keys == 0
     assert engine.started
     assert engine.opened == ["iss_2"]
     assert engine.searched == ["crash on save"]
     assert engine.pokes == 1
     link.issue_opened("iss_3")
     link.search_typed("")
+    link.user_typed()
+    assert engine.keys == 1
     assert engine.opened == ["iss_2", "iss_3"]
     assert engine.searched == ["crash on save", ""]
     await link.stop()

@@ -43,6 +43,9 @@ class ScriptedLink:
     def search_typed(self, text: str) -> None:
         return None
 
+    def user_typed(self) -> None:
+        return None
+
     async def stop(self) -> None:
         self.stopped = True
 
