@@ -294,14 +294,8 @@ def test_the_probes_grow_with_the_issues_so_a_rarer_word_is_served_from_them(
     assert cache.reads.count(flt) == len(want)
 
 
-def test_the_probe_index_is_kept_across_snapshots_and_follows_each_change(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """During a pull every page stored is a new snapshot; the probe index of the first issues
-    is not built again for each (issue 18) but brought up to date from the issues' log: an
-    issue retitled, one new above the first, one deleted, a comment added, all found or gone
-    at the next key. A transaction rolled back takes the index's changes with it, which the
-    next snapshot sees and builds afresh."""
+def counted_builds(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int, bool]]:
+    """Each time the probe index's issues are indexed from now on: (added, deleted, afresh)."""
     builds: list[tuple[int, int, bool]] = []
     index = probe_docs.index_issues
 
@@ -310,6 +304,18 @@ def test_the_probe_index_is_kept_across_snapshots_and_follows_each_change(
         return index(conn, add, drop, afresh=afresh)
 
     monkeypatch.setattr(probe_docs, "index_issues", counted)
+    return builds
+
+
+def test_the_probe_index_is_kept_across_snapshots_and_follows_each_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """During a pull every page stored is a new snapshot; the probe index of the first issues
+    is not built again for each (issue 18) but brought up to date from the issues' log: an
+    issue retitled, one new above the first, one deleted, a comment added, all found or gone
+    at the next key. A transaction rolled back takes the index's changes with it, which the
+    next snapshot sees and builds afresh."""
+    builds = counted_builds(monkeypatch)
     records = [
         issue(n, title=f"alpha {FILLER[n % 4]}", updated_at=stamp(n)) for n in range(1, 1301)
     ]
@@ -440,14 +446,7 @@ def test_a_probe_index_most_of_whose_issues_changed_is_indexed_afresh(
     most of the first issues' places: deleting and adding them one by one costs more than
     indexing the first issues afresh, which empties the index at no cost (issue 18). A few
     changes are still brought in one by one."""
-    builds: list[tuple[int, int, bool]] = []
-    index = probe_docs.index_issues
-
-    def counted(conn: Any, add: Any, drop: Any, *, afresh: bool) -> Any:
-        builds.append((len(add), len(drop), afresh))
-        return index(conn, add, drop, afresh=afresh)
-
-    monkeypatch.setattr(probe_docs, "index_issues", counted)
+    builds = counted_builds(monkeypatch)
     sort = IssueSort()
     rows: list[Row] = []
 
