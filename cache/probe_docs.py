@@ -59,12 +59,11 @@ def generation(conn: sqlite3.Connection) -> int:
     return 0 if row is None else int(row[0])
 
 
-def _changed(conn: sqlite3.Connection) -> int:
-    return int(
-        conn.execute(
-            "INSERT INTO temp.probe_generation (one, generation) VALUES (1, 1) "
-            "ON CONFLICT (one) DO UPDATE SET generation = generation + 1 RETURNING generation"
-        ).fetchone()[0]
+def _changed(conn: sqlite3.Connection) -> None:
+    """Count one more change to the index (`generation`)."""
+    conn.execute(
+        "INSERT INTO temp.probe_generation (one, generation) VALUES (1, 1) "
+        "ON CONFLICT (one) DO UPDATE SET generation = generation + 1"
     )
 
 
