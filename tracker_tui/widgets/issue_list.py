@@ -145,7 +145,7 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
         width: 1fr;
         height: 1fr;
         overflow-x: hidden;
-        overflow-y: auto;
+        overflow-y: scroll;
         scrollbar-size-vertical: 1;
         background: $surface;
         & > .issue-list--header { background: $panel; color: $text-muted; text-style: bold; }
