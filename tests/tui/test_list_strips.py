@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from rich.segment import Segment
+from textual.cache import LRUCache
 from textual.geometry import Region
 from textual.strip import Strip
 from tui_support import AppFactory, settle
@@ -92,3 +93,27 @@ async def test_a_row_is_drawn_at_its_full_width_at_once(
         monkeypatch.undo()
         assert sum(drawn) >= SIZE[1] - 5
         assert sum(made) <= 3 * sum(drawn)
+
+
+def test_a_cleared_line_cache_leaves_no_cyclic_garbage() -> None:
+    """Textual's `LRUCache` rings its entries: cleared, they waited for the cyclic collector."""
+    strip_cycles.install()
+    cache: LRUCache[int, Strip] = LRUCache(8)
+    for index in range(12):
+        cache.set(index, Strip([Segment(str(index))]))
+    gc.collect()
+    gc.disable()
+    try:
+        cache.clear()
+        assert len(cache) == 0 and cache.get(11) is None
+        cache.set(1, Strip([Segment("again")]))
+        assert cache.get(1) is not None
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        strips = sum(isinstance(thing, Strip) for thing in gc.garbage)
+        links = sum(isinstance(thing, list) for thing in gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert (strips, links) == (0, 0)
