@@ -27,6 +27,7 @@ from textual.theme import Theme
 
 from cache import Cache, CacheError
 from sync.permissions import ISSUES_WRITE, KeyPermissions
+from tracker_tui import closed_watchers
 from tracker_tui.access import KeyAccess, lost_notice
 from tracker_tui.admin_link import AdminLink
 from tracker_tui.collector import collect_again
@@ -164,6 +165,7 @@ class TrackerApp(IdleCollectingApp, NavigatingApp):
         columns: ColumnSetup | None = None,
     ) -> None:
         super().__init__()
+        closed_watchers.install()
         self._columns = columns
         self._user_keymap = dict(keymap or {})
         self.source = source
