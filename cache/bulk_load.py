@@ -110,7 +110,7 @@ a cold load) never reach it."""
 
 
 @contextmanager
-def indexes_set_aside(conn: sqlite3.Connection, spec: ResourceSpec, rows: int) -> Iterator[None]:
+def indexes_set_aside(conn: sqlite3.Connection, spec: ResourceSpec, rows: int) -> Iterator[bool]:
     """Insert `rows` new rows with the table's own indexes (not its primary key or UNIQUE
     constraints) dropped, and build them again after, by sorting, in the same transaction,
     when the page is big (`BIG_PAGE_ROWS`) and at least as large as what the table holds.
@@ -122,10 +122,12 @@ def indexes_set_aside(conn: sqlite3.Connection, spec: ResourceSpec, rows: int) -
     table 7 to 11), 200,000 took 90 µs of CPU an issue. Building an index from the stored
     rows sorts them once and writes each of its pages once. A cold load's stand-ins
     (`begin_bulk_load`) are put back as they were. The rows go in without the table's
-    change-log triggers, one change logged for all (`log_set_aside`)."""
+    change-log triggers, one change logged for all (`log_set_aside`). Whether it set them
+    aside is what the block is given: a page that is not must log its new rows
+    (`log_inserts`)."""
     held = int(conn.execute(f"SELECT coalesce(max(rid), 0) FROM {spec.table}").fetchone()[0])
     if rows < BIG_PAGE_ROWS or rows < held:
-        yield
+        yield False
         return
     indexes = conn.execute(
         "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? "
@@ -135,7 +137,7 @@ def indexes_set_aside(conn: sqlite3.Connection, spec: ResourceSpec, rows: int) -
     for name, _ in indexes:
         conn.execute(f'DROP INDEX "{name}"')
     with log_set_aside(conn, spec.table):
-        yield
+        yield True
     for _, sql in indexes:
         conn.execute(str(sql))
 
@@ -149,6 +151,30 @@ emptied before it, so that no shelf of anchors finds its own revision there and 
 empty (cache.anchors; migration `issue_moves`)."""
 
 
+LOGGED_TABLE = "issues"
+"""The table whose changes `issue_moves` logs."""
+INSERTS_SQL = (
+    "INSERT INTO issue_moves (tag, rid, was) "
+    "SELECT random(), rid, NULL FROM issues WHERE rid >= ? ORDER BY rid",
+    "DELETE FROM issue_moves WHERE seq <= (SELECT max(seq) FROM issue_moves) - 8192",
+)
+"""A page's new issues in the log, one row each as the updates' and deletes' triggers write
+theirs, and the log pruned to its last 8,192 rows (migration `issue_moves`)."""
+
+
+def log_inserts(conn: sqlite3.Connection, table: str, first: int) -> None:
+    """Log the rows inserted into `table` from rid `first` on, if it is the logged table.
+
+    An insert trigger did this, a row at a time: two statements for every issue a page
+    brought, 17-32 µs an issue, which put a cold pull of 100,000 back over 1.3 times a bare
+    loop of the same requests (1.39-1.45, 1.15-1.24 before the log; benchmarks/sync.py,
+    benchmarks/RESULTS.md). Two statements for the page log the same rows."""
+    if table != LOGGED_TABLE:
+        return
+    conn.execute(INSERTS_SQL[0], (first,))
+    conn.execute(INSERTS_SQL[1])
+
+
 @contextmanager
 def log_set_aside(conn: sqlite3.Connection, table: str) -> Iterator[None]:
     """Write `table` with its triggers (the issues table's change log, migration
@@ -156,8 +182,8 @@ def log_set_aside(conn: sqlite3.Connection, table: str) -> Iterator[None]:
     then create them again and log one change that starts every shelf of anchors afresh
     (`AFRESH_SQL`) and one rewrite of the table, in the same transaction.
 
-    The log's triggers add two statements to every row a page inserts: at 100,000 issues in
-    one page, 0.5-1.3 s of CPU beside the 3-4 s a bare `executemany` takes (issue 18); and
+    Logging a row at a time (the insert trigger `log_inserts` replaced) cost a page of
+    100,000 issues 0.5-1.3 s of CPU beside the 3-4 s a bare `executemany` takes (issue 18); and
     `DELETE FROM issues` deleted and logged row by row instead of emptying the table whole.
     A page as big as its table changes more rows than anchors are ever repaired for
     (`anchors.MOVES_REPAIRED`), a reset leaves none of their rows: they would start afresh

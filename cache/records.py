@@ -235,10 +235,12 @@ def _upsert(
                 (rid, record.key, *record.cells, record.text)
                 for rid, record in zip(itertools.count(first), fresh)
             ]
-        with bulk_load.indexes_set_aside(conn, spec, len(fresh)):
+        with bulk_load.indexes_set_aside(conn, spec, len(fresh)) as set_aside:
             conn.executemany(
                 f"INSERT INTO {spec.table} (rid, id, {', '.join(names)}) VALUES ({marks})", rows
             )
+            if not set_aside:
+                bulk_load.log_inserts(conn, spec.table, first)
         fts.index_range(conn, spec, first)
         if spec.label_mask:
             labels.index(conn, "i.rid >= ?", first)

@@ -29,7 +29,7 @@ FILTERS = [
     IssueFilter(mine="usr_1"),
     IssueFilter(project=frozenset({"prj_1", None})),
 ]
-TRIGGERS = {"issue_moved_in", "issue_moved", "issue_moved_out"}
+TRIGGERS = {"issue_moved", "issue_moved_out"}
 
 
 @pytest.fixture(autouse=True)

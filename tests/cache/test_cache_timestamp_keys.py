@@ -125,9 +125,9 @@ OLD_TIME_INDEXES = [
 def downgrade(path: Path) -> None:
     """Put a cache back at the schema before `issue_timestamp_keys`, its rows as that schema's
     code wrote them (the same columns less the keys), every other table untouched (the
-    indexes of the later step `issue_unknown_choices`, the log of the later step
-    `issue_moves`, the anchors of `issue_anchors` and the comments' count of
-    `comment_rewrites` dropped)."""
+    indexes of the later step `issue_unknown_choices`, the log of the later steps
+    `issue_moves` and `issue_inserts_logged`, the anchors of `issue_anchors` and the
+    comments' count of `comment_rewrites` dropped)."""
     with closing(sqlite3.connect(path)) as conn:
         for trigger in ("comment_rewritten", "comment_gone"):
             conn.execute(f"DROP TRIGGER {trigger}")
@@ -135,7 +135,8 @@ def downgrade(path: Path) -> None:
         conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'comment_rewrites'")
         conn.execute("DROP TABLE issue_anchors")
         conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'issue_anchors'")
-        for trigger in ("issue_moved_in", "issue_moved", "issue_moved_out"):
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'issue_inserts_logged'")
+        for trigger in ("issue_moved", "issue_moved_out"):
             conn.execute(f"DROP TRIGGER {trigger}")
         conn.execute("DROP TABLE issue_moves")
         conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'issue_moves'")
