@@ -441,3 +441,37 @@ async def test_a_new_query_s_rows_are_marked_for_redraw_at_once(
         await settle(pilot)
         assert 128 < (issues.count or 0) < 10_000
         assert 0 < len(asked) <= 3
+
+
+async def test_a_new_query_reads_the_rows_on_screen_before_its_margins(
+    app_factory: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key's frame waits on one page, the rows on screen; the margins kept for small
+    scrolls are read after the count, off the key's path (two pages were read and built per
+    key before, at 100,000 issues a third of a search key's reading)."""
+    source = FakeIssueSource(10_000)
+    asked: list[tuple[str, int, int]] = []
+    window, count = source.window, source.count
+
+    def windows(query: IssueQuery, offset: int, limit: int) -> list[Any]:
+        asked.append(("window", offset, limit))
+        return window(query, offset, limit)
+
+    def counts(query: IssueQuery, stop: Any = None) -> int:
+        asked.append(("count", 0, 0))
+        return count(query, stop)
+
+    monkeypatch.setattr(source, "window", windows)
+    monkeypatch.setattr(source, "count", counts)
+    app = app_factory(source)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        issues = issue_list(app)
+        page = issues._pages.page_size
+        assert issues.visible_rows < page
+        asked.clear()
+        await pilot.press("m")
+        await settle(pilot)
+        assert asked == [("window", 0, page), ("count", 0, 0), ("window", page, page)]
+        assert 2 * page < (issues.count or 0) < 10_000
+        assert issues.row(issues.visible_rows + issue_window.MARGIN) is not None

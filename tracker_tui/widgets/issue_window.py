@@ -259,6 +259,13 @@ class IssueWindow(ScrollView):
         self.refresh()
         self.fetch_visible()
 
+    def shown_rows(self) -> tuple[int, int]:
+        """The first and last row of the viewport: what a new query's first frame needs. Its
+        margins are read once it is counted (`fetch_visible`), off the keystroke's path: at
+        the top of a 40-line list they doubled the rows each search key read and built."""
+        top = self.scroll_offset.y
+        return top, top + max(self.visible_rows, 1) - 1
+
     def wanted_rows(self) -> tuple[int, int]:
         """The first and last row worth holding: the viewport plus margins."""
         top = self.scroll_offset.y
@@ -317,7 +324,10 @@ class IssueWindow(ScrollView):
         waiting, self._count_waits = self._count_waits, None
         if clear:
             self._show_placeholders_later()
-        first_page, pages = self._pages.span(*self.wanted_rows())
+        rows_first = clear and anchor is None
+        first_page, pages = self._pages.span(
+            *(self.shown_rows() if rows_first else self.wanted_rows())
+        )
         self._load_query(
             generation,
             self.issue_query,
@@ -325,7 +335,7 @@ class IssueWindow(ScrollView):
             pages,
             anchor,
             self.visible_rows,
-            rows_first=clear and anchor is None,
+            rows_first=rows_first,
         )
         if waiting is not None:
             waiting.set()  # the count it waits for is cancelled: free the reader at once
