@@ -241,6 +241,8 @@ class Keys:
     query's rows first, then counts it)."""
     pauses: Pauses | None = None
     """The garbage collector's pauses while the rounds ran."""
+    machine: list[float] = field(default_factory=list)
+    """Wall seconds of `Machine`'s fixed job, run after each idle search key."""
     unchanged: list[str] = field(default_factory=list)
     """Keys that changed no query (nothing for the list to redraw): not timed."""
     late: list[str] = field(default_factory=list)
@@ -450,6 +452,7 @@ async def typing(app: TrackerApp, words: list[str], samples: int) -> Keys:
     keys = Keys([], [], [])
     redraws = Redraws(app)
     pauses = Pauses()
+    machine = Machine()
     async with app.run_test(size=SIZE, message_hook=redraws.hook) as pilot:
         await redraws.first_list()
         await pilot.press("slash")
@@ -457,7 +460,7 @@ async def typing(app: TrackerApp, words: list[str], samples: int) -> Keys:
             for word in words:  # keys not timed (`Keys.unchanged`, `late`) must not loop forever
                 if len(keys.search) >= samples:
                     break
-                await search_round(redraws, keys, word)
+                await search_round(redraws, keys, word, machine)
             await pilot.press("escape")
             await redraws.settle()
             for _ in range(samples):
@@ -469,12 +472,40 @@ async def typing(app: TrackerApp, words: list[str], samples: int) -> Keys:
     return keys
 
 
-async def search_round(redraws: Redraws, keys: Keys, word: str) -> None:
-    """`word` typed into the search one letter at a time, then deleted."""
-    for letter in word:
-        await redraws.time_key(keys.search, letter, word)
-    for _ in word:
-        await redraws.time_key(keys.search, "backspace", word)
+async def search_round(
+    redraws: Redraws, keys: Keys, word: str, machine: Machine | None = None
+) -> None:
+    """`word` typed into the search one letter at a time, then deleted; with `machine`, its
+    fixed job run after each key."""
+    for key in [*word, *["backspace"] * len(word)]:
+        await redraws.time_key(keys.search, key, word)
+        if machine is not None and keys.search:
+            keys.machine.append(machine.job(keys.search))
+
+
+class Machine:
+    """The machine's own tail, beside the keys': a fixed CPU job as long as the median search
+    key's CPU time so far, run in the app's loop after each key has settled. On the shared
+    2-core machine a job that took 16 ms at the median took 54 ms at p99 with no other process
+    running (2026-11-27): the keys' p99 is read beside it. Run a hundred times in a row
+    instead, the same job once had a p99 of 20 ms: the machine's slow spells come and go."""
+
+    def __init__(self) -> None:
+        rounds = 100_000
+        self.per_second = rounds / statistics.median(self._timed(rounds) for _ in range(7))
+
+    @staticmethod
+    def _timed(rounds: int) -> float:
+        started = time.perf_counter()
+        total = 0
+        for step in range(rounds):
+            total += step * step
+        return time.perf_counter() - started
+
+    def job(self, samples: list[Sample]) -> float:
+        """The wall seconds of one job as long as the median of `samples`' CPU times."""
+        cpu = statistics.median(cpu for _, cpu in samples)
+        return self._timed(max(1, round(self.per_second * cpu)))
 
 
 async def filter_round(redraws: Redraws, keys: Keys, pilot: Pilot[object]) -> None:
@@ -766,11 +797,25 @@ def key_rows(keys: Keys, during: str) -> list[tuple[str, str, str]]:
             (
                 f"keystroke to the count shown (after the rows), all keys, {during}: p50 / p99"
                 f" ({len(keys.counted)} keys)",
-                f"{p50:.1f} / {p99:.1f} ms",
+                f"{p50:.1f} / {p99:.1f} ms (p99 {p99 / p50:.1f}x p50)",
                 "-",
             )
         )
     return rows
+
+
+def machine_rows(keys: Keys, during: str) -> list[tuple[str, str, str]]:
+    if not keys.machine:
+        return []
+    p50, p99 = percentiles(keys.machine)
+    return [
+        (
+            f"the machine, {during}: a fixed CPU job of the search keys' median CPU time, run"
+            f" after each search key ({len(keys.machine)}): p50 / p99",
+            f"{p50:.1f} / {p99:.1f} ms (p99 {p99 / p50:.1f}x p50)",
+            "-",
+        )
+    ]
 
 
 def pause_rows(keys: Keys, during: str) -> list[tuple[str, str, str]]:
@@ -853,7 +898,8 @@ def keys_on_home(home: pathlib.Path, samples: int, seed: int) -> tuple[int, Keys
 
 def keys_table(n: int, keys: Keys) -> str:
     lines = ["| figure | measured | goal |", "|---|---|---|"]
-    rows = key_rows(keys, f"{n:,} issues") + pause_rows(keys, f"{n:,} issues")
+    during = f"{n:,} issues"
+    rows = key_rows(keys, during) + machine_rows(keys, during) + pause_rows(keys, during)
     lines += [f"| {figure} | {measured} | {goal} |" for figure, measured, goal in rows]
     return "\n".join(lines)
 
@@ -881,6 +927,7 @@ def table(n: int, empty: list[Start], full: list[Start], keys: Keys) -> str:
         ),
     ]
     rows += key_rows(keys, f"{n:,} issues")
+    rows += machine_rows(keys, f"{n:,} issues")
     lines = ["| figure | measured | goal |", "|---|---|---|"]
     lines += [f"| {figure} | {measured} | {goal} |" for figure, measured, goal in rows]
     return "\n".join(lines)
