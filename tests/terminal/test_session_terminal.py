@@ -187,7 +187,12 @@ def test_ten_minutes_of_triage_while_the_server_goes_down_three_times(own_tracke
         timeout=90,
         what="online, nothing pending",
     )
-    eventually(lambda: not differences(tracker), timeout=60, what="the cache equal to the server")
+    eventually(
+        lambda: not differences(tracker),
+        timeout=60,
+        what="the cache equal to the server",
+        explain=lambda: "\n".join([*differences(tracker), app.dump()]),
+    )
     app.wait_for(on_list, what="the list")
     app.press("ctrl+q")
     assert app.wait_exit().status == 0
