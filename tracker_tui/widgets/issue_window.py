@@ -259,13 +259,6 @@ class IssueWindow(ScrollView):
         self.refresh()
         self.fetch_visible()
 
-    def shown_rows(self) -> tuple[int, int]:
-        """The first and last row of the viewport: what a new query's first frame needs. Its
-        margins are read once it is counted (`fetch_visible`), off the keystroke's path: at
-        the top of a 40-line list they doubled the rows each search key read and built."""
-        top = self.scroll_offset.y
-        return top, top + max(self.visible_rows, 1) - 1
-
     def wanted_rows(self) -> tuple[int, int]:
         """The first and last row worth holding: the viewport plus margins."""
         top = self.scroll_offset.y
@@ -324,10 +317,7 @@ class IssueWindow(ScrollView):
         waiting, self._count_waits = self._count_waits, None
         if clear:
             self._show_placeholders_later()
-        rows_first = clear and anchor is None
-        first_page, pages = self._pages.span(
-            *(self.shown_rows() if rows_first else self.wanted_rows())
-        )
+        first_page, pages = self._pages.span(*self.wanted_rows())
         self._load_query(
             generation,
             self.issue_query,
@@ -335,7 +325,7 @@ class IssueWindow(ScrollView):
             pages,
             anchor,
             self.visible_rows,
-            rows_first=rows_first,
+            rows_first=clear and anchor is None,
         )
         if waiting is not None:
             waiting.set()  # the count it waits for is cancelled: free the reader at once
@@ -379,6 +369,9 @@ class IssueWindow(ScrollView):
             if self._first_draw is not None:
                 self.call_after_refresh(record_first_draw, self._first_draw)
                 self._first_draw = None
+        elif self.count is None and message.first_page * self._pages.page_size == self._rows_read:
+            self._rows_read += len(message.rows)  # the margin pages, read before the count
+            self._size_scroll_area()
         self.rows_arrived(counted=fresh, anchor=message.anchor, position=message.position)
         if fresh:
             self._frame_hold.release()
@@ -449,16 +442,19 @@ class IssueWindow(ScrollView):
     ) -> None:
         """Count the query, find the anchor, read the rows to show (`visible` rows from the
         anchor's line up, plus margins), off the event loop and in one snapshot of the data,
-        so the three agree. With `rows_first` (a new query, at the top) the rows are posted
-        before the count, which follows unless the rows were all there is."""
+        so the three agree. With `rows_first` (a new query, at the top) the pages the
+        viewport shows are posted first; once they are drawn, the margin pages, then the
+        count, unless the rows were all there is. Read with the first rows, the margins
+        doubled what each key read and built at the top of a 40-line list."""
         size = self._pages.page_size
         if worker.is_cancelled:
             return
         try:
             with self._source.snapshot():
                 if rows_first:
-                    rows = self._source.window(query, first_page * size, pages * size)
-                    short = first_page == 0 and len(rows) < pages * size
+                    shown = min(pages, -(-max(visible, 1) // size))
+                    rows = self._source.window(query, first_page * size, shown * size)
+                    short = first_page == 0 and len(rows) < shown * size
                     count = len(rows) if short else None
                     drawn = self._count_waits = threading.Event()
                     names = self._source.names()
@@ -467,7 +463,7 @@ class IssueWindow(ScrollView):
                             generation,
                             count,
                             first_page,
-                            pages,
+                            shown,
                             rows,
                             names,
                             fresh=True,
@@ -475,6 +471,16 @@ class IssueWindow(ScrollView):
                         )
                     )
                     if count is None and self._after(drawn, worker):
+                        if pages > shown:
+                            first_margin = first_page + shown
+                            margin = self._source.window(
+                                query, first_margin * size, (pages - shown) * size
+                            )
+                            self.post_message(
+                                self._Loaded(
+                                    generation, None, first_margin, pages - shown, margin, names
+                                )
+                            )
                         count = self._source.count(query, stop=lambda: worker.is_cancelled)
                         self.post_message(self._CountArrived(generation, count))
                     return
