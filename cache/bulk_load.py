@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from cache import syncstate
 from cache.models import JsonValue
 from cache.resources import ResourceSpec, dumps
+from cache.schema import MOVES_KEPT
 
 BULK_LOAD_KEY = "bulk_load:"
 """sync_state key prefix (with the table) of a cold load in progress: the real indexes'
@@ -156,10 +157,10 @@ LOGGED_TABLE = "issues"
 INSERTS_SQL = (
     "INSERT INTO issue_moves (tag, rid, was) "
     "SELECT random(), rid, NULL FROM issues WHERE rid >= ? ORDER BY rid",
-    "DELETE FROM issue_moves WHERE seq <= (SELECT max(seq) FROM issue_moves) - 8192",
+    f"DELETE FROM issue_moves WHERE seq <= (SELECT max(seq) FROM issue_moves) - {MOVES_KEPT}",
 )
 """A page's new issues in the log, one row each as the updates' and deletes' triggers write
-theirs, and the log pruned to its last 8,192 rows (migration `issue_moves`)."""
+theirs, and the log pruned to its last `MOVES_KEPT` rows (migration `issue_moves`)."""
 
 
 def log_inserts(conn: sqlite3.Connection, table: str, first: int) -> None:

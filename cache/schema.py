@@ -249,9 +249,11 @@ MOVED_COLUMNS = (
 _WAS = ", ".join(
     f"old.{name}" if name != "labels" else "old.extra -> 'labels'" for name in MOVED_COLUMNS
 )
+MOVES_KEPT = 8192
+"""How many of the latest changes `issue_moves` keeps (older ones are pruned as rows come)."""
 _MOVED = (
     "INSERT INTO issue_moves (tag, rid, was) VALUES (random(), {rid}, {was}); "
-    "DELETE FROM issue_moves WHERE seq = (SELECT max(seq) FROM issue_moves) - 8192;"
+    f"DELETE FROM issue_moves WHERE seq = (SELECT max(seq) FROM issue_moves) - {MOVES_KEPT};"
 )
 ISSUE_MOVES_SQL = f"""
 CREATE TABLE issue_moves (seq INTEGER PRIMARY KEY, tag INTEGER NOT NULL, rid INTEGER, was TEXT);

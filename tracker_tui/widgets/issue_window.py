@@ -452,7 +452,7 @@ class IssueWindow(ScrollView):
         try:
             with self._source.snapshot():
                 if rows_first:
-                    shown = min(pages, -(-max(visible, 1) // size))
+                    shown = min(pages, self._pages.span(0, max(visible, 1) - 1)[1])
                     rows = self._source.window(query, first_page * size, shown * size)
                     short = first_page == 0 and len(rows) < shown * size
                     count = len(rows) if short else None
