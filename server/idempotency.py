@@ -5,6 +5,12 @@ answer again, with `Idempotency-Replayed: true`, and changes nothing; the same k
 body is 400 `idempotency_key_reused`. Keys belong to the API key that sent them. Only 2xx
 answers are stored: a refused request changed nothing, so a corrected retry may use its key.
 
+The answer is stored by the route, in the transaction of the write it answers (`keep_answer`),
+before anything is sent: a write is never committed without its answer, so a retry after a lost
+connection or a crash between the commit and the answer replays it instead of writing twice.
+The middleware hands the route the key through a context variable, which follows the request
+into the thread pool.
+
 Requests with the same key are serialized in this process, so a retry racing the original waits
 for it and then replays it instead of writing twice.
 """
@@ -14,11 +20,15 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import sqlite3
 import weakref
+from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import timedelta
 
 import anyio.to_thread
 from starlette.datastructures import Headers
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from server.auth import AuthContext
@@ -32,6 +42,46 @@ LIFETIME_MICROS = timedelta(hours=24) // timedelta(microseconds=1)
 
 Stored = tuple[str, int, list[list[str]], bytes]
 """Fingerprint, status, headers, body of a stored answer."""
+
+
+@dataclass
+class _KeyedRequest:
+    key_id: str
+    key: str
+    fingerprint: str
+    received_at: int
+
+
+_current: ContextVar[_KeyedRequest | None] = ContextVar("idempotency_request", default=None)
+
+
+def keep_answer(conn: sqlite3.Connection, answer: Response) -> None:
+    """Store `answer` under the current request's key, in the write transaction open on `conn`.
+
+    Does nothing for a request sent without a key. Call it last in the transaction, with the
+    answer the route returns: committed together, the write and its answer can't be parted.
+    """
+    request = _current.get()
+    if request is None:
+        return
+    now = request.received_at
+    conn.execute("DELETE FROM idempotency_keys WHERE created_at <= ?", (now - LIFETIME_MICROS,))
+    headers = [
+        [name.decode("latin-1"), value.decode("latin-1")] for name, value in answer.raw_headers
+    ]
+    conn.execute(
+        "INSERT OR REPLACE INTO idempotency_keys (key_id, idempotency_key, fingerprint, "
+        "status, headers, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            request.key_id,
+            request.key,
+            request.fingerprint,
+            answer.status_code,
+            json.dumps(headers),
+            bytes(answer.body),
+            now,
+        ),
+    )
 
 
 class IdempotencyMiddleware:
@@ -63,11 +113,12 @@ class IdempotencyMiddleware:
             if stored is not None:
                 await self._replay(stored, fingerprint, scope, receive, send)
                 return
-            status, headers, content = await self._forward(scope, body, receive, send)
-            if 200 <= status < 300:
-                await anyio.to_thread.run_sync(
-                    self._save, auth.key_id, key, (fingerprint, status, headers, content)
-                )
+            request = _KeyedRequest(auth.key_id, key, fingerprint, self.store.now())
+            token = _current.set(request)
+            try:
+                await self._forward(scope, body, receive, send)
+            finally:
+                _current.reset(token)
 
     async def _replay(
         self, stored: Stored, fingerprint: str, scope: Scope, receive: Receive, send: Send
@@ -84,13 +135,8 @@ class IdempotencyMiddleware:
         await send({"type": "http.response.start", "status": status, "headers": raw})
         await send({"type": "http.response.body", "body": content})
 
-    async def _forward(
-        self, scope: Scope, body: bytes, receive: Receive, send: Send
-    ) -> tuple[int, list[list[str]], bytes]:
-        """Run the request with its buffered body, passing the answer on and keeping a copy."""
-        status = 0
-        headers: list[list[str]] = []
-        chunks: list[bytes] = []
+    async def _forward(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
+        """Run the request with its buffered body (read to compute the fingerprint)."""
         delivered = False
 
         async def replay_receive() -> Message:
@@ -100,20 +146,7 @@ class IdempotencyMiddleware:
             delivered = True
             return {"type": "http.request", "body": body, "more_body": False}
 
-        async def copying_send(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-                headers.extend(
-                    [name.decode("latin-1"), value.decode("latin-1")]
-                    for name, value in message.get("headers", [])
-                )
-            elif message["type"] == "http.response.body":
-                chunks.append(message.get("body", b""))
-            await send(message)
-
-        await self.app(scope, replay_receive, copying_send)
-        return status, headers, b"".join(chunks)
+        await self.app(scope, replay_receive, send)
 
     def _lookup(self, key_id: str, key: str) -> Stored | None:
         with self.store.reading() as conn:
@@ -125,19 +158,6 @@ class IdempotencyMiddleware:
         if row is None:
             return None
         return row["fingerprint"], row["status"], json.loads(row["headers"]), row["body"]
-
-    def _save(self, key_id: str, key: str, stored: Stored) -> None:
-        fingerprint, status, headers, content = stored
-        now = self.store.now()
-        with self.store.db.writing() as conn:
-            conn.execute(
-                "DELETE FROM idempotency_keys WHERE created_at <= ?", (now - LIFETIME_MICROS,)
-            )
-            conn.execute(
-                "INSERT OR REPLACE INTO idempotency_keys (key_id, idempotency_key, fingerprint, "
-                "status, headers, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (key_id, key, fingerprint, status, json.dumps(headers), content, now),
-            )
 
 
 async def _read_body(receive: Receive) -> bytes:

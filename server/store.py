@@ -54,6 +54,21 @@ class Transaction:
     ) -> None:
         self.events.append(Event(event_type, obj, previous))
 
+    @contextmanager
+    def step(self) -> Iterator[None]:
+        """A part of the transaction that fails alone: an exception undoes its changes and
+        drops its events, and the transaction goes on with what came before it."""
+        kept = len(self.events)
+        self.conn.execute("SAVEPOINT step")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK TO step")
+            self.conn.execute("RELEASE step")
+            del self.events[kept:]
+            raise
+        self.conn.execute("RELEASE step")
+
 
 class Store:
     """The database, the clock and the event sink that every request shares."""

@@ -46,7 +46,7 @@ from typing import Any
 
 import httpx
 
-from server.webhook_queue import Head, Job, Outcome, WebhookQueue, iso
+from server.webhook_queue import Head, Job, Outcome, WebhookQueue, Within, iso
 from server.webhook_signing import sign
 from server.webhook_urls import WebhookURLError, check_webhook_url
 
@@ -260,9 +260,15 @@ class WebhookDispatcher:
         self._worker: _Worker | None = None
 
     def add_webhook(
-        self, workspace_id: str, url: str, events: list[str], secret: str
+        self,
+        workspace_id: str,
+        url: str,
+        events: list[str],
+        secret: str,
+        within: Within | None = None,
     ) -> dict[str, Any]:
-        """Store a webhook; the answer is the only one that includes ``secret``.
+        """Store a webhook; the answer is the only one that includes ``secret``. ``within``
+        gets that answer in the write's transaction (to keep it under an idempotency key).
 
         Raises :class:`WebhookURLError` or :class:`WebhookConfigError` (both ``ValueError``).
         """
@@ -271,8 +277,13 @@ class WebhookDispatcher:
         now_us = self._now_us()
         webhook_id = f"whk_{secrets.token_hex(12)}"
         row = (webhook_id, workspace_id, url, stored_events, _checked_secret(secret))
-        self._queue.insert_webhook((*row, now_us, now_us))
-        return {**self._queue.webhooks(workspace_id, webhook_id)[0], "secret": secret}
+
+        def with_secret(conn: sqlite3.Connection, made: dict[str, Any]) -> None:
+            if within is not None:
+                within(conn, {**made, "secret": secret})
+
+        made = self._queue.insert_webhook((*row, now_us, now_us), with_secret)
+        return {**made, "secret": secret}
 
     def list_webhooks(self, workspace_id: str) -> list[dict[str, Any]]:
         """The workspace's webhooks, oldest first, without their secrets."""

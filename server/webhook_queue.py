@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -102,6 +102,32 @@ def _attempt_dict(
     }
 
 
+Within = Callable[[sqlite3.Connection, dict[str, Any]], None]
+"""Work done in a write's own transaction, given its connection and the record it wrote."""
+
+
+def _webhooks(
+    conn: sqlite3.Connection, workspace_id: str, webhook_id: str | None
+) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT id, workspace_id, url, events, created_us, updated_us"
+        " FROM webhook_subscriptions WHERE workspace_id = ?1 AND (?2 IS NULL OR id = ?2)"
+        " ORDER BY created_us, id",
+        (workspace_id, webhook_id),
+    ).fetchall()
+    return [
+        {
+            "id": hook_id,
+            "workspace_id": workspace,
+            "url": url,
+            "events": json.loads(events),
+            "created_at": iso(created),
+            "updated_at": iso(updated),
+        }
+        for hook_id, workspace, url, events, created, updated in rows
+    ]
+
+
 @dataclass(frozen=True)
 class Head:
     """The oldest unfinished delivery of one (webhook, record) queue."""
@@ -166,7 +192,11 @@ class WebhookQueue:
         with closing(self._connect()) as conn:
             return conn.execute(sql, params).fetchall()
 
-    def insert_webhook(self, row: tuple[str, str, str, str, str, int, int]) -> None:
+    def insert_webhook(
+        self, row: tuple[str, str, str, str, str, int, int], within: Within | None = None
+    ) -> dict[str, Any]:
+        """Store the webhook and return it as listed; ``within`` is given the connection and
+        that record before the transaction commits, to write what must commit with it."""
         with self._write() as conn:
             conn.execute(
                 "INSERT INTO webhook_subscriptions"
@@ -174,25 +204,14 @@ class WebhookQueue:
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 row,
             )
+            (made,) = _webhooks(conn, row[1], row[0])
+            if within is not None:
+                within(conn, made)
+        return made
 
     def webhooks(self, workspace_id: str, webhook_id: str | None = None) -> list[dict[str, Any]]:
-        rows = self._read(
-            "SELECT id, workspace_id, url, events, created_us, updated_us"
-            " FROM webhook_subscriptions WHERE workspace_id = ?1 AND (?2 IS NULL OR id = ?2)"
-            " ORDER BY created_us, id",
-            (workspace_id, webhook_id),
-        )
-        return [
-            {
-                "id": hook_id,
-                "workspace_id": workspace,
-                "url": url,
-                "events": json.loads(events),
-                "created_at": iso(created),
-                "updated_at": iso(updated),
-            }
-            for hook_id, workspace, url, events, created, updated in rows
-        ]
+        with closing(self._connect()) as conn:
+            return _webhooks(conn, workspace_id, webhook_id)
 
     def update_webhook(
         self, workspace_id: str, webhook_id: str, changes: dict[str, str], now_us: int

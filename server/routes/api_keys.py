@@ -6,11 +6,13 @@ from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
 
 from server.auth import AuthContext, require
 from server.errors import InvalidRequest
 from server.models import PERMISSIONS, ApiKeyCreate
 from server.records import api_keys
+from server.routes.answers import kept
 from server.routes.deps import PagingDep, StoreDep, errors
 from server.schemas import ApiKey, ApiKeyCreated, ApiKeyList
 from server.timestamps import to_micros
@@ -43,7 +45,7 @@ def list_api_keys(auth: Admin, store: StoreDep, paging: PagingDep) -> dict[str, 
 @router.post(
     "/api-keys", status_code=201, response_model=ApiKeyCreated, responses=errors(400, 403, 413)
 )
-def create_api_key(fields: ApiKeyCreate, auth: Admin, store: StoreDep) -> dict[str, Any]:
+def create_api_key(fields: ApiKeyCreate, auth: Admin, store: StoreDep) -> JSONResponse:
     """A key of the caller's user; the answer is the only place its value (`key`) appears."""
     permissions: list[str] = (
         list(PERMISSIONS) if fields.permissions is None else list(fields.permissions)
@@ -51,7 +53,8 @@ def create_api_key(fields: ApiKeyCreate, auth: Admin, store: StoreDep) -> dict[s
     now = store.now()
     expires_at = _expiry(fields, now)
     with store.transaction(auth.workspace_id) as tx:
-        return api_keys.create_key(tx, auth.user_id, fields.name, permissions, expires_at, now)
+        made = api_keys.create_key(tx, auth.user_id, fields.name, permissions, expires_at, now)
+        return kept(tx.conn, ApiKeyCreated, made, 201)
 
 
 @router.delete("/api-keys/{key_id}", response_model=ApiKey, responses=errors(403, 404))

@@ -1,8 +1,10 @@
 """`POST /issues/bulk`: up to 100 issue operations, each succeeding or failing alone.
 
 Every operation is validated by the same models and applied by the same functions as the
-single endpoints, in its own transaction, so a failure rolls back that operation only and the
-events of the others are still emitted.
+single endpoints, each in a step (a savepoint) of one transaction, so a failure rolls back that
+operation only and the events of the others are still emitted. One transaction, because the
+answer is stored with the writes under the request's `Idempotency-Key` (`server.idempotency`):
+a retry after a crash replays it rather than applying the operations again.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pydantic import ValidationError
 
 from server.auth import AuthContext, require
 from server.errors import InvalidRequest, ServiceError
+from server.idempotency import keep_answer
 from server.models import (
     BULK_OPERATIONS,
     BulkOperation,
@@ -26,7 +29,7 @@ from server.records import issues
 from server.records.rows import Record
 from server.routes.deps import StoreDep, errors
 from server.schemas import BulkResults
-from server.store import Store
+from server.store import Transaction
 from server.validation import invalid_request
 
 router = APIRouter(tags=["issues"])
@@ -43,9 +46,9 @@ def _parse(operation: dict[str, Any]) -> BulkOperation:
         raise invalid_request(error.errors()) from None
 
 
-def _apply(store: Store, workspace_id: str, operation: dict[str, Any]) -> tuple[int, Record]:
+def _apply(tx: Transaction, operation: dict[str, Any]) -> tuple[int, Record]:
     parsed = _parse(operation)
-    with store.transaction(workspace_id) as tx:
+    with tx.step():
         if isinstance(parsed, CreateOperation):
             return 201, issues.create_issue(tx, parsed.fields)
         if isinstance(parsed, UpdateOperation):
@@ -62,11 +65,14 @@ def bulk_issues(
     """Results come in the order of the operations: `{index, status, issue}` for a success,
     `{index, status, error}` (the published error object) for a failure."""
     results: list[dict[str, Any]] = []
-    for index, operation in enumerate(request.operations):
-        try:
-            status, issue = _apply(store, auth.workspace_id, operation)
-        except ServiceError as error:
-            results.append({"index": index, "status": error.status, **error.envelope()})
-        else:
-            results.append({"index": index, "status": status, "issue": issue})
-    return JSONResponse({"data": results})
+    with store.transaction(auth.workspace_id) as tx:
+        for index, operation in enumerate(request.operations):
+            try:
+                status, issue = _apply(tx, operation)
+            except ServiceError as error:
+                results.append({"index": index, "status": error.status, **error.envelope()})
+            else:
+                results.append({"index": index, "status": status, "issue": issue})
+        answer = JSONResponse({"data": results})
+        keep_answer(tx.conn, answer)
+    return answer

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Response
+from fastapi.responses import JSONResponse
 
 from server.auth import AuthContext, require
 from server.models import CommentCreate, CommentUpdate
 from server.records import comments
+from server.routes.answers import kept
 from server.routes.deps import ETAG_HEADER, IfMatch, ListQueryDep, StoreDep, errors, tagged
 from server.schemas import Comment, CommentList
 
@@ -29,9 +31,9 @@ def list_comments(
 
 
 @router.post("/comments", status_code=201, response_model=Comment, responses=errors(400, 403, 413))
-def create_comment(fields: CommentCreate, auth: Writer, store: StoreDep) -> dict[str, Any]:
+def create_comment(fields: CommentCreate, auth: Writer, store: StoreDep) -> JSONResponse:
     with store.transaction(auth.workspace_id) as tx:
-        return comments.create_comment(tx, auth.user_id, fields)
+        return kept(tx.conn, Comment, comments.create_comment(tx, auth.user_id, fields), 201)
 
 
 @router.get(

@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Response
+from fastapi.responses import JSONResponse
 
 from server.auth import AuthContext, require
 from server.models import IssueCreate, IssueUpdate, Priority, Status
 from server.records import issues
 from server.records.issues import IssueFilters
+from server.routes.answers import kept
 from server.routes.deps import ETAG_HEADER, IfMatch, ListQueryDep, StoreDep, errors, tagged
 from server.schemas import Issue, IssueList
 
@@ -40,9 +42,9 @@ def list_issues(
 
 
 @router.post("/issues", status_code=201, response_model=Issue, responses=errors(400, 403, 413))
-def create_issue(fields: IssueCreate, auth: Writer, store: StoreDep) -> dict[str, Any]:
+def create_issue(fields: IssueCreate, auth: Writer, store: StoreDep) -> JSONResponse:
     with store.transaction(auth.workspace_id) as tx:
-        return issues.create_issue(tx, fields)
+        return kept(tx.conn, Issue, issues.create_issue(tx, fields), 201)
 
 
 @router.get(

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Response
+from fastapi.responses import JSONResponse
 
 from server.auth import AuthContext, require
 from server.models import ProjectCreate, ProjectUpdate
 from server.records import projects
+from server.routes.answers import kept
 from server.routes.deps import ETAG_HEADER, IfMatch, ListQueryDep, StoreDep, errors, tagged
 from server.schemas import Project, ProjectList
 
@@ -24,9 +26,9 @@ def list_projects(auth: Reader, store: StoreDep, query: ListQueryDep) -> dict[st
 
 
 @router.post("/projects", status_code=201, response_model=Project, responses=errors(400, 403, 413))
-def create_project(fields: ProjectCreate, auth: Writer, store: StoreDep) -> dict[str, Any]:
+def create_project(fields: ProjectCreate, auth: Writer, store: StoreDep) -> JSONResponse:
     with store.transaction(auth.workspace_id) as tx:
-        return projects.create_project(tx, fields)
+        return kept(tx.conn, Project, projects.create_project(tx, fields), 201)
 
 
 @router.get(

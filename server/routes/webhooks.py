@@ -9,14 +9,17 @@ checked by resolving its host, which blocks.
 from __future__ import annotations
 
 import secrets
+import sqlite3
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse
 
 from server.auth import AuthContext, require
 from server.errors import InvalidRequest, NotFound
 from server.models import IsoDateTime, WebhookCreate, WebhookUpdate
 from server.records.listing import Paging
+from server.routes.answers import kept
 from server.routes.deps import PagingDep, errors
 from server.schemas import DeliveryList, Webhook, WebhookCreated, WebhookList
 from server.timestamps import format_micros, to_micros
@@ -75,13 +78,19 @@ def list_webhooks(
 @router.post(
     "/webhooks", status_code=201, response_model=WebhookCreated, responses=errors(400, 403, 413)
 )
-def create_webhook(fields: WebhookCreate, auth: Manager, webhooks: Dispatcher) -> dict[str, Any]:
+def create_webhook(fields: WebhookCreate, auth: Manager, webhooks: Dispatcher) -> JSONResponse:
     """The answer is the only one that shows `secret` (generated when not given)."""
     secret = fields.secret or f"whsec_{secrets.token_urlsafe(32)}"
+    answers: list[JSONResponse] = []
+
+    def answer(conn: sqlite3.Connection, made: dict[str, Any]) -> None:
+        answers.append(kept(conn, WebhookCreated, made, 201))
+
     try:
-        return webhooks.add_webhook(auth.workspace_id, fields.url, list(fields.events), secret)
+        webhooks.add_webhook(auth.workspace_id, fields.url, list(fields.events), secret, answer)
     except (WebhookURLError, WebhookConfigError) as error:
         raise _invalid(error) from None
+    return answers[0]
 
 
 @router.get("/webhooks/{webhook_id}", response_model=Webhook, responses=errors(403, 404))
