@@ -127,11 +127,10 @@ class Parser(argparse.ArgumentParser):
         return making(prog=self.prog, width=terminal_columns() - 2)
 
 
-def build_parser(
-    groups: Sequence[str] | None = None, parser_class: type[argparse.ArgumentParser] = Parser
-) -> argparse.ArgumentParser:
-    """The parser of every command, or of only the commands `groups` (names of modules of
-    `tracker_tui.commands`) register: the others and their modules are left out."""
+def _root_parser(
+    parser_class: type[argparse.ArgumentParser],
+) -> tuple[argparse.ArgumentParser, argparse._SubParsersAction[argparse.ArgumentParser]]:
+    """The parser of `tracker-tui` itself, and its (still empty) list of commands."""
     parser = parser_class(
         prog="tracker-tui",
         description=(
@@ -166,10 +165,20 @@ def build_parser(
         "be able to reach back to this machine on a loopback port); otherwise it polls",
     )
     parser.set_defaults(run=_open_app, root_parser=parser)
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    return parser, parser.add_subparsers(dest="command", metavar="COMMAND")
+
+
+def build_parser(
+    groups: Sequence[str] | None = None, parser_class: type[argparse.ArgumentParser] = Parser
+) -> argparse.ArgumentParser:
+    """The parser of every command, or of only the commands `groups` (names of modules of
+    `tracker_tui.commands`) register: the others and their modules are left out."""
+    from tracker_tui.command_summaries import SUMMARIES
+
+    parser, subparsers = _root_parser(parser_class)
     issues = subparsers.add_parser(
         "issues",
-        help="list, show, create, edit, delete and comment on issues",
+        help=SUMMARIES["issues"],
         description="Issues: reads come from the local cache; writes go through the outbox.",
     )
     issue_commands = issues.add_subparsers(dest="issues_command", metavar="ISSUES_COMMAND")
@@ -187,6 +196,36 @@ def build_parser(
         for name, permission in noted.items():
             note_permission(issue_commands.choices[name], permission)
     return parser
+
+
+def summary_parser(
+    parser_class: type[argparse.ArgumentParser] = Parser,
+) -> argparse.ArgumentParser:
+    """A parser whose commands have their summaries and nothing else: all `tracker-tui --help`
+    shows of them, printed without importing their groups."""
+    from tracker_tui.command_summaries import SUMMARIES
+
+    parser, subparsers = _root_parser(parser_class)
+    for name, summary in SUMMARIES.items():
+        subparsers.add_parser(name, help=summary)
+    return parser
+
+
+def asks_for_help(argv: Sequence[str]) -> bool:
+    """`tracker-tui --help` or `-h`, with nothing else but the app's options: the help that
+    lists the commands (`summary_parser`)."""
+    items = iter(argv)
+    asked = False
+    for item in items:
+        if item in ("-h", "--help"):
+            asked = True
+        elif item == "--profile":
+            value = next(items, None)
+            if value is None or value.startswith("-"):
+                return False
+        elif item not in ("--read-only", "--live") and not item.startswith("--profile="):
+            return False
+    return asked
 
 
 class _NotAlone(Exception):
@@ -227,6 +266,8 @@ def groups_for(argv: Sequence[str]) -> tuple[str, ...] | None:
 def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
     """`build_parser().parse_args(argv)`, building only the parser of the command given:
     every group's module imported costs each command start (docs/architecture.md#start-up)."""
+    if asks_for_help(argv):
+        return summary_parser().parse_args(argv)
     groups = groups_for(argv)
     if groups is not None:
         with contextlib.suppress(_NotAlone):

@@ -25,6 +25,7 @@ from accounts.secret import Secret
 from cache import ME_STATE_KEY, open_cache
 from sync.permissions import keep_granted, key_tag
 from tracker_tui.collector import collect_again
+from tracker_tui.command_summaries import SUMMARIES
 from tracker_tui.errors import TrackerTuiError, UsageError
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import print_table
@@ -35,7 +36,7 @@ DEFAULT_PROFILE = "default"
 def register(subparsers: Any, issue_commands: Any) -> None:
     login = subparsers.add_parser(
         "login",
-        help="check an API key against a server and remember both as a profile",
+        help=SUMMARIES["login"],
         description=(
             "Check the API key against the server, then save a profile (server and workspace, "
             "in config.toml) and the key (in the OS keyring, or with --insecure-storage in a "
@@ -58,7 +59,7 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 
     logout = subparsers.add_parser(
         "logout",
-        help="forget a profile's stored key",
+        help=SUMMARIES["logout"],
         description="Remove the profile's key from the keyring and any key file; the profile "
         "stays in config.toml so `login` can reuse its name.",
     )
@@ -67,7 +68,7 @@ def register(subparsers: Any, issue_commands: Any) -> None:
 
     profiles = subparsers.add_parser(
         "profiles",
-        help="list the stored profiles",
+        help=SUMMARIES["profiles"],
         description="List the profiles in config.toml; '*' marks the default.",
     )
     profiles.set_defaults(run=run_profiles)

@@ -12,6 +12,8 @@ import argparse
 import sys
 from typing import Any
 
+from tracker_tui.command_summaries import SUMMARIES
+
 SHELLS = ("bash", "zsh", "fish")
 
 INSTALL = """\
@@ -25,7 +27,7 @@ Install it where your shell looks for completions, once (and again after an upgr
 def register(subparsers: Any, issue_commands: Any) -> None:
     completion = subparsers.add_parser(
         "completion",
-        help="print a tab-completion script for bash, zsh or fish",
+        help=SUMMARIES["completion"],
         description=(
             "Print a script that completes tracker-tui's commands and options in SHELL. It is "
             "plain shell code: completing runs no Python, so it answers at once."

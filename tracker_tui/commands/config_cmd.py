@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from accounts.profiles import AppPaths
+from tracker_tui.command_summaries import SUMMARIES
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import notice
 
@@ -20,7 +21,7 @@ from tracker_tui.output import notice
 def register(subparsers: Any, issue_commands: Any) -> None:
     config = subparsers.add_parser(
         "config",
-        help="where config.toml is, its JSON Schema, and a check of a file",
+        help=SUMMARIES["config"],
         description=(
             "config.toml holds the profiles, the app's [keymap] and [columns]; "
             "docs/configuration.md describes every key."

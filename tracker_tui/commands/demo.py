@@ -12,6 +12,7 @@ import argparse
 import importlib.util
 from typing import Any
 
+from tracker_tui.command_summaries import SUMMARIES
 from tracker_tui.errors import UsageError
 from tracker_tui.needs_terminal import require_terminal
 
@@ -22,7 +23,7 @@ SERVICE_PACKAGES = ("fastapi", "uvicorn")
 def register(subparsers: Any, issue_commands: Any) -> None:
     parser = subparsers.add_parser(
         "demo",
-        help="open the app against an embedded demo service (no account needed)",
+        help=SUMMARIES["demo"],
         description=(
             "Start the reference service on a free loopback port with a fresh workspace of "
             "seeded issues in a temporary folder, with a key held in memory only, turn on live "

@@ -12,6 +12,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from cache import ME_STATE_KEY
+from tracker_tui.command_summaries import SUMMARIES
 from tracker_tui.commands.read import open_profile_cache
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import notice, print_json
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 def register(subparsers: Any, issue_commands: Any) -> None:
     inbox = subparsers.add_parser(
         "inbox",
-        help="what changed in your issues since you last looked (offline)",
+        help=SUMMARIES["inbox"],
         description=(
             "Changes the last syncs found in the issues assigned to you, created from this "
             "client or commented on by you: each field changed by someone else (old and new "
@@ -39,7 +40,7 @@ def register(subparsers: Any, issue_commands: Any) -> None:
     inbox.set_defaults(run=run_inbox)
     watch = subparsers.add_parser(
         "watch",
-        help="pull now and then and print each change to your issues as it arrives",
+        help=SUMMARIES["watch"],
         description=(
             "Pull changes from the server at the background pace the rate limits allow (or "
             "every --interval seconds, never faster than the limits) and print each change the "

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from accounts.secret import Secret
 from sync.permissions import ADMIN, KNOWN
 from tracker_tui import errors
+from tracker_tui.command_summaries import SUMMARIES
 from tracker_tui.commands.online import (
     check_new_profile,
     chosen_profile,
@@ -41,7 +42,7 @@ EXPIRY_MAX_DAYS = 36_500
 def register(subparsers: Any, issue_commands: Any) -> None:
     keys = subparsers.add_parser(
         "keys",
-        help="list, create and revoke the workspace's API keys (online; needs admin)",
+        help=SUMMARIES["keys"],
         description=(
             "The workspace's API keys. A key's value is shown once, when it is made; "
             "`create --save-as PROFILE` keeps it in the OS keyring as a new profile instead, "

@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from tracker_tui import __version__
+from tracker_tui.command_summaries import SUMMARIES
 
 SEE_ALSO = (
     "The README (Keys, Configuration, Commands) and docs/configuration.md describe the app, "
@@ -22,7 +23,7 @@ SEE_ALSO = (
 def register(subparsers: Any, issue_commands: Any) -> None:
     manual = subparsers.add_parser(
         "man",
-        help="print the manual page (roff; read it with `tracker-tui man | man -l -`)",
+        help=SUMMARIES["man"],
         description="Print tracker-tui's manual page, generated from its commands' help.",
     )
     manual.set_defaults(run=run_manual)

@@ -26,6 +26,7 @@ from cache import (
     Resolution,
     Resource,
 )
+from tracker_tui.command_summaries import SUMMARIES
 from tracker_tui.commands.refs import Names
 from tracker_tui.commands.write import add_push_option, open_local_cache, outcome
 from tracker_tui.errors import UsageError
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 
 def register(subparsers: Any, issue_commands: Any) -> None:
-    outbox = subparsers.add_parser("outbox", help="local writes waiting to be sent")
+    outbox = subparsers.add_parser("outbox", help=SUMMARIES["outbox"])
     outbox.add_argument("--json", action="store_true", help="one JSON object per line")
     outbox.set_defaults(run=run_list)
     actions = outbox.add_subparsers(dest="outbox_command", metavar="ACTION")
@@ -63,7 +64,7 @@ def register(subparsers: Any, issue_commands: Any) -> None:
     discard.add_argument("id", metavar="ID", type=int, help="outbox entry number")
     discard.set_defaults(run=run_discard)
 
-    conflicts = subparsers.add_parser("conflicts", help="fields changed here and on the server")
+    conflicts = subparsers.add_parser("conflicts", help=SUMMARIES["conflicts"])
     conflicts.add_argument("--json", action="store_true", help="one JSON object per line")
     conflicts.set_defaults(run=run_conflicts)
     settle = conflicts.add_subparsers(dest="conflicts_command", metavar="ACTION")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from cache import CacheError, EntryState, IssueFilter, JsonValue, OutboxEntry, Resource
 from sync.permissions import PROJECTS_WRITE
+from tracker_tui.command_summaries import SUMMARIES
 from tracker_tui.commands.read import run_projects
 from tracker_tui.commands.write import add_push_option, open_for_writing, outcome
 from tracker_tui.data.project_checks import key_problem, name_problem
@@ -27,7 +28,7 @@ def register(subparsers: Any, _issue_commands: Any) -> None:
     """`projects`: its list (a read, tracker_tui.commands.read) and its writes."""
     projects = subparsers.add_parser(
         "projects",
-        help="list, create, edit, archive and delete projects",
+        help=SUMMARIES["projects"],
         description="Projects: listed from the local cache (offline); created, edited, "
         "archived and deleted through the outbox, like issue writes.",
     )

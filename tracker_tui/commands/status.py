@@ -11,6 +11,7 @@ from accounts.errors import ConfigError
 from cache import ACTIVE_STATES, EntryState, Resource
 from tracker_tui import errors
 from tracker_tui.collector import collect_again
+from tracker_tui.command_summaries import SUMMARIES
 from tracker_tui.commands.read import open_profile_cache
 from tracker_tui.errors import describe
 from tracker_tui.exit_codes import Exit
@@ -28,7 +29,7 @@ MINUTE = 60.0
 def register(subparsers: Any, issue_commands: Any) -> None:
     status = subparsers.add_parser(
         "status",
-        help="last sync, cursors, pending edits and limits left (offline)",
+        help=SUMMARIES["status"],
         description=(
             "What the local cache knows: when it last synced, where each resource's cursor "
             "stands, how many local edits wait in the outbox, how much of the rate limits "
@@ -39,7 +40,7 @@ def register(subparsers: Any, issue_commands: Any) -> None:
     status.set_defaults(run=run_status)
     doctor = subparsers.add_parser(
         "doctor",
-        help="explain where keys, config and data are, and check cache and server",
+        help=SUMMARIES["doctor"],
         description=(
             "Which keyring backend is used and why, where config and data live, the profiles, "
             "the local cache's integrity and whether the server answers with the key."

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from accounts.credentials import ResolvedProfile, resolve_profile
 from cache import ACTIVE_STATES, ME_STATE_KEY, EntryState, open_cache
+from tracker_tui.command_summaries import SUMMARIES
 from tracker_tui.commands.refs import Names
 from tracker_tui.errors import describe
 from tracker_tui.exit_codes import Exit
@@ -39,7 +40,7 @@ GIVE_UP_AFTER = 20.0
 def register(subparsers: Any, issue_commands: Any) -> None:
     parser = subparsers.add_parser(
         "sync",
-        help="send local edits, then fetch what changed on the server",
+        help=SUMMARIES["sync"],
         description=(
             "Send the outbox of local edits, then pull every change since the last sync into "
             "the local cache, within the server's rate limits. Safe to interrupt: the next "

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from accounts.credentials import keyless_profile
+from tracker_tui.command_summaries import SUMMARIES
 from tracker_tui.commands.read import open_profile_cache
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import print_json, print_table
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 def register(subparsers: Any, issue_commands: Any) -> None:
     usage = subparsers.add_parser(
         "usage",
-        help="use of each rate limit this minute and today, and background sync's share (offline)",
+        help=SUMMARIES["usage"],
         description=(
             "How much of each rate limit this profile used (every process of it: the app, "
             "sync, commands) in the last minute and today, by the client's own request log "

@@ -9,6 +9,7 @@ import argparse
 from typing import Any
 
 from cache import ME_STATE_KEY
+from tracker_tui.command_summaries import SUMMARIES
 from tracker_tui.commands.read import open_profile_cache
 from tracker_tui.exit_codes import Exit
 from tracker_tui.output import print_json, print_table
@@ -17,7 +18,7 @@ from tracker_tui.output import print_json, print_table
 def register(subparsers: Any, issue_commands: Any) -> None:
     users = subparsers.add_parser(
         "users",
-        help="list the workspace's members from the local cache (offline)",
+        help=SUMMARIES["users"],
         description=(
             "The members of the workspace, as last synced; '*' marks you. `--assignee` "
             "takes `me`, a user id, or a name or the start of one of its words."

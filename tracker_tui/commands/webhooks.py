@@ -16,6 +16,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from sync.permissions import WEBHOOKS
+from tracker_tui.command_summaries import SUMMARIES
 from tracker_tui.commands.online import chosen_profile, note_permission, require, run_online
 from tracker_tui.errors import UsageError
 from tracker_tui.exit_codes import Exit
@@ -36,7 +37,7 @@ FAILED_STATES = frozenset({"failed", "retrying"})
 def register(subparsers: Any, issue_commands: Any) -> None:
     hooks = subparsers.add_parser(
         "webhooks",
-        help="register and manage webhook receivers (online; needs webhooks:manage)",
+        help=SUMMARIES["webhooks"],
         description=(
             "Webhook receivers of the workspace: the server POSTs a signed event to each on "
             "every change it subscribes to. The key needs `webhooks:manage`."

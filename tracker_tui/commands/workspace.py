@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from cache import EntryState, Resource, open_cache
 from sync.permissions import ADMIN
+from tracker_tui.command_summaries import SUMMARIES
 from tracker_tui.commands.online import (
     chosen_profile,
     note_permission,
@@ -39,7 +40,7 @@ NAME_MAX = 100
 def register(subparsers: Any, issue_commands: Any) -> None:
     workspace = subparsers.add_parser(
         "workspace",
-        help="show the key's workspace, or rename it",
+        help=SUMMARIES["workspace"],
         description=(
             "The workspace the profile's key belongs to: name, id and plan, asked of the "
             "server. `workspace rename NAME` renames it (the key needs `admin`): queued like "
