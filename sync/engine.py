@@ -13,7 +13,6 @@ and webhook pulls as background ones, so they never crowd out what the user is d
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -203,10 +202,15 @@ class SyncLoop:
                 self._tell(PassFailed(error))
 
     def _next_due(self) -> float:
-        due = min(self._poll_due, self.retry_at if self.retry_at is not None else math.inf)
-        if self._pulled and self.retry_at is None and self._backfilling():
-            due = min(due, self._backfill_at or 0.0)
-        return due
+        """The retry, while one is planned: a poll due before it would fail as the pass
+        did (the retry pulls too), and after a push that found the server unreachable no
+        pull ran to move the poll's time on, so a poll due then started pass after pass at
+        once. Otherwise the next poll, or the backfill's next step."""
+        if self.retry_at is not None:
+            return self.retry_at
+        if self._pulled and self._backfilling():
+            return min(self._poll_due, self._backfill_at or 0.0)
+        return self._poll_due
 
     def _backfilling(self) -> bool:
         try:
@@ -261,10 +265,12 @@ class SyncLoop:
         return True
 
     def _due(self, now: float) -> None:
-        """What the timers ask for: a poll pulls, a retry tries what failed again."""
-        if now >= self._poll_due:
-            self._pull_wanted = True
-        if self.retry_at is not None and now >= self.retry_at:
+        """What the timers ask for: a poll pulls, a retry tries what failed again (and no
+        poll falls due before a planned retry, `_next_due`)."""
+        if self.retry_at is None:
+            if now >= self._poll_due:
+                self._pull_wanted = True
+        elif now >= self.retry_at:
             self.retry_at = None
             self._pull_wanted = True
             self._push_wanted = True

@@ -156,6 +156,55 @@ async def test_a_write_queued_while_the_server_is_down_is_sent_when_it_returns(
         service.__exit__(None, None, None)
 
 
+async def test_polls_due_while_the_server_is_down_wait_for_the_retry(tmp_path: Path) -> None:
+    """With the server gone, the loop's next attempt is its retry, however often polls fall
+    due meanwhile: a failed push skips its pass's pull, so the poll's time was never moved on,
+    and a poll already due started a pass at once, again and again (the app sent a pending
+    comment 13 times a second while its status line said "retry in 49 s")."""
+    db = tmp_path / "server.db"
+    key = seed_workspace(db, "acme", 3, plan="enterprise")
+    service = ServiceThread(create_app(db, window_seconds=WINDOW)).__enter__()
+    heard: list[object] = []
+    wire = Counted()
+    try:
+        async with session_for(
+            key,
+            tmp_path / "c.db",
+            server=service.base_url,
+            transport=wire,
+            window_seconds=WINDOW,
+            timeout=2,
+        ) as s:
+            await sync_once(s)
+            service.__exit__(None, None, None)
+            issue_id = sorted(local_issue_ids(s))[0]
+            s.cache.outbox.update(Resource.ISSUES, issue_id, {"title": "written offline"})
+            sent_before = wire.requests
+            loop = SyncLoop(
+                s,
+                listener=heard.append,
+                interval=0.02,
+                push_delay=0,
+                wake_debounce=0,
+                retry=Backoff(base=0.2, cap=0.4, random=lambda: 0.5),
+                push_backoff=PUSH_BACKOFF,
+                pull_retry=PULL_RETRY,
+            )
+            task = asyncio.create_task(loop.run())
+            loop.poke()
+            await asyncio.sleep(1.2)
+            loop.stop()
+            await task
+            assert len(s.cache.outbox.entries(ACTIVE_STATES)) == 1
+    finally:
+        service.__exit__(None, None, None)
+    # Retries 0.15, 0.3, 0.3, ... s apart: five passes in 1.2 s, each one request.
+    assert 3 <= loop.passes <= 7
+    assert wire.requests - sent_before == loop.passes
+    planned = [item for item in heard if isinstance(item, RetryPlanned)]
+    assert len(planned) == loop.passes
+
+
 class Counted(httpx.AsyncBaseTransport):
     """A real HTTP transport that counts the requests it was asked to send."""
 
