@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -126,10 +127,7 @@ async def test_a_write_queued_while_the_server_is_down_is_sent_when_it_returns(
         async with session_for(
             key, tmp_path / "c.db", server=service.base_url, window_seconds=WINDOW, timeout=2
         ) as s:
-            await sync_once(s)
-            service.__exit__(None, None, None)
-            issue_id = sorted(local_issue_ids(s))[0]
-            s.cache.outbox.update(Resource.ISSUES, issue_id, {"title": "written offline"})
+            issue_id = await edited_once_the_server_is_gone(s, service, "written offline")
             loop = fast_loop(s, heard)
             task = asyncio.create_task(loop.run())
             loop.poke()
@@ -156,6 +154,44 @@ async def test_a_write_queued_while_the_server_is_down_is_sent_when_it_returns(
         service.__exit__(None, None, None)
 
 
+class Counted(httpx.AsyncBaseTransport):
+    """A real HTTP transport that counts the requests it was asked to send."""
+
+    def __init__(self) -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+        self.requests = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests += 1
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def counted_session(
+    key: str, tmp_path: Path, service: ServiceThread, wire: Counted
+) -> AbstractAsyncContextManager[SyncSession]:
+    """A session on the service's workspace whose requests `wire` counts."""
+    return session_for(
+        key,
+        tmp_path / "c.db",
+        server=service.base_url,
+        transport=wire,
+        window_seconds=WINDOW,
+        timeout=2,
+    )
+
+
+async def edited_once_the_server_is_gone(s: SyncSession, service: ServiceThread, title: str) -> str:
+    """Sync, stop the server, then retitle an issue: the edit waits in the outbox. Its id."""
+    await sync_once(s)
+    service.__exit__(None, None, None)
+    issue_id = sorted(local_issue_ids(s))[0]
+    s.cache.outbox.update(Resource.ISSUES, issue_id, {"title": title})
+    return issue_id
+
+
 async def test_polls_due_while_the_server_is_down_wait_for_the_retry(tmp_path: Path) -> None:
     """With the server gone, the loop's next attempt is its retry, however often polls fall
     due meanwhile: a failed push skips its pass's pull, so the poll's time was never moved on,
@@ -167,18 +203,8 @@ async def test_polls_due_while_the_server_is_down_wait_for_the_retry(tmp_path: P
     heard: list[object] = []
     wire = Counted()
     try:
-        async with session_for(
-            key,
-            tmp_path / "c.db",
-            server=service.base_url,
-            transport=wire,
-            window_seconds=WINDOW,
-            timeout=2,
-        ) as s:
-            await sync_once(s)
-            service.__exit__(None, None, None)
-            issue_id = sorted(local_issue_ids(s))[0]
-            s.cache.outbox.update(Resource.ISSUES, issue_id, {"title": "written offline"})
+        async with counted_session(key, tmp_path, service, wire) as s:
+            await edited_once_the_server_is_gone(s, service, "written offline")
             sent_before = wire.requests
             loop = SyncLoop(
                 s,
@@ -205,21 +231,6 @@ async def test_polls_due_while_the_server_is_down_wait_for_the_retry(tmp_path: P
     assert len(planned) == loop.passes
 
 
-class Counted(httpx.AsyncBaseTransport):
-    """A real HTTP transport that counts the requests it was asked to send."""
-
-    def __init__(self) -> None:
-        self._inner = httpx.AsyncHTTPTransport()
-        self.requests = 0
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        self.requests += 1
-        return await self._inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
 async def test_the_first_pass_after_the_server_died_plans_its_retry_after_one_request(
     tmp_path: Path,
 ) -> None:
@@ -236,18 +247,8 @@ async def test_the_first_pass_after_the_server_died_plans_its_retry_after_one_re
     wire = Counted()
     heard: list[object] = []
     try:
-        async with session_for(
-            key,
-            tmp_path / "c.db",
-            server=service.base_url,
-            transport=wire,
-            window_seconds=WINDOW,
-            timeout=2,
-        ) as s:
-            await sync_once(s)
-            service.__exit__(None, None, None)
-            issue_id = sorted(local_issue_ids(s))[0]
-            s.cache.outbox.update(Resource.ISSUES, issue_id, {"title": "just after it died"})
+        async with counted_session(key, tmp_path, service, wire) as s:
+            await edited_once_the_server_is_gone(s, service, "just after it died")
             loop = fast_loop(s, heard)
             sent_before = wire.requests
             task = asyncio.create_task(loop.run())
@@ -279,14 +280,7 @@ async def test_a_failed_pass_is_told_as_a_typed_event_after_its_retry_is_planned
     service = ServiceThread(create_app(db, window_seconds=WINDOW)).__enter__()
     heard: list[object] = []
     try:
-        async with session_for(
-            key,
-            tmp_path / "c.db",
-            server=service.base_url,
-            transport=Counted(),
-            window_seconds=WINDOW,
-            timeout=2,
-        ) as s:
+        async with counted_session(key, tmp_path, service, Counted()) as s:
             await sync_once(s)
             service.__exit__(None, None, None)
             loop = fast_loop(s, heard)
