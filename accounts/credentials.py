@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import replace
 from enum import StrEnum
 from urllib.parse import urlsplit
 
@@ -222,7 +221,7 @@ def store_key(
     )
     storage = _STORAGE[source]
     if stored.key_storage is not storage:
-        profiles.update(replace(stored, key_storage=storage))
+        profiles.update(stored.replace(key_storage=storage))
     return source
 
 
@@ -249,7 +248,7 @@ def save_login(
         source = _keep_key(profile.name, checked, insecure=insecure, paths=paths, keyring=ring)
     except _KEYRING_FAILURES as exc:
         raise KeyNotKeptError(f"{exc} Nothing was saved.") from None
-    saved = replace(profile, key_storage=_STORAGE[source], ui=previous.ui if previous else {})
+    saved = profile.replace(key_storage=_STORAGE[source], ui=previous.ui if previous else {})
     try:
         if previous is None:
             store.add(saved)

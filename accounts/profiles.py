@@ -41,12 +41,10 @@ ever contains a key.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -192,35 +190,62 @@ class KeyStorage(StrEnum):
     INSECURE_FILE = "insecure-file"
 
 
-@dataclass(frozen=True)
-class Profile:
+class Profile(Frozen):
     """One server and workspace; `ui` belongs to the TUI (views, theme, read-only)."""
 
+    _fields = ("name", "server", "workspace", "key_storage", "ui")
+    __slots__ = _fields
     name: str
     server: str
     workspace: str
-    key_storage: KeyStorage = KeyStorage.KEYRING
-    ui: Mapping[str, Any] = field(default_factory=dict)
+    key_storage: KeyStorage
+    ui: Mapping[str, Any]
 
-    def __post_init__(self) -> None:
-        validate_profile_name(self.name)
-        object.__setattr__(self, "server", normalize_server_url(self.server))
-        workspace = self.workspace.strip()
-        if not workspace:
-            raise InvalidValueError(f"profile {self.name!r}: the workspace is empty")
-        object.__setattr__(self, "workspace", workspace)
-        object.__setattr__(self, "key_storage", KeyStorage(self.key_storage))
+    def __init__(
+        self,
+        name: str,
+        server: str,
+        workspace: str,
+        key_storage: KeyStorage | str = KeyStorage.KEYRING,
+        ui: Mapping[str, Any] | None = None,
+    ) -> None:
+        validate_profile_name(name)
+        stripped = workspace.strip()
+        if not stripped:
+            raise InvalidValueError(f"profile {name!r}: the workspace is empty")
+        self._init(
+            name,
+            normalize_server_url(server),
+            stripped,
+            KeyStorage(key_storage),
+            {} if ui is None else ui,
+        )
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(Frozen):
     """The whole config file: the profiles by name and which one is used by default, and the
     TUI's tables for every profile (`keymap`, `columns`), kept as they were given."""
 
-    profiles: Mapping[str, Profile] = field(default_factory=dict)
-    default: str | None = None
-    keymap: Mapping[str, Any] = field(default_factory=dict)
-    columns: Mapping[str, Any] = field(default_factory=dict)
+    _fields = ("profiles", "default", "keymap", "columns")
+    __slots__ = _fields
+    profiles: Mapping[str, Profile]
+    default: str | None
+    keymap: Mapping[str, Any]
+    columns: Mapping[str, Any]
+
+    def __init__(
+        self,
+        profiles: Mapping[str, Profile] | None = None,
+        default: str | None = None,
+        keymap: Mapping[str, Any] | None = None,
+        columns: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._init(
+            {} if profiles is None else profiles,
+            default,
+            {} if keymap is None else keymap,
+            {} if columns is None else columns,
+        )
 
     def get(self, name: str) -> Profile:
         try:
@@ -373,16 +398,14 @@ class ProfileStore:
             raise ProfileExistsError(f"a profile named {profile.name!r} already exists")
         default = profile.name if make_default or config.default is None else config.default
         self.save(
-            dataclasses.replace(
-                config, profiles={**config.profiles, profile.name: profile}, default=default
-            )
+            config.replace(profiles={**config.profiles, profile.name: profile}, default=default)
         )
 
     def update(self, profile: Profile) -> None:
         """Replace a stored profile, e.g. with new `ui` settings from the TUI."""
         config = self.load()
         config.get(profile.name)
-        self.save(dataclasses.replace(config, profiles={**config.profiles, profile.name: profile}))
+        self.save(config.replace(profiles={**config.profiles, profile.name: profile}))
 
     def remove(self, name: str) -> None:
         """Forget a profile (its key is `accounts.credentials.delete_key`'s job).
@@ -395,9 +418,9 @@ class ProfileStore:
         default = config.default
         if default == name:
             default = next(iter(profiles)) if len(profiles) == 1 else None
-        self.save(dataclasses.replace(config, profiles=profiles, default=default))
+        self.save(config.replace(profiles=profiles, default=default))
 
     def set_default(self, name: str) -> None:
         config = self.load()
         config.get(name)
-        self.save(dataclasses.replace(config, default=name))
+        self.save(config.replace(default=name))

@@ -27,13 +27,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 
 from cache import syncstate
 from cache.models import JsonObject, JsonValue, Resource
 from cache.records import Prepared
 from cache.resources import SPECS, dumps, json_list, loads_object
+from issuefields.frozen import Frozen
 
 KEEP_SECONDS = 30 * 24 * 3600.0
 """Entries seen longer ago than this are pruned, read or not: a month, as settled outbox
@@ -56,10 +56,23 @@ class ChangeKind(StrEnum):
     """A new issue assigned to the user: `new` is its title."""
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(Frozen):
     """One entry of the change log."""
 
+    _fields = (
+        "id",
+        "issue_id",
+        "kind",
+        "field",
+        "old",
+        "new",
+        "elided",
+        "at",
+        "who",
+        "seen_at",
+        "read",
+    )
+    __slots__ = _fields
     id: int
     issue_id: str
     kind: ChangeKind
@@ -75,6 +88,22 @@ class Change:
     seen_at: float
     """When the pull stored it (local clock)."""
     read: bool
+
+    def __init__(
+        self,
+        id: int,
+        issue_id: str,
+        kind: ChangeKind,
+        field: str,
+        old: JsonValue,
+        new: JsonValue,
+        elided: bool,
+        at: str | None,
+        who: str | None,
+        seen_at: float,
+        read: bool,
+    ) -> None:
+        self._init(id, issue_id, kind, field, old, new, elided, at, who, seen_at, read)
 
 
 _CONCERNS = """(

@@ -16,13 +16,13 @@ of the issues, and for at most two values of status or priority, which hold larg
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from cache import fts, labels
 from cache.fts import TextQuery
 from cache.models import Cell, IssueFilter
 from cache.resources import RANKS, rank_column, unknown_rank
 from issuefields import FILTERS, Field, Kind
+from issuefields.frozen import Frozen
 
 FILTERED_BY_WORD = {f.word: f for f in FILTERS}
 
@@ -45,12 +45,16 @@ ranges of it may be merged: past that, merging costs more per row than testing t
 ones."""
 
 
-@dataclass(frozen=True, slots=True)
-class Drive:
+class Drive(Frozen):
     """Ranges of one field's index, each in the default order: a window merges them."""
 
+    _fields = ("index", "arms")
+    __slots__ = _fields
     index: str
     arms: tuple[tuple[str, tuple[object, ...]], ...]
+
+    def __init__(self, index: str, arms: tuple[tuple[str, tuple[object, ...]], ...]) -> None:
+        self._init(index, arms)
 
 
 def _split_ranked(values: frozenset[str], ranks: Mapping[str, int]) -> tuple[list[int], list[str]]:
@@ -104,21 +108,35 @@ def _nullable_clause(column: str, values: frozenset[str | None]) -> Clause:
     return "(" + " OR ".join(parts) + ")", list(present)
 
 
-@dataclass(frozen=True, slots=True)
-class CompiledFilter:
+class CompiledFilter(Frozen):
     """`where` lets the planner seek on any term (for counts); `scan_where` marks every
     column with unary `+`, which forbids seeking on it, so a window walks its sort index in
     order and tests the terms on each entry instead of seeking the filter and sorting the
     result in a temp b-tree."""
 
+    _fields = ("filter", "text", "where", "scan_where", "params", "kinds", "label_mask", "drive")
+    __slots__ = _fields
     filter: IssueFilter
     text: TextQuery | None
     where: str
     scan_where: str
     params: tuple[object, ...]
     kinds: frozenset[str]
-    label_mask: int | None = None
-    drive: Drive | None = None
+    label_mask: int | None
+    drive: Drive | None
+
+    def __init__(
+        self,
+        filter: IssueFilter,
+        text: TextQuery | None,
+        where: str,
+        scan_where: str,
+        params: tuple[object, ...],
+        kinds: frozenset[str],
+        label_mask: int | None = None,
+        drive: Drive | None = None,
+    ) -> None:
+        self._init(filter, text, where, scan_where, params, kinds, label_mask, drive)
 
     @property
     def sql(self) -> str:

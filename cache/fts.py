@@ -32,10 +32,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from cache.resources import ResourceSpec, dumps
 from cache.schema import TOKENIZER
+from issuefields.frozen import Frozen
 
 MIN_PREFIX = 3
 MAX_EXPANSION = 32
@@ -66,21 +66,34 @@ def ensure_temp_tables(conn: sqlite3.Connection) -> None:
         conn.execute(sql)
 
 
-@dataclass(frozen=True, slots=True)
-class TextQuery:
+class TextQuery(Frozen):
     """The text part of a search in FTS5's tokens. Beyond the words (all must match, the
     `prefix` as a prefix), the parts cache.search_text evaluates: `excluded` expressions
     whose matches are left out, `phrases` (token runs) that must appear in order, the issue
     `number` that matches too, and `label_terms`, each term with the labels it matches (an
     issue carrying one matches that term)."""
 
+    _fields = ("words", "prefix", "excluded", "phrases", "number", "only_number", "label_terms")
+    __slots__ = _fields
     words: tuple[str, ...]
     prefix: str | None
-    excluded: tuple[str, ...] = ()
-    phrases: tuple[tuple[str, ...], ...] = ()
-    number: int | None = None
-    only_number: bool = False
-    label_terms: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    excluded: tuple[str, ...]
+    phrases: tuple[tuple[str, ...], ...]
+    number: int | None
+    only_number: bool
+    label_terms: tuple[tuple[str, tuple[str, ...]], ...]
+
+    def __init__(
+        self,
+        words: tuple[str, ...],
+        prefix: str | None,
+        excluded: tuple[str, ...] = (),
+        phrases: tuple[tuple[str, ...], ...] = (),
+        number: int | None = None,
+        only_number: bool = False,
+        label_terms: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    ) -> None:
+        self._init(words, prefix, excluded, phrases, number, only_number, label_terms)
 
     @property
     def positive(self) -> bool:
@@ -160,15 +173,19 @@ def _prefix_terms(conn: sqlite3.Connection, terms_table: str, prefix: str) -> st
     return "(" + " OR ".join(_quote(term) for term in terms) + ")"
 
 
-@dataclass(frozen=True, slots=True)
-class Matching:
+class Matching(Frozen):
     """A search as the MATCH expressions of the issue and comment indexes. `spelled_out`
     says the issue expression holds no native prefix query, so evaluating it over a rowid
     range costs only what that range holds (see `_prefix_terms`)."""
 
+    _fields = ("issues", "comments", "spelled_out")
+    __slots__ = _fields
     issues: str
     comments: str
     spelled_out: bool
+
+    def __init__(self, issues: str, comments: str, spelled_out: bool) -> None:
+        self._init(issues, comments, spelled_out)
 
 
 def _expression(conn: sqlite3.Connection, terms_table: str, query: TextQuery) -> str | None:

@@ -18,7 +18,6 @@ hits leave the total unknown, and `total` counts it when the list asks, after dr
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 
 from cache import anchors, fts, probe_docs, search_text
 from cache.filtering import CompiledFilter
@@ -26,6 +25,7 @@ from cache.fts import TextQuery
 from cache.models import IssueSort, Resource
 from cache.ordering import ORDERINGS
 from cache.overlay import Overlay
+from issuefields.frozen import Frozen
 
 Need = tuple[IssueSort, int]
 """A walk of this sort that stops at its n-th match."""
@@ -56,17 +56,28 @@ SAMPLE_SPAN = 2000
 FEW_HITS = 1000
 
 
-@dataclass(frozen=True, slots=True)
-class Hits:
+class Hits(Frozen):
     """What `temp.fts_hits` holds for `text` in this snapshot: every match (`complete`), or
     the matches among the overlaid issues and among the first issues in `sort` order, of
     which `covered` match. `total` is exact, or None when not counted yet (`total`)."""
 
+    _fields = ("text", "total", "sort", "covered", "complete")
+    __slots__ = _fields
     text: TextQuery
     total: int | None
     sort: IssueSort | None
     covered: int
     complete: bool
+
+    def __init__(
+        self,
+        text: TextQuery,
+        total: int | None,
+        sort: IssueSort | None,
+        covered: int,
+        complete: bool,
+    ) -> None:
+        self._init(text, total, sort, covered, complete)
 
 
 def evaluate(

@@ -4,16 +4,15 @@ Rows are frozen so the UI can hold them across refreshes without aliasing bugs; 
 record also travels as its whole JSON object (`record`), because the client must keep members
 and values it does not understand.
 
-Most are `Frozen` classes written out, not dataclasses: making a dataclass compiles its
-methods when the module loads (~1 ms each on this machine), which every command line start
-paid for each of them (docs/architecture.md#start-up). The three that callers copy with
-`dataclasses.replace` (`IssueFilter`, `IssueRow`, `OutboxEntry`) stay dataclasses.
+They are `Frozen` classes written out, not dataclasses: making a dataclass compiles its
+methods when the module loads (~1 ms each on this machine), and importing `dataclasses`
+(with `inspect` behind it) cost a read command ~15 ms more, on every command line start
+(docs/architecture.md#start-up). `Frozen.replace` copies one as `dataclasses.replace` would.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeAlias
 
@@ -100,8 +99,7 @@ class Resolution(StrEnum):
     THEIRS = "theirs"
 
 
-@dataclass(frozen=True, slots=True)
-class IssueFilter:
+class IssueFilter(Frozen):
     """AND across fields, OR within a field; an empty set leaves the field unconstrained. The
     fields are the filterable ones of `issuefields.FILTERS`, each named by its `word`.
 
@@ -112,16 +110,31 @@ class IssueFilter:
     type), unless the text ends in whitespace.
     """
 
-    status: frozenset[str] = frozenset()
-    priority: frozenset[str] = frozenset()
-    assignee: frozenset[str | None] = frozenset()
-    project: frozenset[str | None] = frozenset()
-    label: frozenset[str] = frozenset()
-    text: str = ""
-    mine: str | None = None
-    me: str | None = None
+    _fields = ("status", "priority", "assignee", "project", "label", "text", "mine", "me")
+    __slots__ = _fields
+    status: frozenset[str]
+    priority: frozenset[str]
+    assignee: frozenset[str | None]
+    project: frozenset[str | None]
+    label: frozenset[str]
+    text: str
+    mine: str | None
+    me: str | None
     """Who `assignee:me` in the text is (cache.search_syntax); `mine` says the list is
     narrowed to them, this only who they are."""
+
+    def __init__(
+        self,
+        status: frozenset[str] = frozenset(),
+        priority: frozenset[str] = frozenset(),
+        assignee: frozenset[str | None] = frozenset(),
+        project: frozenset[str | None] = frozenset(),
+        label: frozenset[str] = frozenset(),
+        text: str = "",
+        mine: str | None = None,
+        me: str | None = None,
+    ) -> None:
+        self._init(status, priority, assignee, project, label, text, mine, me)
 
 
 class IssueSort(Frozen):
@@ -186,19 +199,30 @@ def _text(value: Cell) -> str | None:
     return None if value is None else str(value)
 
 
-@dataclass(frozen=True, slots=True)
-class IssueRow:
+class IssueRow(Frozen):
     """One issue as the list shows it: its fields by member in `cells`, as the cache stores
     them (`cache.resources`; descriptions are left out, `IssueDetail` has them), its labels,
     and how it stands against the server. The properties read the fields code names."""
 
+    _fields = ("id", "cells", "labels", "sync_state", "searched")
+    __slots__ = _fields
     id: str
     cells: Mapping[str, Cell]
     labels: tuple[str, ...]
     sync_state: SyncState
-    searched: bool = False
+    searched: bool
     """Brought in by the server's search ahead of the backfill, which has not reached it yet
     (cache.searched): the list marks it as from the server."""
+
+    def __init__(
+        self,
+        id: str,
+        cells: Mapping[str, Cell],
+        labels: tuple[str, ...],
+        sync_state: SyncState,
+        searched: bool = False,
+    ) -> None:
+        self._init(id, cells, labels, sync_state, searched)
 
     @property
     def number(self) -> int | None:
@@ -351,12 +375,31 @@ class UserRow(Frozen):
         self._init(id, name, email)
 
 
-@dataclass(frozen=True, slots=True)
-class OutboxEntry:
+class OutboxEntry(Frozen):
     """One durable local write. `base` holds the changed fields' values before the edit,
     `changes` their values after (for a create: every field sent). `idempotency_key` is made
     once at enqueue and must be sent with every attempt."""
 
+    _fields = (
+        "id",
+        "resource",
+        "record_id",
+        "server_id",
+        "parent_id",
+        "operation",
+        "base",
+        "changes",
+        "idempotency_key",
+        "attempts",
+        "state",
+        "last_error",
+        "batch_id",
+        "created_at",
+        "updated_at",
+        "sent_at",
+        "place",
+    )
+    __slots__ = _fields
     id: int
     resource: Resource
     record_id: str
@@ -373,9 +416,49 @@ class OutboxEntry:
     created_at: float
     updated_at: float
     sent_at: float | None
-    place: int | None = None
+    place: int | None
     """The id of the entry this one was split off (see `cache.outbox_life.split_off`): it holds
     that entry's place in the queue. None: its own id is its place."""
+
+    def __init__(
+        self,
+        id: int,
+        resource: Resource,
+        record_id: str,
+        server_id: str | None,
+        parent_id: str | None,
+        operation: Operation,
+        base: JsonObject,
+        changes: JsonObject,
+        idempotency_key: str,
+        attempts: int,
+        state: EntryState,
+        last_error: str | None,
+        batch_id: str | None,
+        created_at: float,
+        updated_at: float,
+        sent_at: float | None,
+        place: int | None = None,
+    ) -> None:
+        self._init(
+            id,
+            resource,
+            record_id,
+            server_id,
+            parent_id,
+            operation,
+            base,
+            changes,
+            idempotency_key,
+            attempts,
+            state,
+            last_error,
+            batch_id,
+            created_at,
+            updated_at,
+            sent_at,
+            place,
+        )
 
     @property
     def queue_order(self) -> tuple[int, int]:

@@ -14,12 +14,12 @@ edited rows can be merged into a page of server rows at exactly the place SQL wo
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import total_ordering
 
 from cache.models import Cell
 from cache.resources import KEY_COLUMNS, rank_column
 from issuefields import SORTS, Kind, Sort
+from issuefields.frozen import Frozen
 
 _ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -42,11 +42,15 @@ def nocase_key(value: Cell) -> Key:
 
 
 @total_ordering
-@dataclass(frozen=True, slots=True)
-class Desc:
+class Desc(Frozen):
     """A key component that sorts in reverse (an index column declared DESC)."""
 
+    _fields = ("key",)
+    __slots__ = _fields
     key: Key
+
+    def __init__(self, key: Key) -> None:
+        self._init(key)
 
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, Desc):
@@ -54,13 +58,24 @@ class Desc:
         return other.key < self.key
 
 
-@dataclass(frozen=True, slots=True)
-class Ordering:
+class Ordering(Frozen):
+    _fields = ("index", "columns", "ascending_sql", "descending_sql", "key")
+    __slots__ = _fields
     index: str
     columns: tuple[str, ...]
     ascending_sql: str
     descending_sql: str
     key: Callable[[Sequence[Cell]], Key]
+
+    def __init__(
+        self,
+        index: str,
+        columns: tuple[str, ...],
+        ascending_sql: str,
+        descending_sql: str,
+        key: Callable[[Sequence[Cell]], Key],
+    ) -> None:
+        self._init(index, columns, ascending_sql, descending_sql, key)
 
     def sql(self, descending: bool) -> str:
         return self.descending_sql if descending else self.ascending_sql

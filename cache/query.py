@@ -23,11 +23,9 @@ search slow, so cache.hits stores every match only when a filter or a deep walk 
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from cache import (
@@ -49,23 +47,36 @@ from cache.ordering import ORDERINGS, Key, Ordering, before_ranges
 from cache.overlay import ROW_FIELDS, Effective, Overlay, effective_row
 from cache.resources import SPECS, json_list, labels_of
 from issuefields import DEFAULT_SORT
+from issuefields.frozen import Frozen
 
 """The columns a row of the list carries (long texts are read for the detail only)."""
 ROW_COLUMNS = f"rid, id, {', '.join(ROW_FIELDS)}, extra -> 'labels'"
 """What a window reads per row: its rid and id, `ROW_FIELDS` by name, then the labels."""
 
 
-@dataclass(frozen=True, slots=True)
-class Query:
+class Query(Frozen):
     """One filter, ready to run against this thread's snapshot of the database.
     `text_matches` are the ids of overlaid issues whose effective text matches the search."""
 
+    _fields = ("conn", "memo", "kept", "overlay", "compiled", "text_matches")
+    __slots__ = _fields
     conn: sqlite3.Connection
     memo: dict[object, object]
     kept: dict[object, object]
     overlay: Overlay
     compiled: CompiledFilter
     text_matches: frozenset[str]
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        memo: dict[object, object],
+        kept: dict[object, object],
+        overlay: Overlay,
+        compiled: CompiledFilter,
+        text_matches: frozenset[str],
+    ) -> None:
+        self._init(conn, memo, kept, overlay, compiled, text_matches)
 
 
 def prepare(state: ThreadState, f: IssueFilter) -> Query:
@@ -99,7 +110,7 @@ def _parsed(
             found = fts.parse(conn, typed)
             if found is not None:
                 terms = search_text.label_terms(conn, found.words, found.prefix)
-                found = dataclasses.replace(found, label_terms=terms) if terms else found
+                found = found.replace(label_terms=terms) if terms else found
         else:
             found = search_text.text_query(conn, search)
         memo[key] = found

@@ -12,7 +12,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 
 from cache import outbox, overlay, searched, views
 from cache.db import Connector
@@ -56,7 +55,7 @@ class Reads:
             marked = searched.among(conn, (row.id for row in rows))
         if not marked:
             return rows
-        return [replace(row, searched=True) if row.id in marked else row for row in rows]
+        return [row.replace(searched=True) if row.id in marked else row for row in rows]
 
     def count(
         self,

@@ -10,7 +10,6 @@ matches nothing matches no issue, as a filter on it would.
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
 from typing import Any
 
@@ -84,4 +83,4 @@ def apply(conn: sqlite3.Connection, view: Overlay, f: IssueFilter, search: Searc
             else:
                 typed.add(value)
         changes[word] = _merge(getattr(f, word), frozenset(typed))
-    return dataclasses.replace(f, **changes) if changes else f
+    return f.replace(**changes) if changes else f

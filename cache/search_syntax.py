@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from issuefields import FILTERS, PRIORITY, STATUS, Field
+from issuefields.frozen import Frozen
 
 QUALIFIERS: Mapping[str, Field] = {f.word: f for f in FILTERS}
 """The qualifiers, by the word typed before the colon: status, priority, assignee, project,
@@ -37,27 +37,50 @@ _TERM = re.compile(r'(-?)(?:([A-Za-z_]+):)?("[^"]*"?|[^\s"]+)')
 _NUMBER = re.compile(r"#?(\d+)")
 
 
-@dataclass(frozen=True, slots=True)
-class Search:
+class Search(Frozen):
     """One search, taken apart. Every part is a tuple of strings, in the order typed."""
 
-    words: tuple[str, ...] = ()
+    _fields = (
+        "words",
+        "phrases",
+        "excluded",
+        "qualifiers",
+        "number",
+        "exact_number",
+        "problems",
+        "open_ended",
+    )
+    __slots__ = _fields
+    words: tuple[str, ...]
     """Free words for full-text search (title, description, comments, labels)."""
-    phrases: tuple[str, ...] = ()
+    phrases: tuple[str, ...]
     """Quoted texts that must appear as typed."""
-    excluded: tuple[str, ...] = ()
+    excluded: tuple[str, ...]
     """`-word` (or `-"a phrase"`): issues mentioning it are left out."""
-    qualifiers: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    qualifiers: tuple[tuple[str, tuple[str, ...]], ...]
     """`(word, values)` per qualifier used (`("status", ("todo",))`), statuses and
     priorities as the API spells them, other values as typed."""
-    number: int | None = None
+    number: int | None
     """`#123` or `123` alone: the issue with that number."""
-    exact_number: bool = False
+    exact_number: bool
     """The number was typed with `#`: only that issue, no text search for the digits."""
-    problems: tuple[str, ...] = ()
+    problems: tuple[str, ...]
     """What was typed wrong, one sentence each, naming what is allowed."""
-    open_ended: bool = field(default=False)
+    open_ended: bool
     """The text ends inside its last free word (no space after it): that word is a prefix."""
+
+    def __init__(
+        self,
+        words: tuple[str, ...] = (),
+        phrases: tuple[str, ...] = (),
+        excluded: tuple[str, ...] = (),
+        qualifiers: tuple[tuple[str, tuple[str, ...]], ...] = (),
+        number: int | None = None,
+        exact_number: bool = False,
+        problems: tuple[str, ...] = (),
+        open_ended: bool = False,
+    ) -> None:
+        self._init(words, phrases, excluded, qualifiers, number, exact_number, problems, open_ended)
 
     def values(self, word: str) -> tuple[str, ...]:
         """The values of one qualifier (empty when it is not used)."""

@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,6 +33,7 @@ from cache.models import ACTIVE_STATES, EntryState, JsonObject, Operation, Outbo
 from cache.outbox import get
 from cache.outbox_life import transition
 from cache.resources import KEY_COLUMNS, dumps, loads_object, stamp_order
+from issuefields.frozen import Frozen
 
 RECENT = 3600.0
 """Seconds back from an attempt within which a record the cache holds counts as made near it:
@@ -85,14 +85,18 @@ ONE_BY_ONE = ""
 an attempt made before the column was)."""
 
 
-@dataclass(frozen=True)
-class BulkAttempt:
+class BulkAttempt(Frozen):
     """The bulk request an entry's last attempt went out in: its `Idempotency-Key`, its body
     exactly as sent, and the entry's operation's place in it."""
 
+    _fields = ("key", "body", "index")
+    __slots__ = _fields
     key: str
     body: JsonObject
     index: int
+
+    def __init__(self, key: str, body: JsonObject, index: int) -> None:
+        self._init(key, body, index)
 
 
 def note_request(

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from cache import outbox, outbox_life, overlay
 from cache.errors import OutboxStateError
@@ -79,18 +78,30 @@ class Detour(Frozen):
         self._init(record_id, field, steps)
 
 
-@dataclass(frozen=True, slots=True)
-class UndoResult:
-    """A dataclass still: `cache.writes` copies it with `dataclasses.replace`."""
+class UndoResult(Frozen):
+    """What an undo did, or would do (`cache.writes` previews one and copies it with
+    `replace`)."""
 
-    batch_id: str | None = None
+    _fields = ("batch_id", "dropped", "restored", "detours", "unrestored")
+    __slots__ = _fields
+    batch_id: str | None
     """The batch of the inverse writes (to undo the undo); None when none were queued."""
-    dropped: tuple[str, ...] = ()
+    dropped: tuple[str, ...]
     """Records whose unsent writes were dropped."""
-    restored: tuple[str, ...] = ()
+    restored: tuple[str, ...]
     """Records getting inverse writes."""
-    detours: tuple[Detour, ...] = ()
-    unrestored: tuple[Unrestored, ...] = ()
+    detours: tuple[Detour, ...]
+    unrestored: tuple[Unrestored, ...]
+
+    def __init__(
+        self,
+        batch_id: str | None = None,
+        dropped: tuple[str, ...] = (),
+        restored: tuple[str, ...] = (),
+        detours: tuple[Detour, ...] = (),
+        unrestored: tuple[Unrestored, ...] = (),
+    ) -> None:
+        self._init(batch_id, dropped, restored, detours, unrestored)
 
     @property
     def empty(self) -> bool:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 
 from cache import conflicts, outbox, outbox_life, overlay, records, suspects, undo
 from cache.db import Connector
@@ -153,7 +152,7 @@ class Outbox:
             finally:
                 conn.execute("ROLLBACK TO undo_preview")
                 conn.execute("RELEASE undo_preview")
-            return replace(found, batch_id=None)
+            return found.replace(batch_id=None)
 
     def discard(self, entry_id: int) -> None:
         """Drop an entry that is not in flight (a create takes its dependents with it)."""

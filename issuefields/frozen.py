@@ -9,7 +9,7 @@ table, because every client package may import `issuefields` and nothing else th
 
 from __future__ import annotations
 
-from typing import ClassVar, NoReturn
+from typing import Any, ClassVar, NoReturn, Self, cast
 
 
 class Frozen:
@@ -51,3 +51,13 @@ class Frozen:
 
     def __reduce__(self) -> tuple[type[Frozen], tuple[object, ...]]:
         return type(self), tuple(getattr(self, name) for name in self._fields)
+
+    def replace(self, **changes: object) -> Self:
+        """A copy with `changes` (by field name), made through `__init__` as
+        `dataclasses.replace` makes one, so what `__init__` checks or derives holds again."""
+        values = {name: getattr(self, name) for name in self._fields}
+        unknown = sorted(changes.keys() - values.keys())
+        if unknown:
+            raise TypeError(f"{type(self).__qualname__} has no field {unknown[0]!r}")
+        made: Self = cast(Any, type(self))(**{**values, **changes})
+        return made

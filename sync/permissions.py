@@ -16,10 +16,10 @@ Apart from the HTTP client, so that the command line's checks before a write loa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cache.errors import CacheError
+from issuefields.frozen import Frozen
 
 if TYPE_CHECKING:
     from cache import Cache, JsonValue
@@ -54,12 +54,18 @@ def key_tag(key: str) -> str:
     return hashlib.sha256(key.strip().encode()).hexdigest()[:12]
 
 
-@dataclass(frozen=True)
-class KeyPermissions:
+class KeyPermissions(Frozen):
     """`granted` as `/me` listed it (None: not known); `denied` as 403s named them."""
 
-    granted: frozenset[str] | None = None
-    denied: frozenset[str] = frozenset()
+    _fields = ("granted", "denied")
+    __slots__ = _fields
+    granted: frozenset[str] | None
+    denied: frozenset[str]
+
+    def __init__(
+        self, granted: frozenset[str] | None = None, denied: frozenset[str] = frozenset()
+    ) -> None:
+        self._init(granted, denied)
 
     def allows(self, permission: str) -> bool | None:
         """True or False when known, None when nothing says; `/me` outranks a 403's words."""

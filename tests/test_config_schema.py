@@ -3,7 +3,6 @@ would generate (every binding and column in it), and one that the files the clie
 
 from __future__ import annotations
 
-import dataclasses
 import tomllib
 from pathlib import Path
 
@@ -39,7 +38,7 @@ def test_a_file_the_client_writes_passes_it(tmp_path: Path) -> None:
     settings.save_theme("nord")
     settings.save_views([SavedView("Mine", IssueQuery(mine=True))])
     profile = store.get("work")
-    store.update(dataclasses.replace(profile, ui={**profile.ui, "usage_alert_percent": 90}))
+    store.update(profile.replace(ui={**profile.ui, "usage_alert_percent": 90}))
     document = tomllib.loads(store.paths.config_file.read_text())
     errors = list(Draft202012Validator(load_schema()).iter_errors(document))
     assert errors == []

@@ -3,7 +3,6 @@ the TUI's own tables (`keymap`, `columns`) stay; only the values that changed ar
 
 from __future__ import annotations
 
-import dataclasses
 import tomllib
 from pathlib import Path
 
@@ -55,7 +54,7 @@ def test_the_tui_tables_are_read_as_written(store: ProfileStore) -> None:
 
 def test_saving_a_theme_keeps_every_comment_and_the_order(store: ProfileStore) -> None:
     profile = store.get("work")
-    store.update(dataclasses.replace(profile, ui={"theme": "nord"}))
+    store.update(profile.replace(ui={"theme": "nord"}))
     text = written(store)
     original = [line for line in HAND_WRITTEN.splitlines() if line]
     assert [line for line in text.splitlines() if line in original] == original

@@ -7,7 +7,6 @@ a kept row is not drawn again."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -171,10 +170,10 @@ async def test_a_row_that_would_read_differently_is_drawn_again(app_factory: App
         kept = issues._row_strip(line, render_pass)
         assert issues._row_strip(line, render_pass) is kept
         variants = [
-            line._replace(row=replace(row, cells={**row.cells, "title": "Another title"})),
-            line._replace(row=replace(row, labels=(*row.labels, "another"))),
-            line._replace(row=replace(row, sync_state=SyncState.PENDING)),
-            line._replace(row=replace(row, searched=True)),
+            line._replace(row=row.replace(cells={**row.cells, "title": "Another title"})),
+            line._replace(row=row.replace(labels=(*row.labels, "another"))),
+            line._replace(row=row.replace(sync_state=SyncState.PENDING)),
+            line._replace(row=row.replace(searched=True)),
             line._replace(times=("a moment ago",) * len(line.times)),
             line._replace(marked=True),
             line._replace(cursor=True),

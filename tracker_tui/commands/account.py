@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 from accounts.credentials import delete_key, parse_key, save_login
@@ -23,6 +22,7 @@ from accounts.profiles import (
 )
 from accounts.secret import Secret
 from cache import ME_STATE_KEY, open_cache
+from issuefields.frozen import Frozen
 from sync.permissions import keep_granted, key_tag
 from tracker_tui.collector import collect_again
 from tracker_tui.command_summaries import SUMMARIES
@@ -74,15 +74,25 @@ def register(subparsers: Any, issue_commands: Any) -> None:
     profiles.set_defaults(run=run_profiles)
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(Frozen):
     """Who the key is, as far as the server says."""
 
+    _fields = ("user", "workspace", "user_id", "permissions")
+    __slots__ = _fields
     user: str | None
     workspace: str | None
-    user_id: str | None = None
-    permissions: tuple[str, ...] | None = None
+    user_id: str | None
+    permissions: tuple[str, ...] | None
     """What the key may do, by `/me` (None on a server without it)."""
+
+    def __init__(
+        self,
+        user: str | None,
+        workspace: str | None,
+        user_id: str | None = None,
+        permissions: tuple[str, ...] | None = None,
+    ) -> None:
+        self._init(user, workspace, user_id, permissions)
 
 
 class KeyRefused(TrackerTuiError):

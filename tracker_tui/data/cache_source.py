@@ -9,7 +9,6 @@ connection per thread.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
@@ -45,8 +44,8 @@ def to_filter(query: IssueQuery, me: str | None) -> IssueFilter:
     """The cache's filter for a list query; "mine" (and `assignee:me` in the search) with no
     known user matches nobody."""
     if not query.mine:
-        return dataclasses.replace(query.filter, me=me) if me else query.filter
-    return dataclasses.replace(query.filter, mine=me or NO_VALUE, me=me)
+        return query.filter.replace(me=me) if me else query.filter
+    return query.filter.replace(mine=me or NO_VALUE, me=me)
 
 
 class CacheIssueSource:

@@ -8,10 +8,10 @@ or the start of one of its words or of the email, any case.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from cache import ProjectRow, UserRow
 from issuefields import Field
+from issuefields.frozen import Frozen
 
 NONE_WORDS = frozenset({"none", "null", "-"})
 """What unassigns (`--assignee none`) or clears the project (`--project none`)."""
@@ -44,18 +44,25 @@ def choice_value(field: Field, text: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Directory:
+class Directory(Frozen):
     """The users and projects a typed name may stand for, read once from the cache."""
 
-    users: Sequence[UserRow] = ()
-    projects: Sequence[ProjectRow] = ()
-    me: str | None = None
-    _names: dict[str, str] = field(init=False, repr=False, compare=False)
+    _fields = ("users", "projects", "me")
+    __slots__ = (*_fields, "_names")
+    users: Sequence[UserRow]
+    projects: Sequence[ProjectRow]
+    me: str | None
+    _names: dict[str, str]
 
-    def __post_init__(self) -> None:
-        names = {user.id: user.name for user in self.users}
-        names |= {project.id: project.key or project.name for project in self.projects}
+    def __init__(
+        self,
+        users: Sequence[UserRow] = (),
+        projects: Sequence[ProjectRow] = (),
+        me: str | None = None,
+    ) -> None:
+        self._init(users, projects, me)
+        names = {user.id: user.name for user in users}
+        names |= {project.id: project.key or project.name for project in projects}
         object.__setattr__(self, "_names", names)
 
     @property

@@ -8,7 +8,6 @@ app's `on_views_changed` / `on_theme_changed` callbacks persist with one call ea
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -77,4 +76,4 @@ class ProfileSettings:
         """Re-read the profile first, so settings changed elsewhere meanwhile are kept."""
         profile = self._store.get(self._profile)
         ui = {**profile.ui, key: value}
-        self._store.update(dataclasses.replace(profile, ui=ui))
+        self._store.update(profile.replace(ui=ui))

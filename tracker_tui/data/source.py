@@ -47,7 +47,7 @@ class IssueQuery:
 
     def with_filter(self, **changes: Any) -> IssueQuery:
         """A copy with parts of the filter replaced (by `IssueFilter`'s names)."""
-        return dataclasses.replace(self, filter=dataclasses.replace(self.filter, **changes))
+        return dataclasses.replace(self, filter=self.filter.replace(**changes))
 
     def toggled(self, field: Field, value: FilterValue) -> IssueQuery:
         """A copy with `value` added to or removed from one field's selection."""
