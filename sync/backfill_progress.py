@@ -4,11 +4,11 @@ apart from the pull itself so that reading it loads nothing of the network's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 from cache import Cache, Resource
 from cache.models import JsonValue
+from issuefields.frozen import Frozen
 
 BACKFILL_SHARE = 0.8
 """Share of the background budget the backfill may spend in a day; polls keep the rest."""
@@ -23,23 +23,46 @@ def pending(cache: Cache) -> bool:
     return cache.server.cursor(Resource.ISSUES, scope=FLOOR) is not None
 
 
-@dataclass(frozen=True)
-class BackfillProgress:
+class BackfillProgress(Frozen):
     """What the sync panel, the status bar and `tracker-tui status` show of a backfill."""
 
-    expected: int | None = None
+    _fields = (
+        "expected",
+        "received",
+        "requests",
+        "head",
+        "views",
+        "paused_until",
+        "finish_at",
+        "done",
+    )
+    __slots__ = _fields
+    expected: int | None
     """Records the backfill reads in all, from the first query's `pagination.total`."""
-    received: int = 0
-    requests: int = 0
-    head: int | None = None
+    received: int
+    requests: int
+    head: int | None
     """Records the head stored above the floor (keyset order), for the last page's size."""
-    views: str = "pending"
+    views: str
     """The user's default views: `pending`, `done`, or `unsupported` by the server."""
-    paused_until: float | None = None
+    paused_until: float | None
     """Local Unix time at which a backfill stopped by the day's budget resumes."""
-    finish_at: float | None = None
+    finish_at: float | None
     """Local Unix time the backfill is estimated to finish, given the plan."""
-    done: bool = False
+    done: bool
+
+    def __init__(
+        self,
+        expected: int | None = None,
+        received: int = 0,
+        requests: int = 0,
+        head: int | None = None,
+        views: str = "pending",
+        paused_until: float | None = None,
+        finish_at: float | None = None,
+        done: bool = False,
+    ) -> None:
+        self._init(expected, received, requests, head, views, paused_until, finish_at, done)
 
     def to_json(self) -> JsonValue:
         return {

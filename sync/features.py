@@ -5,7 +5,7 @@ A user may point the client at another vendor's server that has only the publish
 optional feature is probed once, stored (`ServerFeatures.to_json`, in the cache's key/value
 state, `sync.remembered`) and used only when present. A feature is True (seen working), False
 (seen absent or refused) or None (not determinable yet: the caller falls back as for False, and
-may upgrade it with `dataclasses.replace` when sync observes it, e.g. the first tombstone).
+may upgrade it with `replace` when sync observes it, e.g. the first tombstone).
 
 Apart from the probe, which needs the HTTP client, so that what is remembered of a server can
 be read (`tracker-tui status`) without loading it.
@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
+
+from issuefields.frozen import Frozen
 
 if TYPE_CHECKING:
     from sync.models import Record
@@ -25,27 +26,77 @@ if TYPE_CHECKING:
 FEATURES_VERSION = 1
 
 
-@dataclass(frozen=True)
-class ServerFeatures:
+class ServerFeatures(Frozen):
     """What a server was found to support; JSON-serialisable for the cache's state store."""
 
-    me: bool | None = None
-    updated_after: bool | None = None
-    tombstones: bool | None = None
-    keyset_order: bool | None = None
-    etag: bool | None = None
-    bulk: bool | None = None
-    comments_list: bool | None = None
-    users_list: bool | None = None
-    idempotency: bool | None = None
-    page_size: int | None = None
-    plan: str | None = None
-    detected_at: float | None = None
-    requests: int = 0
-    version: int = FEATURES_VERSION
+    _fields = (
+        "me",
+        "updated_after",
+        "tombstones",
+        "keyset_order",
+        "etag",
+        "bulk",
+        "comments_list",
+        "users_list",
+        "idempotency",
+        "page_size",
+        "plan",
+        "detected_at",
+        "requests",
+        "version",
+    )
+    __slots__ = _fields
+    me: bool | None
+    updated_after: bool | None
+    tombstones: bool | None
+    keyset_order: bool | None
+    etag: bool | None
+    bulk: bool | None
+    comments_list: bool | None
+    users_list: bool | None
+    idempotency: bool | None
+    page_size: int | None
+    plan: str | None
+    detected_at: float | None
+    requests: int
+    version: int
+
+    def __init__(
+        self,
+        me: bool | None = None,
+        updated_after: bool | None = None,
+        tombstones: bool | None = None,
+        keyset_order: bool | None = None,
+        etag: bool | None = None,
+        bulk: bool | None = None,
+        comments_list: bool | None = None,
+        users_list: bool | None = None,
+        idempotency: bool | None = None,
+        page_size: int | None = None,
+        plan: str | None = None,
+        detected_at: float | None = None,
+        requests: int = 0,
+        version: int = FEATURES_VERSION,
+    ) -> None:
+        self._init(
+            me,
+            updated_after,
+            tombstones,
+            keyset_order,
+            etag,
+            bulk,
+            comments_list,
+            users_list,
+            idempotency,
+            page_size,
+            plan,
+            detected_at,
+            requests,
+            version,
+        )
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        return json.dumps({name: getattr(self, name) for name in self._fields}, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> ServerFeatures:
@@ -57,13 +108,17 @@ class ServerFeatures:
         if not isinstance(data, dict) or data.get("version") != FEATURES_VERSION:
             raise ValueError("stored server features are unreadable or of another version")
         values: dict[str, Any] = {}
-        for spec in fields(cls):
-            value = data.get(spec.name, spec.default)
-            if not _fits(spec.name, value, spec.default):
-                raise ValueError(f"stored server feature {spec.name!r} has a wrong type")
-            values[spec.name] = value
+        for name in cls._fields:
+            default = getattr(_UNKNOWN, name)
+            value = data.get(name, default)
+            if not _fits(name, value, default):
+                raise ValueError(f"stored server feature {name!r} has a wrong type")
+            values[name] = value
         return cls(**values)
 
+
+_UNKNOWN = ServerFeatures()
+"""Every member at its default: what a store that lacks one of them means."""
 
 _KINDS: dict[str, tuple[type, ...]] = {
     "page_size": (int,),

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cache import Cache, JsonValue
+from issuefields.frozen import Frozen
 from sync.features import ServerFeatures
 from sync.ratelimit.learned import Learned
 
@@ -75,15 +75,19 @@ def _stored(cache: Cache, key: str, member: str, server: str | None) -> str | No
     return text if isinstance(text, str) else None
 
 
-@dataclass(frozen=True)
-class Unreadable:
+class Unreadable(Frozen):
     """A record a pull skipped: its resource, its id if it had one, and why."""
 
+    _fields = ("resource", "id", "reason", "at")
+    __slots__ = _fields
     resource: str
     id: str | None
     reason: str
     at: float
     """Local Unix time it was last skipped."""
+
+    def __init__(self, resource: str, id: str | None, reason: str, at: float) -> None:
+        self._init(resource, id, reason, at)
 
     def to_json(self) -> JsonValue:
         return {"resource": self.resource, "id": self.id, "reason": self.reason, "at": self.at}

@@ -20,7 +20,7 @@ import asyncio
 import math
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
@@ -95,24 +95,23 @@ async def backfill(
             run.gate = None
         requests += run.report.requests - before_requests
         received += run.report.received - before_received
-        shown = replace(
-            shown,
+        shown = shown.replace(
             received=shown.received + run.report.received - before_received,
             requests=shown.requests + run.report.requests - before_requests,
             paused_until=None,
         )
-        shown = replace(shown, finish_at=estimate_finish(run, shown))
+        shown = shown.replace(finish_at=estimate_finish(run, shown))
         state.save_progress(cache, shown)
         run.tell(expected=shown.expected)
         if stop is not Stop.DONE:
             break
         if finished:
             finish_backfill(run)
-            shown = replace(shown, done=True, finish_at=None)
+            shown = shown.replace(done=True, finish_at=None)
             state.save_progress(cache, shown)
             break
     if stop is Stop.BUDGET:
-        state.save_progress(cache, replace(shown, paused_until=resumes_at))
+        state.save_progress(cache, shown.replace(paused_until=resumes_at))
     if received:
         keep_anchors(run)
     return StepReport(stop, requests, received, resumes_at)
@@ -153,7 +152,7 @@ async def _step(run: ResourceRun) -> bool:
         try:
             return await _keyset_step(run)
         except OrderBroken:
-            run.session.features = replace(run.session.features, keyset_order=False)
+            run.session.features = run.session.features.replace(keyset_order=False)
             remember_features(run.session)
             run.report.note = "the server broke its sync order; the backfill walks pages"
             run.session.cache.state.set(state.WALK_KEY, None)

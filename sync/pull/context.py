@@ -7,7 +7,7 @@ page-size learning, skipped records, tombstone sightings and progress are handle
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from cache import ApplyResult, Cursor, Resource
@@ -125,7 +125,7 @@ class ResourceRun:
             and self.can_tombstone
             and self.session.features.tombstones is not True
         ):
-            self.session.features = replace(self.session.features, tombstones=True)
+            self.session.features = self.session.features.replace(tombstones=True)
             remember_features(self.session)
         return response
 

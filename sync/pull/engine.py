@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from cache import Resource
@@ -223,7 +222,7 @@ async def _pull_issues(
     shown = backfill_state.progress(cache) or backfill_state.BackfillProgress()
     if shown.views == "pending":
         views = await pull_views(run)
-        shown = replace(backfill_state.progress(cache) or shown, views=views)
+        shown = (backfill_state.progress(cache) or shown).replace(views=views)
         backfill_state.save_progress(cache, shown)
         run.tell(0)
     if finish:
@@ -243,7 +242,7 @@ async def _pull_resource(run: ResourceRun, *, full: bool, deletes: bool = True) 
         try:
             await keyset_pass(run, cursor)
         except OrderBroken:
-            run.session.features = replace(features, keyset_order=False)
+            run.session.features = features.replace(keyset_order=False)
             remember_features(run.session)
             run.report.note = "the server broke its sync order; switched to page walking"
             run.report.mode = Mode.PAGES

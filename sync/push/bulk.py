@@ -11,8 +11,6 @@ entries go one by one, so that each record answers for itself.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from cache import Operation, OutboxEntry, Resource
 from sync.errors import ApiError, ErrorBody, Forbidden, SyncError
 from sync.models import BulkResult
@@ -63,7 +61,7 @@ async def send(ctx: PushContext, step: Bulk) -> None:
 
 def _no_bulk(ctx: PushContext, entries: tuple[OutboxEntry, ...]) -> None:
     session = ctx.session
-    session.features = replace(session.features, bulk=False)
+    session.features = session.features.replace(bulk=False)
     remember_features(session)
     for entry in entries:
         ctx.not_applied(entry, "the server has no bulk endpoint")

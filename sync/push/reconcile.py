@@ -48,7 +48,6 @@ nothing.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -221,7 +220,7 @@ async def _look(
         # Refused where `include_deleted` was never seen either way: when the listing without
         # it is answered, that was what the server refused (as the pull learns it).
         listed = await list_since(session, resource, since, parent=parent, reads=reads)
-        session.features = replace(session.features, tombstones=False)
+        session.features = session.features.replace(tombstones=False)
         remember_features(session)
     graves = [record for record in listed if isinstance(record, Tombstone)]
     listed = [record for record in listed if not isinstance(record, Tombstone)]

@@ -31,7 +31,7 @@ honours keys.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from cache import BulkAttempt, OutboxEntry, Resource
@@ -105,7 +105,7 @@ def learn_ignored(session: SyncSession, asked: Asked, applied: Iterable[int]) ->
     """A create a listing found applied whose key the server held no answer for: the server
     ignores keys, and is not asked again (each asking costs a POST)."""
     if session.features.idempotency is None and asked.unheld.intersection(applied):
-        session.features = replace(session.features, idempotency=False)
+        session.features = session.features.replace(idempotency=False)
         remember_features(session)
 
 
@@ -121,7 +121,7 @@ async def _witnessed(ctx: PushContext) -> bool:
     resource, key, bulk_key = found
     if await _held(ctx, PATHS[resource] if bulk_key is None else BULK_PATH, bulk_key or key):
         return True
-    session.features = replace(session.features, idempotency=False)
+    session.features = session.features.replace(idempotency=False)
     remember_features(session)
     return False
 
@@ -135,7 +135,7 @@ async def _held(ctx: PushContext, path: str, key: str) -> bool:
     client = ctx.session.client
     held = await read(ctx.reads, lambda: client.key_used(path, key))
     if held and not ctx.session.features.idempotency:
-        ctx.session.features = replace(ctx.session.features, idempotency=True)
+        ctx.session.features = ctx.session.features.replace(idempotency=True)
         remember_features(ctx.session)
     return held
 

@@ -16,29 +16,42 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
 from typing import Any
+
+from issuefields.frozen import Frozen
 
 LEARNED_VERSION = 1
 KEY_SCOPE = ""
 """The scope of a block on the whole key (in memory: None); other scopes are endpoint buckets."""
 
 
-@dataclass(frozen=True)
-class Learned:
+class Learned(Frozen):
     """The limits in force for a key, as far as a process knew them when it stored this."""
 
+    _fields = ("plan", "per_minute", "per_day", "source", "blocked", "day_reset")
+    __slots__ = _fields
     plan: str
     per_minute: int
     per_day: int
-    source: str = "default"
+    source: str
     """Where the plan came from: `me`, `headers`, or `default` (nothing said yet)."""
-    blocked: dict[str, float] = field(default_factory=dict)
+    blocked: dict[str, float]
     """Scope (`KEY_SCOPE` or a bucket) -> local time before which nothing of it may go."""
-    day_reset: float | None = None
+    day_reset: float | None
     """Local time at which the server's day window ends, when a response's headers described
     that window (its `X-RateLimit-Reset`): the usage view counts the server's day from it.
     Nothing paces by it; absent from stores written before it existed."""
+
+    def __init__(
+        self,
+        plan: str,
+        per_minute: int,
+        per_day: int,
+        source: str = "default",
+        blocked: dict[str, float] | None = None,
+        day_reset: float | None = None,
+    ) -> None:
+        self._init(plan, per_minute, per_day, source, {} if blocked is None else blocked, day_reset)
 
     def to_json(self) -> str:
         data: dict[str, Any] = {

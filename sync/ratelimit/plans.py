@@ -7,19 +7,24 @@ plans and per-endpoint limits, so the limiter can start from them before the ser
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
+
+from issuefields.frozen import Frozen
 
 MINUTES_PER_DAY = 1440
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Frozen):
     """A plan's default limits: requests per minute and per day."""
 
+    _fields = ("name", "per_minute", "per_day")
+    __slots__ = _fields
     name: str
     per_minute: int
     per_day: int
+
+    def __init__(self, name: str, per_minute: int, per_day: int) -> None:
+        self._init(name, per_minute, per_day)
 
 
 FREE = Plan("free", per_minute=60, per_day=1_000)

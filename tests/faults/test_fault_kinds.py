@@ -8,7 +8,7 @@ writes with a title of its own.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -176,7 +176,7 @@ async def test_a_failed_look_for_unknown_creates_keeps_what_was_found(
     async with through_proxy(service, tmp_path / "cache.db") as (proxy, session):
         # Looked for by listing, as on a server that ignores keys (one that honours them is
         # asked each comment's key instead).
-        session.features = replace(session.features, comments_list=False, idempotency=False)
+        session.features = session.features.replace(comments_list=False, idempotency=False)
         for target, body in zip(targets, bodies, strict=True):
             session.cache.outbox.create(Resource.COMMENTS, {"issue_id": target, "body": body})
         proxy.plan = plan

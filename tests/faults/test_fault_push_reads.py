@@ -126,14 +126,14 @@ async def test_a_failed_listing_is_retried_in_place_as_the_server_asked(
     async with through_proxy(service, tmp_path / "cache.db") as (proxy, session):
         # Looked for by listing, as on a server that ignores keys; the cache holds what the
         # module's other tests made, as a client that has pulled does.
-        session.features = replace(session.features, idempotency=False)
+        session.features = session.features.replace(idempotency=False)
         session.cache.server.apply_page(Resource.ISSUES, held)
         session.cache.outbox.create(Resource.ISSUES, {"title": title})
         proxy.plan = failing_reads(edited, Fault.LIMITED_RETRY_AFTER, Fault.STATUS_503)
         probes = len(proxy.hops)
         report = await push_outbox(session, backoff=FAST, bulk_creates=False)
         session.cache.outbox.update(Resource.ISSUES, edited, {"description": "edited once"})
-        session.features = replace(session.features, bulk=False)
+        session.features = session.features.replace(bulk=False)
         edit = await push_outbox(session, backoff=FAST)
         create, update = session.cache.outbox.entries((EntryState.DONE,))
         hops = proxy.hops[probes:]
@@ -173,7 +173,7 @@ async def test_comments_on_many_issues_are_looked_for_with_one_listing(
     async with through_proxy(service, tmp_path / "cache.db") as (proxy, session):
         assert session.features.comments_list
         # Looked for by listing, as on a server that ignores keys.
-        session.features = replace(session.features, idempotency=False)
+        session.features = session.features.replace(idempotency=False)
         for target, text in zip(targets, texts, strict=True):
             session.cache.outbox.create(Resource.COMMENTS, {"issue_id": target, "body": text})
         proxy.plan, probes = plan, len(proxy.hops)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -152,7 +151,7 @@ async def test_the_first_push_after_the_server_died_stops_at_its_first_refused_c
 
     with downable(tmp_path) as service:
         async with watched(service, tmp_path / "cache.db", outcomes) as session:
-            session.features = replace(session.features, bulk=bulk)
+            session.features = session.features.replace(bulk=bulk)
             cache = session.cache
             first, second = sorted(local_issue_ids(session))[:2]
             cache.outbox.update(Resource.ISSUES, first, {"title": "edited while down"})

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -293,7 +292,7 @@ def test_features_survive_a_round_trip_through_json() -> None:
     )
     assert ServerFeatures.from_json(features.to_json()) == features
     assert (
-        ServerFeatures.from_json(replace(features, idempotency=True).to_json()).idempotency is True
+        ServerFeatures.from_json(features.replace(idempotency=True).to_json()).idempotency is True
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from test_pull_support import on_list_page, served, session_on
@@ -24,7 +23,7 @@ async def test_features_are_probed_once_and_learned_ones_are_kept(tmp_path: Path
             async with session_on(service, cache) as session:
                 assert session.features.keyset_order is True
                 probed = len(lists)
-                session.features = replace(session.features, tombstones=True)
+                session.features = session.features.replace(tombstones=True)
                 remember_features(session)
             async with session_on(service, cache) as again:
                 assert again.features.tombstones is True
