@@ -46,6 +46,10 @@ Stored = tuple[str, int, list[list[str]], bytes]
 
 @dataclass
 class _KeyedRequest:
+    """A keyed POST in flight, as `keep_answer` stores its answer: the API key that sent it,
+    its `Idempotency-Key`, its fingerprint, and when it arrived (from which the key's 24
+    hours count)."""
+
     key_id: str
     key: str
     fingerprint: str
