@@ -19,10 +19,10 @@ import itertools
 import math
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from issuefields.frozen import Frozen
 from sync.errors import (
     ApiError,
     Forbidden,
@@ -63,17 +63,27 @@ class Connection(StrEnum):
     """Waiting for the rate limit (`ConnectionState.until`)."""
 
 
-@dataclass(frozen=True)
-class ConnectionState:
+class ConnectionState(Frozen):
     """The engine's connection, as every screen shows it."""
 
-    kind: Connection = Connection.CONNECTING
-    detail: str | None = None
+    _fields = ("kind", "detail", "until", "retry_at")
+    __slots__ = _fields
+    kind: Connection
+    detail: str | None
     """Why, in the server's or the network's words (the sync panel shows it)."""
-    until: float | None = None
+    until: float | None
     """`time.monotonic()` when a wait for the rate limit ends (RATE_LIMITED only)."""
-    retry_at: float | None = None
+    retry_at: float | None
     """`time.monotonic()` when the engine tries again after a failure, when one is planned."""
+
+    def __init__(
+        self,
+        kind: Connection = Connection.CONNECTING,
+        detail: str | None = None,
+        until: float | None = None,
+        retry_at: float | None = None,
+    ) -> None:
+        self._init(kind, detail, until, retry_at)
 
 
 def seconds_until(at: float, now: float) -> int:

@@ -36,9 +36,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from issuefields.frozen import Frozen
 from sync.ratelimit.headers import ResponseMeta
 
 _PERMISSION = re.compile(r"\b[a-z][a-z_]*:[a-z][a-z_]*\b")
@@ -57,25 +57,40 @@ DEFAULT_CODES: dict[int, str] = {
 """The code for each status (docs/api.md#error-codes), for error bodies that do not name one."""
 
 
-@dataclass(frozen=True)
-class ErrorDetail:
+class ErrorDetail(Frozen):
     """One field-level complaint: the reference service's `{field, message}`
     (docs/service.md#requests) or FastAPI's `{loc, msg}`."""
 
+    _fields = ("field", "message")
+    __slots__ = _fields
     field: str | None
     message: str
 
+    def __init__(self, field: str | None, message: str) -> None:
+        self._init(field, message)
 
-@dataclass(frozen=True)
-class ErrorBody:
+
+class ErrorBody(Frozen):
     """An error body, read leniently: the published body (docs/api.md#errors), FastAPI's `detail`,
     or plain text."""
 
-    code: str | None = None
-    message: str | None = None
-    details: tuple[ErrorDetail, ...] = ()
-    retry_after: object = None
-    permission: str | None = None
+    _fields = ("code", "message", "details", "retry_after", "permission")
+    __slots__ = _fields
+    code: str | None
+    message: str | None
+    details: tuple[ErrorDetail, ...]
+    retry_after: object
+    permission: str | None
+
+    def __init__(
+        self,
+        code: str | None = None,
+        message: str | None = None,
+        details: tuple[ErrorDetail, ...] = (),
+        retry_after: object = None,
+        permission: str | None = None,
+    ) -> None:
+        self._init(code, message, details, retry_after, permission)
 
     @classmethod
     def from_payload(cls, payload: object) -> ErrorBody:

@@ -20,7 +20,6 @@ import contextlib
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TypeVar, assert_never
 
@@ -461,7 +460,7 @@ class EngineLink:
         state = self._watch.state
         if state.kind is Connection.ONLINE or retry_at is None:
             return state
-        return replace(state, retry_at=retry_at)
+        return state.replace(retry_at=retry_at)
 
     def _report(self) -> None:
         if self._post is None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+from issuefields.frozen import Frozen
 from sync.ratelimit.plans import Bucket, bucket_for
 from sync.timeutil import parse_http_date
 
@@ -23,21 +23,24 @@ RELATIVE_RESET_BELOW = 1_000_000_000
 RateLimit fields) send them, rather than as Unix times."""
 
 
-@dataclass(frozen=True)
-class RateLimitHeaders:
+class RateLimitHeaders(Frozen):
     """The three `X-RateLimit-*` headers; a field is None when its header is missing or garbage.
 
     `reset` is the server's Unix time at which the window ends (a relative value already added
     to the response's `Date`).
     """
 
+    _fields = ("limit", "remaining", "reset")
+    __slots__ = _fields
     limit: int | None
     remaining: int | None
     reset: float | None
 
+    def __init__(self, limit: int | None, remaining: int | None, reset: float | None) -> None:
+        self._init(limit, remaining, reset)
 
-@dataclass(frozen=True)
-class ResponseMeta:
+
+class ResponseMeta(Frozen):
     """Everything a response says beyond its body, for the caller and for the limiter.
 
     `date` and `rate.reset` are in server time (Unix seconds); `sent_at` is the limiter's local
@@ -45,15 +48,41 @@ class ResponseMeta:
     from receipt, from the body or the header, whichever is longer.
     """
 
+    _fields = (
+        "method",
+        "path",
+        "bucket",
+        "status",
+        "date",
+        "rate",
+        "retry_after",
+        "etag",
+        "sent_at",
+    )
+    __slots__ = _fields
     method: str
     path: str
     bucket: Bucket
     status: int
-    date: float | None = None
-    rate: RateLimitHeaders | None = None
-    retry_after: float | None = None
-    etag: str | None = None
-    sent_at: float | None = None
+    date: float | None
+    rate: RateLimitHeaders | None
+    retry_after: float | None
+    etag: str | None
+    sent_at: float | None
+
+    def __init__(
+        self,
+        method: str,
+        path: str,
+        bucket: Bucket,
+        status: int,
+        date: float | None = None,
+        rate: RateLimitHeaders | None = None,
+        retry_after: float | None = None,
+        etag: str | None = None,
+        sent_at: float | None = None,
+    ) -> None:
+        self._init(method, path, bucket, status, date, rate, retry_after, etag, sent_at)
 
 
 def parse_count(text: str | None) -> int | None:

@@ -245,10 +245,10 @@ NO_DATACLASSES = (
 """Modules on the start path whose classes are plain: each dataclass costs 0.5-0.9 ms to build
 at import (it compiles its `__init__`, `__repr__` and `__eq__`), and the app built 82 of its
 own before its first frame (docs/architecture.md#start-up)."""
-DATACLASS_BUDGET = 16
-"""The project's dataclasses still built before the first frame (Textual's and Rich's aside):
-15 when this was set, 44 allowed before the cache's and the profile's records became `Frozen`
-classes: the sync engine's, the list widgets' messages and the app's query and views."""
+DATACLASS_BUDGET = 0
+"""The project's dataclasses built before the first frame (Textual's and Rich's aside): none
+since 2026-11-28, 44 allowed before the records, the sync state and the list widgets'
+messages on the start path were written out as `Frozen` classes and plain messages."""
 
 
 def test_the_start_builds_few_dataclasses(started: dict[str, Any]) -> None:

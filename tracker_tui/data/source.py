@@ -11,30 +11,42 @@ ids stand for.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from cache import IssueFilter, IssueRow, IssueSort
 from issuefields import SORT_KEYS, SORTS_BY_KEY, Field
+from issuefields.frozen import Frozen
 
 FilterValue = str | None
 """A value of a filter field; None is "unassigned" / "no project"."""
 
 
-@dataclass(frozen=True)
-class IssueQuery:
+class IssueQuery(Frozen):
     """A filter and a sort: immutable and hashable, so it keys caches and stale-result checks.
 
     `mine` is "assigned to me": the source puts its user's id in the filter when it reads
     (who "me" is may be learnt after the query was made), so `filter.mine` stays None here.
     """
 
-    filter: IssueFilter = field(default_factory=IssueFilter)
-    sort: IssueSort = field(default_factory=IssueSort)
-    mine: bool = False
+    _fields = ("filter", "sort", "mine")
+    __slots__ = _fields
+    filter: IssueFilter
+    sort: IssueSort
+    mine: bool
+
+    def __init__(
+        self,
+        filter: IssueFilter | None = None,
+        sort: IssueSort | None = None,
+        mine: bool = False,
+    ) -> None:
+        self._init(
+            IssueFilter() if filter is None else filter,
+            IssueSort() if sort is None else sort,
+            mine,
+        )
 
     def values(self, field: Field) -> frozenset[FilterValue]:
         """The selected values of one filter field (the picker and the chips go by field)."""
@@ -47,7 +59,7 @@ class IssueQuery:
 
     def with_filter(self, **changes: Any) -> IssueQuery:
         """A copy with parts of the filter replaced (by `IssueFilter`'s names)."""
-        return dataclasses.replace(self, filter=self.filter.replace(**changes))
+        return self.replace(filter=self.filter.replace(**changes))
 
     def toggled(self, field: Field, value: FilterValue) -> IssueQuery:
         """A copy with `value` added to or removed from one field's selection."""
@@ -57,7 +69,7 @@ class IssueQuery:
         """A copy sorted by `key`, in its natural direction unless one is given."""
         if descending is None:
             descending = SORTS_BY_KEY[key].descending
-        return dataclasses.replace(self, sort=IssueSort(key, descending))
+        return self.replace(sort=IssueSort(key, descending))
 
     def next_sort(self) -> IssueQuery:
         """A copy sorted by the next column in `SORT_KEYS` (wrapping), in its natural direction."""

@@ -8,12 +8,11 @@ for those parts rather than an error at start-up.
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from typing import Any
 
 from cache import IssueSort
 from issuefields import ASSIGNEE, LABELS, PRIORITY, PROJECT, SORT_KEYS, STATUS, Field
+from issuefields.frozen import Frozen
 from tracker_tui.data.cache_source import NO_VALUE
 from tracker_tui.data.source import FilterValue, IssueQuery
 
@@ -39,12 +38,16 @@ def _read(field: Field, value: str) -> FilterValue:
     return None if value == NO_VALUE and field in (ASSIGNEE, PROJECT) else value
 
 
-@dataclass(frozen=True)
-class SavedView:
+class SavedView(Frozen):
     """A filter and sort the user named; its position in the list is its number key."""
 
+    _fields = ("name", "query")
+    __slots__ = _fields
     name: str
     query: IssueQuery
+
+    def __init__(self, name: str, query: IssueQuery) -> None:
+        self._init(name, query)
 
 
 def _plain(query: IssueQuery) -> dict[str, Any]:
@@ -77,13 +80,13 @@ def query_from_dict(data: dict[str, Any]) -> IssueQuery:
     if isinstance(text := data.get("text"), str):
         query = query.with_filter(text=text)
     if isinstance(mine := data.get("mine"), bool):
-        query = dataclasses.replace(query, mine=mine)
+        query = query.replace(mine=mine)
     sort = data.get("sort")
     key = sort if isinstance(sort, str) and sort in SORT_KEYS else query.sort.key
     descending = data.get("descending")
     if not isinstance(descending, bool):
         descending = query.sort.descending
-    return dataclasses.replace(query, sort=IssueSort(key, descending))
+    return query.replace(sort=IssueSort(key, descending))
 
 
 def view_to_dict(view: SavedView) -> dict[str, Any]:
@@ -120,9 +123,7 @@ def renamed(views: list[SavedView], index: int, name: str) -> list[SavedView] | 
         return "A view needs a name."
     if any(view.name == name for i, view in enumerate(views) if i != index):
         return f"Another view is already called “{name}”."
-    return [
-        dataclasses.replace(view, name=name) if i == index else view for i, view in enumerate(views)
-    ]
+    return [view.replace(name=name) if i == index else view for i, view in enumerate(views)]
 
 
 def without(views: list[SavedView], index: int) -> list[SavedView]:

@@ -9,7 +9,6 @@ unselected.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -124,7 +123,7 @@ class FilterDialog(ModalScreen[IssueQuery | None]):
         query = self._query
         for field in FILTERS:
             query = query.with_values(field, frozenset(self._selected[field]))
-        return dataclasses.replace(query, mine=self.query_one("#filter-mine", Checkbox).value)
+        return query.replace(mine=self.query_one("#filter-mine", Checkbox).value)
 
     @on(OptionList.OptionHighlighted, "#filter-fields")
     def switch_field(self, event: OptionList.OptionHighlighted) -> None:

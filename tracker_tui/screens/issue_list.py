@@ -9,7 +9,6 @@ keys, are hidden (`ReadOnlyScreen`).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar
@@ -288,7 +287,7 @@ class IssueListScreen(ReadOnlyScreen[None]):
 
     def action_toggle_mine(self) -> None:
         """Show only my issues, or everyone's again."""
-        self.issue_query = dataclasses.replace(self.issue_query, mine=not self.issue_query.mine)
+        self.issue_query = self.issue_query.replace(mine=not self.issue_query.mine)
 
     def action_filter_value(self, word: str, value: FilterValue) -> None:
         """Add or remove one filter value (the command palette offers these)."""

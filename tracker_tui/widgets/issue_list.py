@@ -20,7 +20,6 @@ line, showing what arrives. Marks are issue ids too, so they follow their issues
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import ClassVar, NamedTuple
 
@@ -178,48 +177,60 @@ class IssueList(IssueWindow, can_focus=True, inherit_bindings=False):
     """The issues marked for a bulk edit, by id: kept across reloads, sorts, searches and
     filters, except "all" (and its inversion), which belongs to the filter it was made in."""
 
-    @dataclass
     class Highlighted(Message):
         """The cursor came to rest on another (loaded) issue."""
 
-        issue_list: IssueList
-        issue_id: str
+        __slots__ = ("issue_id", "issue_list")
+
+        def __init__(self, issue_list: IssueList, issue_id: str) -> None:
+            self.issue_list = issue_list
+            self.issue_id = issue_id
+            super().__init__()
 
         @property
         def control(self) -> IssueList:
             """The list the cursor moved in (for `@on(..., selector)`)."""
             return self.issue_list
 
-    @dataclass
     class Opened(Message):
         """The user pressed enter on (or double-clicked) an issue."""
 
-        issue_list: IssueList
-        issue_id: str
+        __slots__ = ("issue_id", "issue_list")
+
+        def __init__(self, issue_list: IssueList, issue_id: str) -> None:
+            self.issue_list = issue_list
+            self.issue_id = issue_id
+            super().__init__()
 
         @property
         def control(self) -> IssueList:
             """The list the issue was opened from."""
             return self.issue_list
 
-    @dataclass
     class MarksChanged(Message):
         """The marks changed; `count` is how many rows they cover."""
 
-        issue_list: IssueList
-        count: int
+        __slots__ = ("count", "issue_list")
+
+        def __init__(self, issue_list: IssueList, count: int) -> None:
+            self.issue_list = issue_list
+            self.count = count
+            super().__init__()
 
         @property
         def control(self) -> IssueList:
             """The list whose marks changed."""
             return self.issue_list
 
-    @dataclass
     class SortClicked(Message):
         """The user clicked the heading of the column that sorts by `key`."""
 
-        issue_list: IssueList
-        key: str
+        __slots__ = ("issue_list", "key")
+
+        def __init__(self, issue_list: IssueList, key: str) -> None:
+            self.issue_list = issue_list
+            self.key = key
+            super().__init__()
 
         @property
         def control(self) -> IssueList:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from concurrent.futures import CancelledError, ThreadPoolExecutor
-from dataclasses import dataclass
 
 from textual import events, on, work
 from textual.geometry import Size
@@ -39,6 +38,7 @@ from textual.widget import Widget
 from textual.worker import Worker, get_current_worker
 
 from cache import IssueRow
+from issuefields.frozen import Frozen
 from tracker_tui.data.pages import PageCache
 from tracker_tui.data.source import IssueQuery, IssueSource
 from tracker_tui.messages import SourceFailed
@@ -61,19 +61,23 @@ COUNT_WAIT_STEP = 0.05
 """Seconds between two looks at whether a count waiting for its rows' frame is still wanted."""
 
 
-@dataclass(frozen=True)
-class Anchor:
+class Anchor(Frozen):
     """The issue a load should find again, and where it was: its index in the list (which
     end to look from, and the place to fall back to when it is gone) and its line on the
     screen, counted from the first row shown."""
 
+    _fields = ("issue_id", "index", "line", "soft")
+    __slots__ = _fields
     issue_id: str
     index: int
     line: int
-    soft: bool = False
+    soft: bool
     """Followed only while it stays in view, the screen holding still: an issue the user has
     not picked yet (a list just opened or searched), so that new issues arriving at the top, as
     during a first sync, stay in view; when it is pushed out, the cursor keeps its line."""
+
+    def __init__(self, issue_id: str, index: int, line: int, soft: bool = False) -> None:
+        self._init(issue_id, index, line, soft)
 
 
 class IssueWindow(ScrollView):
@@ -87,38 +91,58 @@ class IssueWindow(ScrollView):
     """How many rows match the query; None until its count arrives (its first rows may be
     shown before: `rows_known`)."""
 
-    @dataclass
     class Counted(Message):
         """The rows of a new query arrived with their count, or before it (`count` None: still
         counting; a `Counted` with the count follows), or a count arrived after its rows."""
 
-        issue_list: IssueWindow
-        count: int | None
+        __slots__ = ("count", "issue_list")
+
+        def __init__(self, issue_list: IssueWindow, count: int | None) -> None:
+            self.issue_list = issue_list
+            self.count = count
+            super().__init__()
 
         @property
         def control(self) -> IssueWindow:
             """The list that was counted."""
             return self.issue_list
 
-    @dataclass
     class _Loaded(Message):
         """A worker's answer: rows for `pages` pages from `first_page` and the names their
         ids stand for, maybe a new count, and for an anchored load the anchor and where its
-        issue stands now (None: gone)."""
+        issue stands now (None: gone). `fresh`: the generation's first rows (with its count,
+        unless `count` is None: counted next), not rows scrolled into view. `drawn` is set
+        once these rows are on screen (or dropped): the count waits for it."""
 
-        generation: int
-        count: int | None
-        first_page: int
-        pages: int
-        rows: list[IssueRow]
-        names: Mapping[str, str]
-        anchor: Anchor | None = None
-        position: int | None = None
-        fresh: bool = False
-        """The generation's first rows (with its count, unless `count` is None: counted
-        next), not rows scrolled into view."""
-        drawn: threading.Event | None = None
-        """Set once these rows are on screen (or dropped): the count waits for it."""
+        __slots__ = (
+            *("generation", "count", "first_page", "pages", "rows", "names"),
+            *("anchor", "position", "fresh", "drawn"),
+        )
+
+        def __init__(
+            self,
+            generation: int,
+            count: int | None,
+            first_page: int,
+            pages: int,
+            rows: list[IssueRow],
+            names: Mapping[str, str],
+            anchor: Anchor | None = None,
+            position: int | None = None,
+            fresh: bool = False,
+            drawn: threading.Event | None = None,
+        ) -> None:
+            self.generation = generation
+            self.count = count
+            self.first_page = first_page
+            self.pages = pages
+            self.rows = rows
+            self.names = names
+            self.anchor = anchor
+            self.position = position
+            self.fresh = fresh
+            self.drawn = drawn
+            super().__init__()
 
     class CountFailed(Message):
         """Reading the list failed while its query was not counted yet: its count is unknown
@@ -142,12 +166,15 @@ class IssueWindow(ScrollView):
             self.generation = generation
             self.count = count
 
-    @dataclass
     class _LoadFailed(Message):
         """A worker's read failed (the app was told via `SourceFailed`)."""
 
-        generation: int
-        error: str
+        __slots__ = ("error", "generation")
+
+        def __init__(self, generation: int, error: str) -> None:
+            self.generation = generation
+            self.error = error
+            super().__init__()
 
     def __init__(
         self, source: IssueSource, *, query: IssueQuery | None = None, id: str | None = None
