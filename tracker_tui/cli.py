@@ -214,18 +214,10 @@ def summary_parser(
 def asks_for_help(argv: Sequence[str]) -> bool:
     """`tracker-tui --help` or `-h`, with nothing else but the app's options: the help that
     lists the commands (`summary_parser`)."""
-    items = iter(argv)
-    asked = False
-    for item in items:
-        if item in ("-h", "--help"):
-            asked = True
-        elif item == "--profile":
-            value = next(items, None)
-            if value is None or value.startswith("-"):
-                return False
-        elif item not in ("--read-only", "--live") and not item.startswith("--profile="):
-            return False
-    return asked
+    others = _app_options(argv, _app_defaults())
+    if not others:
+        return False
+    return all(item in ("-h", "--help") for item in others)
 
 
 class _NotAlone(Exception):
@@ -309,7 +301,21 @@ def app_arguments(argv: Sequence[str]) -> argparse.Namespace | None:
     of every command, which imports every command's module (docs/architecture.md#start-up).
     None for anything else (a command, `--help`, an abbreviated or malformed option): the full
     parser reads it, and says what is wrong."""
-    chosen = argparse.Namespace(profile=None, read_only=False, live=False, command=None)
+    chosen = _app_defaults()
+    if _app_options(argv, chosen) != []:
+        return None
+    chosen.run = _open_app
+    return chosen
+
+
+def _app_defaults() -> argparse.Namespace:
+    return argparse.Namespace(profile=None, read_only=False, live=False, command=None)
+
+
+def _app_options(argv: Sequence[str], chosen: argparse.Namespace) -> list[str] | None:
+    """The app's own options in `argv` (`--profile NAME` or `=NAME`, `--read-only`, `--live`)
+    set on `chosen`, and the other items, in order; None when `--profile` has no value."""
+    others: list[str] = []
     items = iter(argv)
     for item in items:
         if item in ("--read-only", "--live"):
@@ -322,9 +328,8 @@ def app_arguments(argv: Sequence[str]) -> argparse.Namespace | None:
                 return None
             chosen.profile = value
         else:
-            return None
-    chosen.run = _open_app
-    return chosen
+            others.append(item)
+    return others
 
 
 LONG_RUNNING = frozenset({"demo", "sync", "watch"})
