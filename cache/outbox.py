@@ -7,6 +7,8 @@ its idempotency key.
 
 - update after an open update of the same batch: fields merge, each field keeping its
   ORIGINAL base; a field edited back to its base drops out, an entry left empty vanishes.
+  Not a status move after one the entry holds, unless the workflow allows the two as one
+  (`_one_move`): the server refuses a move it does not allow.
 - update after an open create: folds into the create.
 - delete after an open create: the create and everything waiting on it vanish.
 - delete after updates: every update not in flight vanishes into the delete, whose base
@@ -42,6 +44,7 @@ from cache.models import (
     Resource,
 )
 from cache.resources import dumps, json_list, loads_object
+from issuefields import can_move
 
 LOCAL_PREFIX = "local_"
 
@@ -259,7 +262,11 @@ def enqueue_update(
     if latest is not None and _is_open(latest) and merge:
         if latest.operation is Operation.CREATE:
             return save(conn, latest, latest.base, {**latest.changes, **changes}, now)
-        if latest.operation is Operation.UPDATE and latest.batch_id == batch_id:
+        if (
+            latest.operation is Operation.UPDATE
+            and latest.batch_id == batch_id
+            and _one_move(resource, latest, changes)
+        ):
             base, merged = dict(latest.base), dict(latest.changes)
             under: Mapping[str, JsonValue] | None = None
             for name, value in changes.items():
@@ -296,6 +303,16 @@ def enqueue_update(
         batch_id=batch_id,
         now=now,
     )
+
+
+def _one_move(resource: Resource, latest: OutboxEntry, changes: Mapping[str, JsonValue]) -> bool:
+    """Whether a status move may join an unsent one: the server checks each move against the
+    workflow, so in review -> canceled -> todo, typed while offline, must reach it as two moves;
+    joined, in review -> todo would be refused (and the user's two moves with it)."""
+    if resource is not Resource.ISSUES or "status" not in changes or "status" not in latest.changes:
+        return True
+    was, going = latest.base.get("status"), changes["status"]
+    return isinstance(was, str) and isinstance(going, str) and can_move(was, going)
 
 
 def enqueue_delete(

@@ -499,3 +499,29 @@ def test_discarding_an_offline_project_unlinks_the_writes_that_name_it(
     assert project not in left and one not in left
     assert left[new].changes == {"title": "in it", "priority": "low"}
     assert [entry.record_id for entry in cache.push.sendable()] == [new]
+
+
+def test_two_status_moves_that_the_workflow_cannot_join_stay_two(cache: Cache, one: str) -> None:
+    """todo -> in_progress -> in_review, typed before the first is sent, is two writes:
+    todo -> in_review, as one, would be refused by the server."""
+    first = cache.outbox.update(ISSUE, one, {"status": "in_progress", "priority": "high"})
+    second = cache.outbox.update(ISSUE, one, {"status": "in_review", "title": "moved on"})
+    assert first is not None and second is not None and second.id != first.id
+    assert [(e.base, e.changes) for e in cache.outbox.entries()] == [
+        ({"status": "todo", "priority": "none"}, {"status": "in_progress", "priority": "high"}),
+        (
+            {"status": "in_progress", "title": "original"},
+            {"status": "in_review", "title": "moved on"},
+        ),
+    ]
+    assert row(cache, one) == ("moved on", "in_review", SyncState.PENDING)
+
+
+def test_status_moves_the_workflow_joins_go_as_one(cache: Cache, one: str) -> None:
+    """todo -> backlog -> in_progress is todo -> in_progress; back to todo is no move."""
+    first = cache.outbox.update(ISSUE, one, {"status": "backlog"})
+    second = cache.outbox.update(ISSUE, one, {"status": "in_progress"})
+    assert first is not None and second is not None and second.id == first.id
+    assert (second.base, second.changes) == ({"status": "todo"}, {"status": "in_progress"})
+    assert cache.outbox.update(ISSUE, one, {"status": "todo"}) is None
+    assert cache.outbox.entries() == []

@@ -179,6 +179,23 @@ async def test_rejected_write_fails_names_the_moves_and_the_queue_goes_on(
         assert (await svc.session.client.get_issue(ids[1])).value.title == "still goes"
 
 
+@pytest.mark.parametrize("variant", [None, without_bulk], ids=["bulk", "single"])
+async def test_status_moves_typed_before_the_first_was_sent_all_land(
+    tmp_path: Path, variant: Callable[[Any], Any] | None
+) -> None:
+    """In review -> canceled -> todo, typed offline: in review -> todo alone is refused."""
+    async with serve(tmp_path, issues=3, variant=variant) as svc:
+        ids = [i["id"] for i in await load_issues(svc.session)]
+        for status in ("in_progress", "in_review"):
+            await svc.session.client.update_issue(ids[0], {"status": status})
+        await load_issues(svc.session)
+        for status in ("canceled", "todo"):
+            svc.session.cache.outbox.update(Resource.ISSUES, ids[0], {"status": status})
+        report = await push_outbox(svc.session, backoff=QUICK)
+        assert (report.done, report.failed) == (2, 0), report.messages
+        assert (await svc.session.client.get_issue(ids[0])).value.status == "todo"
+
+
 async def test_a_key_without_write_permission_stops_the_queue(tmp_path: Path) -> None:
     async with serve(tmp_path, issues=2, permissions=["issues:read"]) as svc:
         svc.session.cache.outbox.create(Resource.ISSUES, {"title": "a"})

@@ -126,6 +126,26 @@ def differences(tracker: Tracker) -> list[str]:
     return found
 
 
+def unsent_writes(tracker: Tracker) -> list[str]:
+    """Every outbox entry not yet sent, and the server's record it is about: what a failure of
+    this test needs to be understood (a refused write says why in `last_error`)."""
+    with tracker.cache() as cache:
+        unsent = [entry for entry in cache.outbox.entries() if entry.state.value != "done"]
+    server = {issue["id"]: issue for issue in tracker.check.issues()}
+    lines = []
+    for entry in unsent:
+        lines.append(
+            f"outbox {entry.id} {entry.operation.value} {entry.resource.value} "
+            f"{entry.server_id or entry.record_id} {entry.state.value} "
+            f"attempts {entry.attempts}: base {entry.base!r} changes {entry.changes!r} "
+            f"error {entry.last_error!r}"
+        )
+        theirs = server.get(entry.server_id or "")
+        if theirs is not None:
+            lines.append(f"  server: { ({name: theirs[name] for name in COMPARED})!r}")
+    return lines
+
+
 @pytest.mark.parametrize("own_tracker", [0.5], indirect=True, ids=["windows of 0.5 s"])
 def test_ten_minutes_of_triage_while_the_server_goes_down_three_times(own_tracker: Tracker) -> None:
     tracker = own_tracker
@@ -191,7 +211,7 @@ def test_ten_minutes_of_triage_while_the_server_goes_down_three_times(own_tracke
         lambda: not differences(tracker),
         timeout=60,
         what="the cache equal to the server",
-        explain=lambda: "\n".join([*differences(tracker), app.dump()]),
+        explain=lambda: "\n".join([*differences(tracker), *unsent_writes(tracker), app.dump()]),
     )
     app.wait_for(on_list, what="the list")
     app.press("ctrl+q")
