@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.table import Table
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import ActiveBinding, Binding, BindingType
 from textual.containers import Horizontal, ScrollableContainer, Vertical, VerticalScroll
@@ -165,6 +166,11 @@ def _words(name: str) -> str:
     return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).capitalize()
 
 
+TWO_COLUMNS_FROM = 80
+"""Terminal width (columns) from which the groups stand in two columns: in a narrower one, a
+column's longest keys leave its descriptions no room at all."""
+
+
 class HelpScreen(ModalScreen[None]):
     """The key bindings of the screen below, one table per group."""
 
@@ -195,20 +201,31 @@ class HelpScreen(ModalScreen[None]):
     def __init__(self, groups: list[HelpGroup]) -> None:
         super().__init__()
         self.groups = groups
+        self.column_count = 0
 
     def compose(self) -> ComposeResult:
-        """A title, the groups in two balanced columns, and how to close."""
+        """A title, the groups in balanced columns (two where they fit), and how to close."""
+        self.column_count = _column_count(self.app.size.width)
         with Vertical():
             yield Label("Keys", id="help-title")
             with VerticalScroll(), Horizontal(id="help-columns"):
-                for column in _columns(self.groups, 2):
+                for column in _columns(self.groups, self.column_count):
                     with Vertical(classes="help-column"):
                         for group in column:
                             yield Static(_group_table(group), classes="help-group")
             yield Label("esc, q or ? to close", id="help-hint")
 
     def on_mount(self) -> None:
-        """Name the keys that close it as the keymap has them."""
+        self._name_the_closing_keys()
+
+    async def on_resize(self, event: events.Resize) -> None:
+        """A terminal made narrower or wider than `TWO_COLUMNS_FROM` while help is open."""
+        if _column_count(event.size.width) != self.column_count:
+            await self.recompose()
+            self._name_the_closing_keys()
+
+    def _name_the_closing_keys(self) -> None:
+        """As the keymap has them."""
         keys = [
             self.app.get_key_display(active.binding)
             for active in self.active_bindings.values()
@@ -217,6 +234,10 @@ class HelpScreen(ModalScreen[None]):
         if keys:
             listed = ", ".join(keys[:-1]) + f" or {keys[-1]}" if len(keys) > 1 else keys[0]
             self.query_one("#help-hint", Label).update(f"{listed} to close")
+
+
+def _column_count(width: int) -> int:
+    return 2 if width >= TWO_COLUMNS_FROM else 1
 
 
 def _columns(groups: list[HelpGroup], count: int) -> list[list[HelpGroup]]:
