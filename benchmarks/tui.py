@@ -76,7 +76,7 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import closing
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import partial
 from multiprocessing.synchronize import Event
 from types import ModuleType
@@ -434,9 +434,9 @@ def shown(query: IssueQuery | None) -> str:
         return "none"
     flt = query.filter
     terms = [
-        f"{column.name}={value!r}"
-        for column in fields(flt)
-        if (value := getattr(flt, column.name)) and column.name != "me"
+        f"{name}={value!r}"
+        for name in type(flt)._fields
+        if (value := getattr(flt, name)) and name != "me"
     ]
     return f"[{' '.join(terms)} mine={query.mine} sort={query.sort.key}]"
 
