@@ -10,6 +10,7 @@ table, because every client package may import `issuefields` and nothing else th
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any, ClassVar, NoReturn, Self, cast
 
 
@@ -27,26 +28,31 @@ class Frozen:
     frozen `__setattr__`, found once per class rather than by name on every record made
     (a list makes 64 to 128 rows a key; a quarter less time a row than by name)."""
 
+    _key: ClassVar[Callable[..., object]] = staticmethod(lambda record: ())
+    """What equality and the hash compare: the `_compared` fields' values, read by one
+    `operator.attrgetter` made per class (a tuple of them; one field's value alone). Sort
+    keys compare their parts for equality on every step of a bisect: a generator of getattr
+    calls made a window of 50 rows over 50 pending edits take 10 ms where 4 had done."""
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._setters = tuple(getattr(cls, name).__set__ for name in cls._fields)
+        names = cls._fields if cls._compared is None else cls._compared
+        if names:
+            cls._key = staticmethod(attrgetter(*names))
 
     def _init(self, *values: object) -> None:
         for setter, value in zip(self._setters, values, strict=True):
             setter(self, value)
 
-    def _key(self) -> tuple[object, ...]:
-        names = self._fields if self._compared is None else self._compared
-        return tuple(getattr(self, name) for name in names)
-
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        assert isinstance(other, Frozen)
-        return self._key() == other._key()
+        key = self._key
+        return key(self) == key(other)
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        return hash(self._key(self))
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)

@@ -53,7 +53,7 @@ def test_a_row_is_a_value(row: Frozen) -> None:
     assert copy.deepcopy(row) == row
     assert pickle.loads(pickle.dumps(row)) == row
     assert repr(row).startswith(f"{type(row).__name__}(")
-    assert row != (*row._key(),)
+    assert row != row._key(row) and row != tuple(getattr(row, name) for name in row._fields)
 
 
 @pytest.mark.parametrize("row", EXAMPLES, ids=lambda row: type(row).__name__)
