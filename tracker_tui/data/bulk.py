@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from cache import Cache, IssueRow, JsonObject, JsonValue, Resource
 from issuefields import EDITABLE, LABELS, STATUS, Kind, can_move
 from tracker_tui.data.changes import field_name, value_text
-from tracker_tui.formatting import count_label
+from tracker_tui.formatting import count_label, issue_reference
 
 BULK_DELETE = "delete"
 BULK_CELLS = "cells"
@@ -70,6 +70,8 @@ class BulkPlan:
     unchanged: int = 0
     blocked: tuple[tuple[str, str], ...] = ()
     """(issue id, reason) of issues left out."""
+    refs: tuple[tuple[str, str], ...] = ()
+    """(issue id, "#12") of the issues left out, to name them in the summary."""
     moves: tuple[tuple[str, int], ...] = field(default=())
     """(current value, how many) of the issues that change, for the summary; for
     `BULK_CELLS`, (the JSON of [field, before, after], how many)."""
@@ -80,7 +82,8 @@ class BulkPlan:
         return len({repr(sorted(changes.items())) for _id, changes in self.updates}) <= 1
 
     def summary(self, names: Mapping[str, str]) -> list[str]:
-        """ "32 issues: status Todo → In progress", "3 cannot move: …", one line each."""
+        """ "32 issues: status Todo → In progress", "3 cannot move (#4, #9, #12): …", one line
+        each."""
         lines: list[str] = []
         change = self.change
         if change.action == BULK_CELLS:
@@ -100,9 +103,13 @@ class BulkPlan:
                 lines.append(f"{count_label(count, 'issue')}: {name} {was} → {target}")
             if not self.moves:
                 lines.append("No issue changes.")
-        reasons = Counter(reason for _id, reason in self.blocked)
-        for reason, count in reasons.items():
-            lines.append(f"{count} cannot move: {reason}")
+        refs = dict(self.refs)
+        left_out: dict[str, list[str]] = {}
+        for issue_id, reason in self.blocked:
+            left_out.setdefault(reason, []).append(refs.get(issue_id, issue_id))
+        verb = "cannot move" if change.action == STATUS.member else "left out"
+        for reason, which in left_out.items():
+            lines.append(f"{len(which)} {verb} ({_some(which)}): {reason}")
         if self.unchanged:
             lines.append(f"{count_label(self.unchanged, 'issue')} already so (left alone)")
         return lines
@@ -118,6 +125,17 @@ class BulkPlan:
             lines.append(f"{count_label(count, 'issue')}: {field_name(member)} {was} → {now}")
         lines.extend(f"not changed: {reason}" for _id, reason in self.blocked)
         return lines
+
+
+NAMED_LEFT_OUT = 5
+"""Issues named on a line of issues left out; past that, how many more."""
+
+
+def _some(refs: list[str]) -> str:
+    """ "#12, #14", or "#1, #2, #3, #4, #5 and 3 more"."""
+    shown = ", ".join(refs[:NAMED_LEFT_OUT])
+    more = len(refs) - NAMED_LEFT_OUT
+    return f"{shown} and {more:,} more" if more > 0 else shown
 
 
 def plan_cells(
@@ -142,7 +160,7 @@ def plan_cells(
             before = list(row.labels) if member == LABELS.member else row.cells.get(member)
             moves[json.dumps([member, before, value])] += 1
     return BulkPlan(
-        BulkChange(BULK_CELLS), tuple(updates), 0, tuple(blocked), tuple(moves.most_common())
+        BulkChange(BULK_CELLS), tuple(updates), 0, tuple(blocked), (), tuple(moves.most_common())
     )
 
 
@@ -150,6 +168,7 @@ def plan(rows: Iterable[IssueRow], change: BulkChange) -> BulkPlan:
     """Sort the marked issues into changing, unchanged and blocked."""
     updates: list[tuple[str, JsonObject]] = []
     blocked: list[tuple[str, str]] = []
+    refs: list[tuple[str, str]] = []
     moves: Counter[str] = Counter()
     unchanged = 0
     for row in rows:
@@ -159,6 +178,7 @@ def plan(rows: Iterable[IssueRow], change: BulkChange) -> BulkPlan:
                 "not allowed"
             )
             blocked.append((row.id, reason))
+            refs.append((row.id, issue_reference(row.number, row.id)))
             continue
         changes = change.apply(row)
         if changes is None:
@@ -168,11 +188,14 @@ def plan(rows: Iterable[IssueRow], change: BulkChange) -> BulkPlan:
         most = LABELS.check.max_items
         if isinstance(labels, list) and most is not None and len(labels) > most:
             blocked.append((row.id, f"already has {most} labels"))
+            refs.append((row.id, issue_reference(row.number, row.id)))
             continue
         updates.append((row.id, changes))
         if change.action not in (BULK_DELETE, *LABEL_ACTIONS):
             moves[str(row.cells.get(change.action) or "")] += 1
-    return BulkPlan(change, tuple(updates), unchanged, tuple(blocked), tuple(moves.most_common()))
+    return BulkPlan(
+        change, tuple(updates), unchanged, tuple(blocked), tuple(refs), tuple(moves.most_common())
+    )
 
 
 def queue(cache: Cache, plan: BulkPlan) -> str | None:
