@@ -4,26 +4,11 @@ the same seed."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
-from types import ModuleType
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "cache.py"
+from benchmark_scripts import load
 
-
-def _load() -> ModuleType:
-    """The script as a module; by path, since `benchmarks/` on sys.path would shadow `cache`."""
-    spec = importlib.util.spec_from_file_location("bench_cache", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_cache"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load()
+bench = load("cache")
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
 ISSUES = bench.generate(3000, 7)
 

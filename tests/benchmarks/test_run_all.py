@@ -3,26 +3,13 @@ engineers wrote beside the tables alone: earlier runs overwrote the whole file."
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from benchmark_scripts import load
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "run_all.py"
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_run_all", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_run_all"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-run_all = _load()
+run_all = load("run_all")
 
 WRITTEN = """# Benchmark results
 
