@@ -246,7 +246,8 @@ def workflow_refusals(
     from tracker_tui.data.bulk import BulkChange, plan
 
     rows = [found.issue for i in issue_ids if (found := cache.reads.issue(i)) is not None]
-    return dict(plan(rows, BulkChange(STATUS.member, target)).blocked)
+    blocked = plan(rows, BulkChange(STATUS.member, target)).blocked
+    return {issue_id: reason for issue_id, _ref, reason in blocked}
 
 
 def register(subparsers: Any, issue_commands: Any) -> None:

@@ -68,10 +68,8 @@ class BulkPlan:
     change: BulkChange
     updates: tuple[tuple[str, JsonObject], ...]
     unchanged: int = 0
-    blocked: tuple[tuple[str, str], ...] = ()
-    """(issue id, reason) of issues left out."""
-    refs: tuple[tuple[str, str], ...] = ()
-    """(issue id, "#12") of the issues left out, to name them in the summary."""
+    blocked: tuple[tuple[str, str, str], ...] = ()
+    """(issue id, its reference: "#12", reason) of issues left out."""
     moves: tuple[tuple[str, int], ...] = field(default=())
     """(current value, how many) of the issues that change, for the summary; for
     `BULK_CELLS`, (the JSON of [field, before, after], how many)."""
@@ -103,10 +101,9 @@ class BulkPlan:
                 lines.append(f"{count_label(count, 'issue')}: {name} {was} → {target}")
             if not self.moves:
                 lines.append("No issue changes.")
-        refs = dict(self.refs)
         left_out: dict[str, list[str]] = {}
-        for issue_id, reason in self.blocked:
-            left_out.setdefault(reason, []).append(refs.get(issue_id, issue_id))
+        for _id, ref, reason in self.blocked:
+            left_out.setdefault(reason, []).append(ref)
         verb = "cannot move" if change.action == STATUS.member else "left out"
         for reason, which in left_out.items():
             lines.append(f"{len(which)} {verb} ({_some(which)}): {reason}")
@@ -123,7 +120,7 @@ class BulkPlan:
             member, before, after = json.loads(key)
             was, now = value_text(member, before, names), value_text(member, after, names)
             lines.append(f"{count_label(count, 'issue')}: {field_name(member)} {was} → {now}")
-        lines.extend(f"not changed: {reason}" for _id, reason in self.blocked)
+        lines.extend(f"not changed: {ref}: {reason}" for _id, ref, reason in self.blocked)
         return lines
 
 
@@ -144,7 +141,7 @@ def plan_cells(
     """Each issue's own changes (`edits`, by id), a status checked against the workflow: an
     issue that cannot make its move is left out whole, and named (by `refs`, "#12")."""
     updates: list[tuple[str, JsonObject]] = []
-    blocked: list[tuple[str, str]] = []
+    blocked: list[tuple[str, str, str]] = []
     moves: Counter[str] = Counter()
     for row in rows:
         changes = edits.get(row.id)
@@ -153,22 +150,21 @@ def plan_cells(
         target = changes.get(STATUS.member)
         if isinstance(target, str) and not can_move(row.status or "", target):
             was, now = STATUS.label_of(row.status or "—"), STATUS.label_of(target)
-            blocked.append((row.id, f"{refs.get(row.id, row.id)}: {was} → {now} not allowed"))
+            blocked.append((row.id, refs.get(row.id, row.id), f"{was} → {now} not allowed"))
             continue
         updates.append((row.id, changes))
         for member, value in changes.items():
             before = list(row.labels) if member == LABELS.member else row.cells.get(member)
             moves[json.dumps([member, before, value])] += 1
     return BulkPlan(
-        BulkChange(BULK_CELLS), tuple(updates), 0, tuple(blocked), (), tuple(moves.most_common())
+        BulkChange(BULK_CELLS), tuple(updates), 0, tuple(blocked), tuple(moves.most_common())
     )
 
 
 def plan(rows: Iterable[IssueRow], change: BulkChange) -> BulkPlan:
     """Sort the marked issues into changing, unchanged and blocked."""
     updates: list[tuple[str, JsonObject]] = []
-    blocked: list[tuple[str, str]] = []
-    refs: list[tuple[str, str]] = []
+    blocked: list[tuple[str, str, str]] = []
     moves: Counter[str] = Counter()
     unchanged = 0
     for row in rows:
@@ -177,8 +173,7 @@ def plan(rows: Iterable[IssueRow], change: BulkChange) -> BulkPlan:
                 f"{STATUS.label_of(row.status or '—')} → {STATUS.label_of(str(change.value))} "
                 "not allowed"
             )
-            blocked.append((row.id, reason))
-            refs.append((row.id, issue_reference(row.number, row.id)))
+            blocked.append((row.id, issue_reference(row.number, row.id), reason))
             continue
         changes = change.apply(row)
         if changes is None:
@@ -187,15 +182,14 @@ def plan(rows: Iterable[IssueRow], change: BulkChange) -> BulkPlan:
         labels = changes.get(LABELS.member)
         most = LABELS.check.max_items
         if isinstance(labels, list) and most is not None and len(labels) > most:
-            blocked.append((row.id, f"already has {most} labels"))
-            refs.append((row.id, issue_reference(row.number, row.id)))
+            blocked.append(
+                (row.id, issue_reference(row.number, row.id), f"already has {most} labels")
+            )
             continue
         updates.append((row.id, changes))
         if change.action not in (BULK_DELETE, *LABEL_ACTIONS):
             moves[str(row.cells.get(change.action) or "")] += 1
-    return BulkPlan(
-        change, tuple(updates), unchanged, tuple(blocked), tuple(refs), tuple(moves.most_common())
-    )
+    return BulkPlan(change, tuple(updates), unchanged, tuple(blocked), tuple(moves.most_common()))
 
 
 def queue(cache: Cache, plan: BulkPlan) -> str | None:
